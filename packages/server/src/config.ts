@@ -1,0 +1,141 @@
+import path from 'node:path';
+
+export type WalletEnv = 'staging' | 'production';
+
+export interface Config {
+  port: number;
+  host: string;
+  publicUrl: string;
+  databaseUrl: string;
+  env: WalletEnv;
+  /** Folder for the embedded database and, in staging, generated vault keys. */
+  dataDir: string;
+  /** Raw `VAULT_KEYS` value; parsed by the vault's key ring. */
+  vaultKeys: string | undefined;
+  /** Delays between attempts for ordinary events, in ms. */
+  webhookRetryDelaysMs: number[];
+  /** Delays between attempts for PAYMENT_CREDENTIALS, in ms: the shopper is waiting. */
+  credentialsRetryDelaysMs: number[];
+  /** Time allowed for a receiver to answer one delivery attempt, in ms. */
+  webhookTimeoutMs: number;
+  /** Life of a payment-carousel session, in seconds. */
+  sessionTtlSeconds: number;
+  /** Largest request body accepted, in bytes. */
+  bodyLimitBytes: number;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    rule: string,
+  ) {
+    super(`${variable}: ${rule}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+/** Svix-like schedule: about a day in total before an event is abandoned. */
+export const DEFAULT_WEBHOOK_RETRY_DELAYS_MS = [
+  5_000,
+  5 * MINUTE,
+  30 * MINUTE,
+  2 * HOUR,
+  5 * HOUR,
+  10 * HOUR,
+];
+/** About ten minutes in total: credentials are useless once the shopper has gone. */
+export const DEFAULT_CREDENTIALS_RETRY_DELAYS_MS = [
+  1_000,
+  5_000,
+  15_000,
+  30_000,
+  MINUTE,
+  2 * MINUTE,
+  5 * MINUTE,
+];
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max)
+    throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function delays(env: Env, name: string, fallback: number[]): number[] {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const parts = raw.split(',').map((part) => part.trim());
+  if (parts.some((part) => !/^\d+$/.test(part))) {
+    throw new ConfigError(name, `must be comma-separated whole numbers of milliseconds, got "${raw}"`);
+  }
+  return parts.map(Number);
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);
+  }
+  return raw as T;
+}
+
+function url(name: string, raw: string): string {
+  try {
+    const parsed = new URL(raw);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error();
+    return raw.replace(/\/+$/, '');
+  } catch {
+    throw new ConfigError(name, `must be an http(s) URL, got "${raw}"`);
+  }
+}
+
+function databaseUrl(raw: string): string {
+  if (raw.startsWith('sqlite:') && raw.length > 'sqlite:'.length) return raw;
+  if (/^postgres(ql)?:\/\/./.test(raw)) return raw;
+  throw new ConfigError('DATABASE_URL', 'must be sqlite:<file> or postgres://…');
+}
+
+/** Reads the configuration once from the environment; a bad value throws a ConfigError naming it. */
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 4000, 0, 65_535);
+  const walletEnv = oneOf(env, 'WALLET_ENV', ['staging', 'production'] as const, 'staging');
+  const dbUrl = databaseUrl(env.DATABASE_URL || 'sqlite:./data/wallet.db');
+  const dataDir = path.resolve(
+    env.DATA_DIR || (dbUrl.startsWith('sqlite:') ? path.dirname(dbUrl.slice('sqlite:'.length)) : './data'),
+  );
+  const vaultKeys = env.VAULT_KEYS || undefined;
+  if (walletEnv === 'production' && !vaultKeys) {
+    throw new ConfigError('VAULT_KEYS', 'is required when WALLET_ENV=production');
+  }
+  const publicUrl = url('PUBLIC_URL', env.PUBLIC_URL || `http://localhost:${port}`);
+  if (walletEnv === 'production' && !publicUrl.startsWith('https://')) {
+    throw new ConfigError('PUBLIC_URL', 'must be https when WALLET_ENV=production');
+  }
+  return {
+    port,
+    host: env.HOST || '127.0.0.1',
+    publicUrl,
+    databaseUrl: dbUrl,
+    env: walletEnv,
+    dataDir,
+    vaultKeys,
+    webhookRetryDelaysMs: delays(env, 'WEBHOOK_RETRY_DELAYS_MS', DEFAULT_WEBHOOK_RETRY_DELAYS_MS),
+    credentialsRetryDelaysMs: delays(env, 'CREDENTIALS_RETRY_DELAYS_MS', DEFAULT_CREDENTIALS_RETRY_DELAYS_MS),
+    webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000),
+    sessionTtlSeconds: integer(env, 'SESSION_TTL_SECONDS', 30 * 60, 10, 7 * 24 * 3600),
+    bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 64 * 1024, 1024, 10 * 1024 * 1024),
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+  };
+}

@@ -1,0 +1,67 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema.js';
+
+export type { Database } from './schema.js';
+export type Engine = 'sqlite' | 'postgres';
+
+export interface Db {
+  kysely: Kysely<Database>;
+  engine: Engine;
+  /** The PostgreSQL pool, for LISTEN/NOTIFY; undefined on SQLite. */
+  pool: pg.Pool | undefined;
+  close(): Promise<void>;
+}
+
+// int8 columns hold epoch milliseconds and counts, all far below 2^53: read them as numbers.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+
+export function engineOf(databaseUrl: string): Engine {
+  return databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'postgres';
+}
+
+function openSqlite(file: string): SQLite.Database {
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const connection = new SQLite(file);
+  connection.pragma('journal_mode = WAL');
+  // FULL: the WAL is fsynced on every commit, so an acknowledgement sent after a commit survives a crash
+  // of the process or of the machine. NORMAL would only survive a crash of the process.
+  connection.pragma('synchronous = FULL');
+  connection.pragma('busy_timeout = 5000');
+  connection.pragma('foreign_keys = ON');
+  return connection;
+}
+
+export function createDb(databaseUrl: string, options: { poolSize?: number } = {}): Db {
+  if (engineOf(databaseUrl) === 'sqlite') {
+    const connection = openSqlite(databaseUrl.slice('sqlite:'.length));
+    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
+    return {
+      kysely,
+      engine: 'sqlite',
+      pool: undefined,
+      close: () => kysely.destroy(),
+    };
+  }
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: options.poolSize ?? 10 });
+  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    kysely,
+    engine: 'postgres',
+    pool,
+    close: () => kysely.destroy(),
+  };
+}
+
+/** True when a trivial query succeeds; used by `GET /healthz`. */
+export async function ping(db: Db): Promise<boolean> {
+  try {
+    await sql`select 1`.execute(db.kysely);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,36 @@
+import { type Migration, type MigrationResultSet, Migrator } from 'kysely';
+import type { Db, Engine } from './index.js';
+import * as initial from './migrations/001_initial.js';
+
+type EngineMigration = { up(db: Parameters<Migration['up']>[0], engine: Engine): Promise<void> };
+
+/** Every migration, in order. Names are permanent once released. */
+const MIGRATIONS: Record<string, EngineMigration> = {
+  '001_initial': initial,
+};
+
+export class MigrationError extends Error {}
+
+/** Applies every pending migration; safe to call from several processes at once (Kysely takes a lock). */
+export async function migrate(db: Db): Promise<string[]> {
+  const migrator = new Migrator({
+    db: db.kysely,
+    provider: {
+      async getMigrations() {
+        const entries = Object.entries(MIGRATIONS).map(([name, migration]): [string, Migration] => [
+          name,
+          { up: (kysely) => migration.up(kysely, db.engine) },
+        ]);
+        return Object.fromEntries(entries);
+      },
+    },
+  });
+  const { error, results }: MigrationResultSet = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((result) => result.status === 'Error')?.migrationName ?? 'unknown';
+    throw new MigrationError(`migration ${failed} failed: ${(error as Error).message}`);
+  }
+  return (results ?? [])
+    .filter((result) => result.status === 'Success')
+    .map((result) => result.migrationName);
+}

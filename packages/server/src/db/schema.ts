@@ -1,0 +1,195 @@
+/**
+ * Table types for Kysely. Conventions shared by both engines: times are integer milliseconds since the
+ * epoch (`*_at`), booleans are 0/1 integers, JSON is text, ciphertexts are key-ring envelopes (text).
+ * Each domain folder reads and writes only its own tables.
+ */
+import type { Generated } from 'kysely';
+
+export interface MerchantsTable {
+  id: string;
+  name: string;
+  webhook_url: string | null;
+  /** JSON array of origins, e.g. `["https://shop.example"]`. */
+  allowed_origins: string;
+  /** JSON array of approved credential types; empty means not approved for the credentials flow. */
+  credential_types: string;
+  credentials_approved_at: number | null;
+  variant: 'standard' | 'connected';
+  authorization_mode: 'service' | 'merchant';
+  /** JSON array of `{ externalId, name, price }`. */
+  shipping_methods: string;
+  /** JSON object `{ ratesByState: { [state]: basisPoints } }`. */
+  tax_settings: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  merchant_id: string;
+  /** First characters of the key, shown in listings so an operator can tell keys apart. */
+  prefix: string;
+  /** SHA-256 of the whole key, hex. */
+  hash: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface WebhookSecretsTable {
+  id: string;
+  merchant_id: string;
+  secret_ciphertext: string;
+  created_at: number;
+  /** Null for the current secret; a rotated-out secret keeps signing until this time. */
+  expires_at: number | null;
+}
+
+export interface ShoppersTable {
+  id: string;
+  email: string;
+  email_normalized: string;
+  phone: string | null;
+  first_name: string;
+  last_name: string;
+  created_at: number;
+}
+
+export interface AddressesTable {
+  id: Generated<number>;
+  external_id: string;
+  shopper_id: string;
+  first_name: string;
+  last_name: string;
+  company: string | null;
+  address1: string;
+  address2: string | null;
+  city: string;
+  state: string;
+  zip: string;
+  country: string;
+  phone_number: string | null;
+  is_default_billing: number;
+  is_default_shipping: number;
+  created_at: number;
+}
+
+export interface CardsTable {
+  /** The card's `externalId`, which the interface calls `paymentId`. */
+  id: string;
+  shopper_id: string;
+  vault_id: string;
+  billing_address_id: number;
+  brand: string;
+  last4: string;
+  exp_month: number;
+  exp_year: number;
+  name_on_card: string;
+  nickname: string | null;
+  is_default: number;
+  needs_cvv: number;
+  stored_credentials_identifier: string | null;
+  created_at: number;
+}
+
+export interface VaultCardsTable {
+  id: string;
+  pan_ciphertext: string;
+  /** HMAC-SHA-256 of the card number under a key derived from the key ring, for de-duplication. */
+  pan_hmac: string;
+  created_at: number;
+}
+
+export interface NetworkTokensTable {
+  vault_id: string;
+  token_ciphertext: string;
+  exp_month: number;
+  exp_year: number;
+  created_at: number;
+}
+
+export interface SessionsTable {
+  id: string;
+  merchant_id: string;
+  shopper_id: string;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface CredentialsRequestsTable {
+  id: string;
+  merchant_id: string;
+  session_id: string;
+  payment_id: string;
+  amount: number;
+  currency: string;
+  merchant_reference: string;
+  webhook_message_id: string;
+  created_at: number;
+}
+
+export interface ExternalResponsesTable {
+  id: string;
+  merchant_id: string;
+  credentials_request_id: string;
+  payment_id: string;
+  amount: number;
+  currency: string;
+  psp_host_name: string;
+  psp_raw_response_ciphertext: string;
+  is_recurring: number;
+  created_at: number;
+}
+
+export interface WebhookMessagesTable {
+  id: string;
+  merchant_id: string;
+  event_name: string;
+  /** Id of the domain record the payload is built from at delivery time (never card data). */
+  subject_id: string;
+  state: 'PENDING' | 'DELIVERED' | 'FAILED';
+  /** Which retry schedule applies: `credentials` (short) or `default`. */
+  schedule: 'credentials' | 'default';
+  attempt_count: number;
+  next_attempt_at: number;
+  /** A dispatcher owns the message until this time; another may take it over after. */
+  lease_until: number;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookAttemptsTable {
+  id: string;
+  message_id: string;
+  attempted_at: number;
+  status_code: number | null;
+  latency_ms: number;
+  error: string | null;
+}
+
+export interface IdempotencyKeysTable {
+  merchant_id: string;
+  key: string;
+  fingerprint: string;
+  response_status: number;
+  response_body: string;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface Database {
+  merchants: MerchantsTable;
+  api_keys: ApiKeysTable;
+  webhook_secrets: WebhookSecretsTable;
+  shoppers: ShoppersTable;
+  addresses: AddressesTable;
+  cards: CardsTable;
+  vault_cards: VaultCardsTable;
+  network_tokens: NetworkTokensTable;
+  sessions: SessionsTable;
+  credentials_requests: CredentialsRequestsTable;
+  external_responses: ExternalResponsesTable;
+  webhook_messages: WebhookMessagesTable;
+  webhook_attempts: WebhookAttemptsTable;
+  idempotency_keys: IdempotencyKeysTable;
+}

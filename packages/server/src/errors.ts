@@ -1,0 +1,90 @@
+/**
+ * Typed domain errors. Domain code throws these with a stable `errorCode`; the table below is the only
+ * place that maps a code to an HTTP status, and the API error handler writes `{ errorCode, errorMessage }`.
+ */
+export const ERROR_STATUS = {
+  VALIDATION_ERROR: 400,
+  INVALID_JSON: 400,
+  UNSUPPORTED_CURRENCY: 400,
+  UNAUTHORIZED: 401,
+  MERCHANT_NOT_APPROVED: 403,
+  NOT_FOUND: 404,
+  SESSION_NOT_FOUND: 404,
+  PAYMENT_METHOD_NOT_FOUND: 404,
+  CREDENTIALS_REQUEST_NOT_FOUND: 404,
+  WEBHOOK_MESSAGE_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  IDEMPOTENCY_KEY_REUSED: 409,
+  IDEMPOTENCY_REQUEST_IN_PROGRESS: 409,
+  WEBHOOK_NOT_RESENDABLE: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  SESSION_EXPIRED: 422,
+  PAYMENT_METHOD_EXPIRED: 422,
+  AMOUNT_EXCEEDS_REQUESTED: 422,
+  WEBHOOK_URL_NOT_CONFIGURED: 422,
+  WEBHOOK_URL_NOT_ALLOWED: 422,
+  RATE_LIMITED: 429,
+  INTERNAL_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** One line per code, for `docs/errors.md` and the OpenAPI document. */
+export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
+  VALIDATION_ERROR:
+    'A field is missing, has the wrong type or breaks a rule; the message names the field and the rule.',
+  INVALID_JSON: 'The body is not valid JSON.',
+  UNSUPPORTED_CURRENCY: '`currency` is not a supported currency (USD only).',
+  UNAUTHORIZED: 'The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked.',
+  MERCHANT_NOT_APPROVED: 'The merchant account is not approved for the credentials flow.',
+  NOT_FOUND: 'No such route.',
+  SESSION_NOT_FOUND: 'No payment-carousel session with that `sessionId` for this merchant.',
+  PAYMENT_METHOD_NOT_FOUND: "No payment method with that `paymentId` in the session's wallet.",
+  CREDENTIALS_REQUEST_NOT_FOUND: 'No earlier credentials request of this merchant matches.',
+  WEBHOOK_MESSAGE_NOT_FOUND: 'No webhook message with that id for this merchant.',
+  METHOD_NOT_ALLOWED: 'The route exists but not for this HTTP method.',
+  IDEMPOTENCY_KEY_REUSED: 'The `Idempotency-Key` was used before with a different request body or path.',
+  IDEMPOTENCY_REQUEST_IN_PROGRESS: 'A request with the same `Idempotency-Key` is still being processed.',
+  WEBHOOK_NOT_RESENDABLE: 'The webhook message is still pending; it cannot be sent again yet.',
+  PAYLOAD_TOO_LARGE: 'The body is larger than the service accepts.',
+  UNSUPPORTED_MEDIA_TYPE: 'The body is not sent as `application/json`.',
+  SESSION_EXPIRED: 'The payment-carousel session has expired.',
+  PAYMENT_METHOD_EXPIRED: 'The selected card has expired.',
+  AMOUNT_EXCEEDS_REQUESTED: 'The reported amount is above the amount of the credentials request.',
+  WEBHOOK_URL_NOT_CONFIGURED: 'The merchant account has no webhook URL to deliver credentials to.',
+  WEBHOOK_URL_NOT_ALLOWED:
+    'The webhook URL is not allowed in this environment (https and public addresses only in production).',
+  RATE_LIMITED: 'Too many requests; retry after the time in `Retry-After`.',
+  INTERNAL_ERROR: 'An unexpected error on our side; the request id identifies it in our logs.',
+  SERVICE_UNAVAILABLE: 'The service cannot reach its database; retry later.',
+};
+
+export class DomainError extends Error {
+  constructor(
+    readonly errorCode: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'DomainError';
+  }
+
+  get status(): number {
+    return ERROR_STATUS[this.errorCode];
+  }
+}
+
+export class ValidationError extends DomainError {
+  constructor(message: string) {
+    super('VALIDATION_ERROR', message);
+  }
+}
+
+export class NotFoundError extends DomainError {}
+
+export class UnauthorizedError extends DomainError {
+  constructor(message = 'A valid API key is required in the Authorization header as "Bearer <apiKey>".') {
+    super('UNAUTHORIZED', message);
+  }
+}

@@ -1,0 +1,145 @@
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ConfigError } from '../config.js';
+
+/**
+ * AES-256-GCM with a key id in every ciphertext, so keys can rotate. An envelope reads
+ * `v1.<keyId>.<iv>.<ciphertext>.<tag>` (base64url parts). The first key of the ring encrypts; every key
+ * decrypts. `VAULT_KEYS` is `id:base64key[,id:base64key…]`, each key 32 random bytes.
+ */
+export interface KeyRingKey {
+  id: string;
+  key: Buffer;
+}
+
+const VERSION = 'v1';
+const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
+
+export class KeyRing {
+  readonly #keys: Map<string, Buffer>;
+  readonly #primary: KeyRingKey;
+  readonly #hmacKey: Buffer;
+
+  constructor(keys: KeyRingKey[]) {
+    const primary = keys[0];
+    if (!primary) throw new Error('a key ring needs at least one key');
+    this.#primary = primary;
+    this.#keys = new Map(keys.map((entry) => [entry.id, entry.key]));
+    // Derived, not stored: changes with the primary key, and rotation recomputes every keyed hash.
+    this.#hmacKey = Buffer.from(
+      hkdfSync('sha256', primary.key, Buffer.alloc(0), 'wallet-checkout pan-hmac', 32),
+    );
+  }
+
+  get primaryKeyId(): string {
+    return this.#primary.id;
+  }
+
+  get keyIds(): string[] {
+    return [...this.#keys.keys()];
+  }
+
+  encrypt(plaintext: string, associatedData = ''): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.#primary.key, iv);
+    cipher.setAAD(Buffer.from(associatedData));
+    const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+    const tag = cipher.getAuthTag();
+    return [
+      VERSION,
+      this.#primary.id,
+      iv.toString('base64url'),
+      ciphertext.toString('base64url'),
+      tag.toString('base64url'),
+    ].join('.');
+  }
+
+  decrypt(envelope: string, associatedData = ''): string {
+    const [version, keyId, iv, ciphertext, tag] = envelope.split('.');
+    if (version !== VERSION || !keyId || iv === undefined || ciphertext === undefined || tag === undefined) {
+      throw new Error('not a key-ring envelope');
+    }
+    const key = this.#keys.get(keyId);
+    if (!key) throw new Error(`key "${keyId}" is not in the key ring`);
+    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+    decipher.setAAD(Buffer.from(associatedData));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString(
+      'utf8',
+    );
+  }
+
+  /** The key id an envelope was sealed with. */
+  keyIdOf(envelope: string): string | undefined {
+    return envelope.split('.')[1];
+  }
+
+  /** Keyed hash for equality look-ups (card de-duplication) that reveals nothing without the key. */
+  hmac(value: string): string {
+    return createHmac('sha256', this.#hmacKey).update(value).digest('base64url');
+  }
+
+  /** A sub-key for one purpose, derived from the primary key (e.g. sandbox cryptograms). */
+  deriveKey(purpose: string): Buffer {
+    return Buffer.from(
+      hkdfSync('sha256', this.#primary.key, Buffer.alloc(0), `wallet-checkout ${purpose}`, 32),
+    );
+  }
+}
+
+export function parseKeyRing(raw: string, variable = 'VAULT_KEYS'): KeyRing {
+  const keys = raw.split(',').map((entry) => {
+    const [id, encoded, ...rest] = entry.trim().split(':');
+    if (!id || !encoded || rest.length > 0 || !KEY_ID.test(id)) {
+      throw new ConfigError(
+        variable,
+        'must be comma-separated id:base64key entries (id: letters, digits, - and _)',
+      );
+    }
+    const key = Buffer.from(encoded, 'base64');
+    if (key.length !== 32)
+      throw new ConfigError(variable, `key "${id}" must be 32 bytes of base64, got ${key.length}`);
+    return { id, key };
+  });
+  if (new Set(keys.map((key) => key.id)).size !== keys.length) {
+    throw new ConfigError(variable, 'key ids must be unique');
+  }
+  return new KeyRing(keys);
+}
+
+export function newKeyEntry(): string {
+  return `k${Date.now().toString(36)}:${randomBytes(32).toString('base64')}`;
+}
+
+export const STAGING_KEYS_FILE = 'vault-keys';
+
+/**
+ * The key ring from `VAULT_KEYS`, or in staging from `<dataDir>/vault-keys` (created with mode 0600 on
+ * first use). Production never reaches the file: configuration refuses to start without `VAULT_KEYS`.
+ */
+export function loadKeyRing(options: {
+  vaultKeys: string | undefined;
+  dataDir: string;
+  warn: (message: string) => void;
+}): KeyRing {
+  if (options.vaultKeys) return parseKeyRing(options.vaultKeys);
+  const file = path.join(options.dataDir, STAGING_KEYS_FILE);
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(options.dataDir, { recursive: true });
+    fs.writeFileSync(file, `${newKeyEntry()}\n`, { mode: 0o600, flag: 'wx' });
+    options.warn(
+      `VAULT_KEYS is not set: generated a staging key ring in ${file}. Never do this in production.`,
+    );
+  }
+  return parseKeyRing(fs.readFileSync(file, 'utf8').trim(), file);
+}
+
+/** Adds a new primary key to the staging key file and returns the new ring (used by `vault rotate-key`). */
+export function addStagingKey(dataDir: string): KeyRing {
+  const file = path.join(dataDir, STAGING_KEYS_FILE);
+  const current = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : '';
+  const next = current ? `${newKeyEntry()},${current}` : newKeyEntry();
+  fs.writeFileSync(file, `${next}\n`, { mode: 0o600 });
+  return parseKeyRing(next, file);
+}

@@ -1,0 +1,53 @@
+export interface Shopper {
+  id: string;
+  email: string;
+  phone: string | null;
+  firstName: string;
+  lastName: string;
+}
+
+export interface Address {
+  /** Internal integer id, exposed by the interface as `addressId`. */
+  id: number;
+  externalId: string;
+  shopperId: string;
+  firstName: string;
+  lastName: string;
+  company: string | null;
+  address1: string;
+  address2: string | null;
+  city: string;
+  state: string;
+  zip: string;
+  country: string;
+  phoneNumber: string | null;
+  isDefaultBilling: boolean;
+  isDefaultShipping: boolean;
+}
+
+/** A saved card as the wallet knows it: never the card number, only a reference into the vault. */
+export interface Card {
+  /** The card's `externalId`, which the interface calls `paymentId`. */
+  id: string;
+  shopperId: string;
+  vaultId: string;
+  billingAddressId: number;
+  /** Lower-case network name: `visa`, `mastercard`, `amex`, `discover`… */
+  brand: string;
+  last4: string;
+  expMonth: number;
+  expYear: number;
+  nameOnCard: string;
+  nickname: string | null;
+  isDefault: boolean;
+  needsCvv: boolean;
+  storedCredentialsIdentifier: string | null;
+}
+
+export interface Session {
+  id: string;
+  merchantId: string;
+  shopperId: string;
+  createdAt: number;
+  expiresAt: number;
+}
