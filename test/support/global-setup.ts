@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node';
-import '../../packages/server/src/test-support/provided-context.js';
+import type {} from '../../packages/server/src/test-support/provided-context.js';
 import { type Cluster, startCluster } from './postgres.js';
 
 let cluster: Cluster | undefined;

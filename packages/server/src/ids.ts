@@ -6,6 +6,7 @@ const PREFIXES = {
   apiKey: 'key',
   webhookSecret: 'wss',
   shopper: 'shp',
+  vault: 'vlt',
   credentialsRequest: 'crq',
   externalResponse: 'ext',
   webhookMessage: 'msg',

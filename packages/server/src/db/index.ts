@@ -35,7 +35,13 @@ function openSqlite(file: string): SQLite.Database {
   return connection;
 }
 
-export function createDb(databaseUrl: string, options: { poolSize?: number } = {}): Db {
+export interface DbOptions {
+  poolSize?: number;
+  /** Errors of idle PostgreSQL connections (server restart, network); the pool replaces them. */
+  onIdleError?: (error: Error) => void;
+}
+
+export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
   if (engineOf(databaseUrl) === 'sqlite') {
     const connection = openSqlite(databaseUrl.slice('sqlite:'.length));
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
@@ -47,6 +53,8 @@ export function createDb(databaseUrl: string, options: { poolSize?: number } = {
     };
   }
   const pool = new pg.Pool({ connectionString: databaseUrl, max: options.poolSize ?? 10 });
+  // Without a listener, an idle connection's error (a restarted server, a dropped link) kills the process.
+  pool.on('error', (error) => options.onIdleError?.(error));
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {
     kysely,

@@ -1,0 +1,150 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { engines } from '../test-support/db.js';
+import { type Receiver, startReceiver } from '../test-support/receiver.js';
+import { startTestService, type TestService } from '../test-support/service.js';
+
+const PATHS = [
+  '/payments/credentials',
+  '/payment/credentials',
+  '/payments/externalresponse',
+  '/payment/externalresponse',
+  '/payments/credentials/crq_x',
+  '/webhooks/messages',
+  '/webhooks/messages/msg_x',
+  '/webhooks/messages/msg_x/resend',
+  '/sandbox/sessions',
+  '/healthz',
+  '/openapi.json',
+];
+
+const FIELDS = [
+  'paymentId',
+  'sessionId',
+  'amount',
+  'merchantReference',
+  'currency',
+  'pspRawResponse',
+  'pspHostName',
+  'isRecurring',
+  'email',
+];
+
+/** Header values undici will send: visible ASCII and spaces, no leading or trailing space. */
+const headerValue = fc.stringMatching(/^[\x21-\x7e]([\x20-\x7e]{0,60}[\x21-\x7e])?$/);
+
+describe.each(engines())('the API under generated input on %s', (engine) => {
+  let service: TestService;
+  let receiver: Receiver;
+  let apiKey: string;
+  let valid: Record<string, unknown>;
+
+  beforeAll(async () => {
+    service = await startTestService(engine);
+    receiver = await startReceiver();
+    const shop = await service.merchant({ webhookUrl: receiver.url });
+    apiKey = shop.apiKey;
+    const session = await service.session(apiKey);
+    valid = {
+      paymentId: session.paymentMethods[0]?.paymentId,
+      sessionId: session.sessionId,
+      amount: 1000,
+      merchantReference: 'fuzz',
+      currency: 'USD',
+      pspRawResponse: '{}',
+      pspHostName: 'psp',
+      isRecurring: false,
+    };
+  });
+  afterAll(async () => {
+    await service.close();
+    await receiver.close();
+  });
+
+  const fieldValue = fc.oneof(
+    fc.string(),
+    fc.integer(),
+    fc.double(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.array(fc.string(), { maxLength: 3 }),
+    fc.dictionary(fc.string({ maxLength: 5 }), fc.string(), { maxKeys: 3 }),
+    fc.string({ minLength: 200, maxLength: 40_000 }),
+  );
+
+  const body = fc.oneof(
+    fc.json().map((json) => json),
+    fc.string(),
+    fc.string({ unit: 'binary' }),
+    fc
+      .record({
+        drop: fc.subarray(FIELDS),
+        set: fc.dictionary(fc.constantFrom(...FIELDS), fieldValue, { maxKeys: 3 }),
+      })
+      .map(({ drop, set }) => {
+        const mutated: Record<string, unknown> = { ...valid, ...set };
+        for (const field of drop) delete mutated[field];
+        return JSON.stringify(mutated);
+      }),
+  );
+
+  const path = fc.oneof(
+    fc.constantFrom(...PATHS),
+    fc.tuple(fc.constantFrom(...PATHS), fc.webSegment()).map(([base, segment]) => `${base}/${segment}`),
+    fc.tuple(fc.constantFrom(...PATHS), fc.webQueryParameters()).map(([base, query]) => `${base}?${query}`),
+    fc.webPath().map((generated) => generated || '/'),
+  );
+
+  const request = fc.record({
+    method: fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH'),
+    path,
+    body: fc.option(body, { nil: undefined }),
+    contentType: fc.option(
+      fc.constantFrom(
+        'application/json',
+        'text/plain',
+        'application/json; charset=utf-8',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data',
+      ),
+      { nil: undefined },
+    ),
+    authorization: fc.oneof(
+      fc.constant('valid'),
+      fc.constant(undefined),
+      headerValue.map((value) => `Bearer ${value}`),
+      headerValue,
+    ),
+    idempotencyKey: fc.option(headerValue, { nil: undefined }),
+  });
+
+  it('never answers 5xx, and every rejection has the error shape', async () => {
+    await fc.assert(
+      fc.asyncProperty(request, async (generated) => {
+        const headers: Record<string, string> = {};
+        if (generated.contentType) headers['content-type'] = generated.contentType;
+        if (generated.authorization) {
+          headers.authorization =
+            generated.authorization === 'valid' ? `Bearer ${apiKey}` : generated.authorization;
+        }
+        if (generated.idempotencyKey) headers['idempotency-key'] = generated.idempotencyKey;
+        const sendsBody = generated.body !== undefined && generated.method !== 'GET';
+        const response = await service.call(
+          generated.method as 'GET' | 'POST',
+          encodeURI(decodeURI(generated.path)),
+          {
+            headers,
+            ...(sendsBody ? { rawBody: generated.body } : {}),
+          },
+        );
+        expect(response.status, `${generated.method} ${generated.path} → ${response.text}`).toBeLessThan(500);
+        if (response.status >= 400) {
+          expect(Object.keys(response.json).sort()).toEqual(['errorCode', 'errorMessage']);
+          expect(response.json.errorCode).toMatch(/^[A-Z_]+$/);
+          expect(typeof response.json.errorMessage).toBe('string');
+        }
+      }),
+      { numRuns: 1500 },
+    );
+  }, 120_000);
+});

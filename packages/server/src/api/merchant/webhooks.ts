@@ -1,0 +1,124 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { type Static, Type } from '@sinclair/typebox';
+import type { AttemptRecord, MessageSummary, Webhooks } from '../../webhooks/index.js';
+import { merchantOf } from '../plugins/auth.js';
+import { BEARER_SECURITY, errorResponses } from '../schemas.js';
+
+const Timestamp = Type.String({ format: 'date-time' });
+
+export const Attempt = Type.Object({
+  attemptedAt: Timestamp,
+  statusCode: Type.Union([Type.Integer(), Type.Null()], {
+    description: "The receiver's HTTP status; null when none came.",
+  }),
+  latencyMs: Type.Integer(),
+  error: Type.Union([Type.String(), Type.Null()]),
+});
+
+export function toAttempt(attempt: AttemptRecord): Static<typeof Attempt> {
+  return {
+    attemptedAt: new Date(attempt.attemptedAt).toISOString(),
+    statusCode: attempt.statusCode,
+    latencyMs: attempt.latencyMs,
+    error: attempt.error,
+  };
+}
+
+const State = Type.Union([Type.Literal('PENDING'), Type.Literal('DELIVERED'), Type.Literal('FAILED')]);
+
+const Message = Type.Object({
+  id: Type.String({ description: 'Sent as the `webhook-id` header on every attempt.' }),
+  eventName: Type.String(),
+  subjectId: Type.String({ description: 'The record the event is about, e.g. a credentials request id.' }),
+  state: State,
+  attemptCount: Type.Integer(),
+  nextAttemptAt: Type.Union([Timestamp, Type.Null()]),
+  lastError: Type.Union([Type.String(), Type.Null()]),
+  createdAt: Timestamp,
+});
+
+function toMessage(message: MessageSummary): Static<typeof Message> {
+  return {
+    id: message.id,
+    eventName: message.eventName,
+    subjectId: message.subjectId,
+    state: message.state,
+    attemptCount: message.attemptCount,
+    nextAttemptAt: message.state === 'PENDING' ? new Date(message.nextAttemptAt).toISOString() : null,
+    lastError: message.lastError,
+    createdAt: new Date(message.createdAt).toISOString(),
+  };
+}
+
+const MessageParams = Type.Object({ messageId: Type.String({ minLength: 1, maxLength: 64 }) });
+
+/** The merchant's view of its webhook deliveries: list, inspect attempts, send one again. Bodies are never kept. */
+export const webhookRoutes =
+  (webhooks: Webhooks): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.get(
+      '/webhooks/messages',
+      {
+        config: { auth: 'merchant' },
+        schema: {
+          tags: ['Webhooks'],
+          summary: 'List webhook messages',
+          description: 'Newest first.',
+          security: BEARER_SECURITY,
+          querystring: Type.Object({
+            state: Type.Optional(State),
+            subjectId: Type.Optional(Type.String({ maxLength: 64 })),
+            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+          }),
+          response: {
+            200: Type.Object({ data: Type.Array(Message) }),
+            ...errorResponses(['UNAUTHORIZED', 'VALIDATION_ERROR']),
+          },
+        },
+      },
+      async (request) => {
+        const messages = await webhooks.list(merchantOf(request).id, request.query);
+        return { data: messages.map(toMessage) };
+      },
+    );
+
+    app.get(
+      '/webhooks/messages/:messageId',
+      {
+        config: { auth: 'merchant' },
+        schema: {
+          tags: ['Webhooks'],
+          summary: 'A webhook message with its delivery attempts',
+          security: BEARER_SECURITY,
+          params: MessageParams,
+          response: {
+            200: Type.Composite([Message, Type.Object({ attempts: Type.Array(Attempt) })]),
+            ...errorResponses(['UNAUTHORIZED', 'WEBHOOK_MESSAGE_NOT_FOUND']),
+          },
+        },
+      },
+      async (request) => {
+        const message = await webhooks.get(merchantOf(request).id, request.params.messageId);
+        return { ...toMessage(message), attempts: message.attempts.map(toAttempt) };
+      },
+    );
+
+    app.post(
+      '/webhooks/messages/:messageId/resend',
+      {
+        config: { auth: 'merchant', idempotent: true },
+        schema: {
+          tags: ['Webhooks'],
+          summary: 'Send a delivered or failed message again',
+          description: 'Same `webhook-id`, a fresh retry schedule; the payload is built again at delivery.',
+          security: BEARER_SECURITY,
+          params: MessageParams,
+          response: {
+            200: Message,
+            ...errorResponses(['UNAUTHORIZED', 'WEBHOOK_MESSAGE_NOT_FOUND', 'WEBHOOK_NOT_RESENDABLE']),
+          },
+        },
+      },
+      async (request) => toMessage(await webhooks.resend(merchantOf(request).id, request.params.messageId)),
+    );
+  };

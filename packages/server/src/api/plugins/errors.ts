@@ -1,0 +1,70 @@
+import type { ErrorObject } from 'ajv';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { DomainError, ERROR_STATUS, type ErrorCode } from '../../errors.js';
+import { scrub } from '../../log.js';
+import { describeValidationError } from '../validation.js';
+
+export interface ErrorBody {
+  errorCode: ErrorCode;
+  errorMessage: string;
+}
+
+/** Framework errors a client can cause, mapped to our codes. Anything else from Fastify below 500 is VALIDATION_ERROR. */
+const FRAMEWORK_CODES: Record<string, ErrorCode> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'INVALID_JSON',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'INVALID_JSON',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'VALIDATION_ERROR',
+};
+
+function frameworkMessage(code: ErrorCode, error: FastifyError): string {
+  switch (code) {
+    case 'UNSUPPORTED_MEDIA_TYPE':
+      return 'Send the body as JSON with Content-Type: application/json.';
+    case 'PAYLOAD_TOO_LARGE':
+      return 'The body is larger than the service accepts.';
+    case 'INVALID_JSON':
+      return error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY'
+        ? 'The body is empty; send a JSON object.'
+        : 'The body is not valid JSON.';
+    default:
+      return scrub(error.message);
+  }
+}
+
+export function sendError(reply: FastifyReply, code: ErrorCode, message: string): FastifyReply {
+  const body: ErrorBody = { errorCode: code, errorMessage: message };
+  return reply.status(ERROR_STATUS[code]).type('application/json').send(body);
+}
+
+function handle(
+  error: FastifyError & { validation?: ErrorObject[] },
+  request: FastifyRequest,
+  reply: FastifyReply,
+) {
+  if (error instanceof DomainError) return sendError(reply, error.errorCode, error.message);
+  if (error.validation) {
+    return sendError(
+      reply,
+      'VALIDATION_ERROR',
+      describeValidationError(error.validation, error.validationContext),
+    );
+  }
+  const known = error.code ? FRAMEWORK_CODES[error.code] : undefined;
+  if (known) return sendError(reply, known, frameworkMessage(known, error));
+  if (error instanceof SyntaxError) return sendError(reply, 'INVALID_JSON', 'The body is not valid JSON.');
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) return sendError(reply, 'VALIDATION_ERROR', scrub(error.message));
+  request.log.error({ err: error }, 'unhandled error');
+  return sendError(reply, 'INTERNAL_ERROR', `Unexpected error; quote request id ${request.id} to support.`);
+}
+
+/** Every failure leaves as `{ errorCode, errorMessage }`, unknown routes included. */
+export const errorsPlugin = fp(async (app: FastifyInstance) => {
+  app.setErrorHandler(handle);
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}.`),
+  );
+});

@@ -1,0 +1,71 @@
+import { type TSchema, Type } from '@sinclair/typebox';
+import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from '../errors.js';
+
+export const ErrorBody = Type.Object(
+  {
+    errorCode: Type.String({ description: 'Stable UPPER_SNAKE code; see docs/errors.md.' }),
+    errorMessage: Type.String({ description: 'What went wrong and why, naming the field for bad input.' }),
+  },
+  { $id: 'ErrorBody', description: 'Every failure of the API has this body (interface section 2.4).' },
+);
+
+export const Acknowledgement = Type.Object(
+  {
+    code: Type.Integer({ description: '200 on success.', examples: [200] }),
+    message: Type.String({ description: 'Textual status.', examples: ['OK'] }),
+  },
+  { description: 'Success acknowledgement (interface section 2.3).' },
+);
+
+/** Failure responses of a route, grouped by HTTP status, each listing its error codes for the OpenAPI document. */
+export function errorResponses(codes: ErrorCode[]): Record<number, TSchema> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of [...codes, 'INTERNAL_ERROR' as const]) {
+    const status = ERROR_STATUS[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return Object.fromEntries(
+    [...byStatus].map(([status, list]) => [
+      status,
+      Type.Ref(ErrorBody, {
+        description: list.map((code) => `\`${code}\`: ${ERROR_DESCRIPTIONS[code]}`).join('\n\n'),
+      }),
+    ]),
+  );
+}
+
+/** Codes every authenticated JSON POST can answer with. */
+export const COMMON_POST_ERRORS: ErrorCode[] = [
+  'VALIDATION_ERROR',
+  'INVALID_JSON',
+  'UNAUTHORIZED',
+  'PAYLOAD_TOO_LARGE',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'IDEMPOTENCY_KEY_REUSED',
+  'IDEMPOTENCY_REQUEST_IN_PROGRESS',
+];
+
+export const IdempotencyHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 255,
+      description:
+        'Makes the POST safe to retry: the same key and body replay the first answer for 24 hours.',
+    }),
+  ),
+});
+
+export const Money = Type.Integer({
+  minimum: 1,
+  maximum: 99_999_999,
+  description: 'Integer number of cents, from 1 to 99,999,999 ($999,999.99).',
+});
+
+export const Currency = Type.String({
+  pattern: '^[A-Z]{3}$',
+  description: 'ISO 4217 code; USD is the supported value.',
+  examples: ['USD'],
+});
+
+export const BEARER_SECURITY = [{ apiKey: [] }];

@@ -1,0 +1,81 @@
+import { Ajv, type ErrorObject } from 'ajv';
+import type { FastifySchemaCompiler } from 'fastify';
+
+/**
+ * Bodies are validated strictly: no type coercion (`"100"` is not an integer) and no silent removal of
+ * fields. Query strings, path parameters and headers arrive as text, so they may be coerced.
+ */
+const strict = new Ajv({
+  coerceTypes: false,
+  removeAdditional: false,
+  useDefaults: true,
+  allErrors: false,
+  strict: false,
+});
+const lenient = new Ajv({
+  coerceTypes: true,
+  removeAdditional: false,
+  useDefaults: true,
+  allErrors: false,
+  strict: false,
+});
+for (const ajv of [strict, lenient]) {
+  ajv.addKeyword({ keyword: 'x-examples' });
+}
+
+export const validatorCompiler: FastifySchemaCompiler<Record<string, unknown>> = ({ schema, httpPart }) =>
+  (httpPart === 'body' ? strict : lenient).compile(schema);
+
+function fieldName(error: ErrorObject, part: string | undefined): string {
+  const path = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((segment) => (/^\d+$/.test(segment) ? `[${segment}]` : `.${segment}`))
+    .join('')
+    .replace(/^\./, '');
+  const missing =
+    error.keyword === 'required' ? (error.params as { missingProperty: string }).missingProperty : '';
+  const field = [path, missing].filter(Boolean).join('.');
+  if (field) return field;
+  return part === 'body' ? 'body' : (part ?? 'request');
+}
+
+function rule(error: ErrorObject): string {
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'required':
+      return 'is required';
+    case 'type':
+      return `must be ${/^[aeiou]/.test(String(params.type)) ? 'an' : 'a'} ${params.type}`;
+    case 'minimum':
+      return `must be at least ${params.limit}`;
+    case 'exclusiveMinimum':
+      return `must be greater than ${params.limit}`;
+    case 'maximum':
+      return `must be at most ${params.limit}`;
+    case 'minLength':
+      return params.limit === 1 ? 'must not be empty' : `must be at least ${params.limit} characters long`;
+    case 'maxLength':
+      return `must be at most ${params.limit} characters long`;
+    case 'pattern':
+      return `must match ${params.pattern}`;
+    case 'enum':
+      return `must be one of ${(params.allowedValues as unknown[]).map(String).join(', ')}`;
+    case 'const':
+      return `must be ${String(params.allowedValue)}`;
+    case 'format':
+      return `must be a valid ${params.format}`;
+    case 'additionalProperties':
+      return `has an unknown field "${params.additionalProperty}"`;
+    default:
+      return error.message ?? 'is invalid';
+  }
+}
+
+/** One sentence naming the field and the rule it breaks, e.g. `amount must be an integer`. */
+export function describeValidationError(errors: ErrorObject[], part: string | undefined): string {
+  const [first] = errors;
+  if (!first) return 'The request is invalid.';
+  const where = part === 'headers' ? 'header ' : part === 'querystring' ? 'query parameter ' : '';
+  return `${where}${fieldName(first, part)} ${rule(first)}`;
+}

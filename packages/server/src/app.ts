@@ -1,0 +1,57 @@
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify';
+import { docsPlugin } from './api/docs.js';
+import { healthRoute } from './api/health.js';
+import { credentialsRoute } from './api/merchant/payments.credentials.js';
+import { externalResponseRoute } from './api/merchant/payments.external-response.js';
+import { type Authenticator, authPlugin } from './api/plugins/auth.js';
+import { errorsPlugin } from './api/plugins/errors.js';
+import { idempotencyPlugin } from './api/plugins/idempotency.js';
+import { newRequestId, requestIdPlugin } from './api/plugins/request-id.js';
+import { validatorCompiler } from './api/validation.js';
+import type { Db } from './db/index.js';
+import type { IdempotencyStore } from './idempotency/store.js';
+import type { Logger } from './log.js';
+import type { CredentialsService } from './payments/credentials.js';
+import type { ExternalResponseService } from './payments/external-response.js';
+
+export const VERSION = '0.1.0';
+
+export interface AppDeps {
+  db: Db;
+  log: Logger;
+  publicUrl: string;
+  bodyLimitBytes: number;
+  merchants: Authenticator;
+  idempotency: IdempotencyStore;
+  credentials: CredentialsService;
+  externalResponses: ExternalResponseService;
+  /** Extra route plugins (lookups, sandbox), registered after the core ones. */
+  routes?: FastifyPluginAsyncTypebox[];
+}
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.log as FastifyBaseLogger,
+    genReqId: newRequestId,
+    // Per-request log lines would cost more than the request itself on the credentials path; failures
+    // are logged where they happen, with the request id.
+    logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
+    bodyLimit: deps.bodyLimitBytes,
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+
+  await app.register(errorsPlugin);
+  await app.register(requestIdPlugin);
+  await app.register(docsPlugin, { publicUrl: deps.publicUrl, version: VERSION });
+  await app.register(authPlugin, { merchants: deps.merchants });
+  await app.register(idempotencyPlugin, { store: deps.idempotency });
+
+  await app.register(healthRoute(deps.db));
+  await app.register(credentialsRoute(deps.credentials));
+  await app.register(externalResponseRoute(deps.externalResponses));
+  for (const routes of deps.routes ?? []) await app.register(routes);
+  return app;
+}

@@ -1,0 +1,346 @@
+/**
+ * `npm run bench`: measures the credentials flow on this machine and prints the figures with the command
+ * that produced them. Every server is a separate process on 127.0.0.1; the load generators and the webhook
+ * receiver run in this process.
+ *
+ * 1. Ack throughput: autocannon, 50 connections, against a bare Fastify route and against
+ *    POST /payments/credentials (SQLite, synchronous=FULL, group commit).
+ * 2. Steady rate: an open-loop generator sends 2,000 requests a second on a fixed schedule (not a closed
+ *    loop, so slow answers do not slow the offered load); ack latency and ack-to-receipt of each webhook,
+ *    and the backlog (acknowledged minus received) every second.
+ * 3. Backlog drain: requests acknowledged by a process that does not deliver, then a delivering process
+ *    started: how fast the queue empties.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { Pool } from 'undici';
+
+const DIST = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const MAIN = path.join(DIST, 'main.js');
+const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
+const STEADY_RATE = Number(process.env.BENCH_RATE ?? 2_000);
+const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 20_000);
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+const ms = (value: number) => `${value.toFixed(2)} ms`;
+
+async function waitForLine(child: ChildProcess, pattern: RegExp): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    let seen = '';
+    child.stdout?.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (pattern.test(seen)) resolve();
+    });
+    child.once('exit', (code) =>
+      reject(new Error(`process exited with ${code} before it was ready:\n${seen}`)),
+    );
+  });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/** A webhook receiver that notes when each merchantReference arrived. */
+function startReceiver(port: number) {
+  const arrivals = new Map<string, number>();
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const at = performance.now();
+      const { merchantReference } = JSON.parse(Buffer.concat(chunks).toString()) as {
+        merchantReference: string;
+      };
+      arrivals.set(merchantReference, at);
+      response.statusCode = 204;
+      response.end();
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  return {
+    arrivals,
+    listen: () => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve)),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+interface Shop {
+  url: string;
+  apiKey: string;
+  body: (reference: string) => string;
+}
+
+async function startService(
+  dataDir: string,
+  env: Record<string, string>,
+): Promise<{ child: ChildProcess; url: string }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [MAIN, 'serve'], {
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      DATABASE_URL: `sqlite:${dataDir}/wallet.db`,
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await waitForLine(child, /listening/);
+  return { child, url: `http://127.0.0.1:${port}` };
+}
+
+async function prepareShop(dataDir: string, webhookUrl: string, url: string): Promise<Shop> {
+  const created = JSON.parse(
+    execFileSync(
+      process.execPath,
+      [
+        MAIN,
+        'merchant',
+        'create',
+        '--name',
+        'Bench Shop',
+        '--webhook-url',
+        webhookUrl,
+        '--approve-credentials',
+        'NETWORK_TOKEN,PAN',
+        '--json',
+      ],
+      {
+        env: {
+          ...process.env,
+          DATA_DIR: dataDir,
+          DATABASE_URL: `sqlite:${dataDir}/wallet.db`,
+          LOG_LEVEL: 'warn',
+        },
+      },
+    ).toString(),
+  ) as { apiKey: string };
+  const pool = new Pool(url);
+  const response = await pool.request({
+    method: 'POST',
+    path: '/sandbox/sessions',
+    headers: { authorization: `Bearer ${created.apiKey}`, 'content-type': 'application/json' },
+    body: '{}',
+  });
+  const session = (await response.body.json()) as {
+    sessionId: string;
+    paymentMethods: { paymentId: string }[];
+  };
+  await pool.close();
+  const paymentId = session.paymentMethods[0]?.paymentId;
+  return {
+    url,
+    apiKey: created.apiKey,
+    body: (reference) =>
+      JSON.stringify({
+        paymentId,
+        sessionId: session.sessionId,
+        amount: 2599,
+        merchantReference: reference,
+        currency: 'USD',
+      }),
+  };
+}
+
+async function closedLoop(
+  url: string,
+  headers: Record<string, string>,
+  body: (i: number) => string,
+  options: { duration?: number; amount?: number },
+) {
+  let i = 0;
+  const result = await autocannon({
+    url: `${url}/payments/credentials`,
+    connections: 50,
+    ...(options.amount ? { amount: options.amount } : { duration: options.duration ?? DURATION_S }),
+    requests: [
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        setupRequest: (request) => ({ ...request, body: body(i++) }),
+      },
+    ],
+  });
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${result.non2xx} non-2xx answers and ${result.errors} errors`);
+  return result;
+}
+
+async function benchBare(): Promise<autocannon.Result> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [path.join(DIST, 'bench', 'bare.js')], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await waitForLine(child, /ready/);
+  const sample = JSON.stringify({
+    paymentId: 'p',
+    sessionId: 's',
+    amount: 1,
+    merchantReference: 'r',
+    currency: 'USD',
+  });
+  try {
+    return await closedLoop(`http://127.0.0.1:${port}`, {}, () => sample, {});
+  } finally {
+    await stop(child);
+  }
+}
+
+async function openLoop(shop: Shop, arrivals: Map<string, number>, rate: number, seconds: number) {
+  const pool = new Pool(shop.url, { connections: 128, pipelining: 1 });
+  const acks: number[] = [];
+  const ackToReceipt: number[] = [];
+  const backlog: number[] = [];
+  const ackedAt = new Map<string, number>();
+  const total = rate * seconds;
+  const start = performance.now();
+  let sent = 0;
+  const inflight: Promise<void>[] = [];
+  const send = (reference: string) => {
+    const began = performance.now();
+    return pool
+      .request({
+        method: 'POST',
+        path: '/payments/credentials',
+        headers: { authorization: `Bearer ${shop.apiKey}`, 'content-type': 'application/json' },
+        body: shop.body(reference),
+      })
+      .then(async (response) => {
+        await response.body.dump();
+        if (response.statusCode !== 200) throw new Error(`status ${response.statusCode}`);
+        const now = performance.now();
+        acks.push(now - began);
+        ackedAt.set(reference, now);
+      });
+  };
+  await new Promise<void>((resolve) => {
+    const tick = setInterval(() => {
+      const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * rate));
+      while (sent < due) inflight.push(send(`steady-${sent++}`));
+      const second = Math.floor((performance.now() - start) / 1000);
+      if (backlog.length < second)
+        backlog.push(ackedAt.size - [...ackedAt.keys()].filter((key) => arrivals.has(key)).length);
+      if (sent >= total) {
+        clearInterval(tick);
+        resolve();
+      }
+    }, 1);
+  });
+  await Promise.all(inflight);
+  const deadline = performance.now() + 10_000;
+  while ([...ackedAt.keys()].some((key) => !arrivals.has(key)) && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  for (const [reference, at] of ackedAt) {
+    const received = arrivals.get(reference);
+    if (received !== undefined) ackToReceipt.push(Math.max(0, received - at));
+  }
+  await pool.close();
+  acks.sort((a, b) => a - b);
+  ackToReceipt.sort((a, b) => a - b);
+  return {
+    acks,
+    ackToReceipt,
+    backlog,
+    missing: ackedAt.size - ackToReceipt.length,
+    elapsedS: (performance.now() - start) / 1000,
+  };
+}
+
+async function main(): Promise<void> {
+  const command = 'npm run bench';
+  const lines: string[] = [];
+  const report = (line: string) => {
+    lines.push(line);
+    process.stdout.write(`${line}\n`);
+  };
+  report(
+    `# ${command} — ${new Date().toISOString()}, ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, Node ${process.version}`,
+  );
+  report('');
+
+  const bare = await benchBare();
+
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wallet-bench-'));
+  const receiverPort = await freePort();
+  const receiver = startReceiver(receiverPort);
+  await receiver.listen();
+  let service = await startService(dataDir, {});
+  const shop = await prepareShop(dataDir, `http://127.0.0.1:${receiverPort}/hooks`, service.url);
+  const auth = { authorization: `Bearer ${shop.apiKey}` };
+
+  const acks = await closedLoop(service.url, auth, (i) => shop.body(`closed-${i}`), {});
+  const steady = await openLoop(shop, receiver.arrivals, STEADY_RATE, DURATION_S);
+  await stop(service.child);
+
+  service = await startService(dataDir, { WEBHOOK_DISPATCH: 'off' });
+  await closedLoop(service.url, auth, (i) => shop.body(`backlog-${i}`), { amount: BACKLOG });
+  await stop(service.child);
+  const before = receiver.arrivals.size;
+  const drainStart = performance.now();
+  service = await startService(dataDir, {});
+  while (receiver.arrivals.size - before < BACKLOG) await new Promise((resolve) => setTimeout(resolve, 5));
+  const drainS = (performance.now() - drainStart) / 1000;
+  await stop(service.child);
+  await receiver.close();
+  const dbBytes = ['wallet.db', 'wallet.db-wal'].reduce(
+    (sum, name) => sum + (fs.statSync(path.join(dataDir, name), { throwIfNoEntry: false })?.size ?? 0),
+    0,
+  );
+  fs.rmSync(dataDir, { recursive: true, force: true });
+
+  report('| measure | result |');
+  report('|---|---|');
+  report(
+    `| bare Fastify route, 50 connections | ${Math.round(bare.requests.average)} req/s, p50 ${bare.latency.p50} ms, p99 ${bare.latency.p99} ms |`,
+  );
+  report(
+    `| credentials ack, 50 connections (durable) | ${Math.round(acks.requests.average)} req/s, p50 ${acks.latency.p50} ms, p99 ${acks.latency.p99} ms |`,
+  );
+  report(`| ratio to the bare route | ${(acks.requests.average / bare.requests.average).toFixed(2)} |`);
+  report(
+    `| steady ${STEADY_RATE}/s for ${DURATION_S} s: ack latency | p50 ${ms(percentile(steady.acks, 50))}, p99 ${ms(percentile(steady.acks, 99))} |`,
+  );
+  report(
+    `| steady ${STEADY_RATE}/s: ack-to-receipt of the webhook | p50 ${ms(percentile(steady.ackToReceipt, 50))}, p99 ${ms(percentile(steady.ackToReceipt, 99))} |`,
+  );
+  report(
+    `| steady ${STEADY_RATE}/s: backlog (acked − received) each second | ${steady.backlog.join(', ')}; undelivered at the end: ${steady.missing} |`,
+  );
+  report(
+    `| backlog of ${BACKLOG} drained | ${(BACKLOG / drainS).toFixed(0)} deliveries/s (${drainS.toFixed(2)} s, process start included) |`,
+  );
+  report(
+    `| database size after ${acks.requests.total + STEADY_RATE * DURATION_S + BACKLOG} requests | ${(dbBytes / 1024 / 1024).toFixed(1)} MiB |`,
+  );
+}
+
+await main();

@@ -1,0 +1,173 @@
+/**
+ * Declarative commands and their argument parsing (node:util parseArgs, strict). A mistake in the command
+ * line is a UsageError: exit code 2, one line naming the offending flag or argument.
+ */
+import { parseArgs } from 'node:util';
+import type { Context } from './context.js';
+
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    /** The command whose `--help` explains the mistake, when known. */
+    readonly command?: string,
+  ) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+export interface OptionSpec {
+  type: 'string' | 'boolean';
+  multiple?: boolean;
+  /** Shown in help after the flag, e.g. `URL`. */
+  value?: string;
+  description: string;
+}
+
+export type OptionValues = Record<string, string | boolean | string[] | undefined>;
+
+export interface Parsed {
+  values: OptionValues;
+  positionals: string[];
+  json: boolean;
+}
+
+export interface CommandSpec<Input = unknown> {
+  /** One or two words, e.g. `merchant create`. */
+  name: string;
+  summary: string;
+  /** Positional arguments, in order, e.g. `['merchantId']`. */
+  positionals?: string[];
+  options?: Record<string, OptionSpec>;
+  /** Extra lines for `--help`. */
+  details?: string[];
+  /** Turns the parsed line into the command's input; throws a UsageError on a bad combination. */
+  prepare(parsed: Parsed): Input;
+}
+
+export interface Command<Input = unknown> extends CommandSpec<Input> {
+  /** Runs with an open context; returns the exit code (0 when nothing is returned). */
+  execute(context: Context, input: Input): Promise<number | undefined>;
+}
+
+/** Keeps each command's input type checked while the table holds them all. */
+export function defineCommand<Input>(command: Command<Input>): Command {
+  return command as unknown as Command;
+}
+
+const COMMON_OPTIONS: Record<string, OptionSpec> = {
+  json: { type: 'boolean', description: 'machine-readable output (JSON on one line)' },
+  help: { type: 'boolean', description: 'show this help' },
+};
+
+function firstQuoted(message: string): string | undefined {
+  return /'([^' ]+)/.exec(message)?.[1];
+}
+
+/** Parses the arguments after the command name; `--help` wins over every other mistake. */
+export function parseCommandLine(spec: CommandSpec, args: string[]): Parsed | 'help' {
+  if (args.includes('--help') || args.includes('-h')) return 'help';
+  const options = { ...spec.options, ...COMMON_OPTIONS };
+  let result: ReturnType<typeof parseArgs>;
+  try {
+    result = parseArgs({
+      args,
+      options: Object.fromEntries(
+        Object.entries(options).map(([name, option]) => [
+          name,
+          { type: option.type, multiple: option.multiple ?? false },
+        ]),
+      ),
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (error) {
+    const { code, message } = error as { code?: string; message: string };
+    const flag = firstQuoted(message) ?? '?';
+    if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      throw new UsageError(`unknown option ${flag} for "${spec.name}"`, spec.name);
+    }
+    if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+      throw new UsageError(
+        message.includes('does not take an argument')
+          ? `option ${flag} takes no value`
+          : `option ${flag} needs a value`,
+        spec.name,
+      );
+    }
+    throw error;
+  }
+  const names = spec.positionals ?? [];
+  const { positionals } = result;
+  if (positionals.length < names.length) {
+    const missing = names.slice(positionals.length).map((name) => `<${name}>`);
+    throw new UsageError(`"${spec.name}" needs ${missing.join(' ')}`, spec.name);
+  }
+  if (positionals.length > names.length) {
+    throw new UsageError(`unexpected argument "${positionals[names.length]}" for "${spec.name}"`, spec.name);
+  }
+  const values = result.values as OptionValues;
+  return { values, positionals, json: values.json === true };
+}
+
+export function usageLine(spec: CommandSpec): string {
+  const positionals = (spec.positionals ?? []).map((name) => `<${name}>`);
+  return ['wallet-checkout', spec.name, ...positionals, '[options]'].join(' ');
+}
+
+export function commandHelp(spec: CommandSpec): string {
+  const options = { ...spec.options, ...COMMON_OPTIONS };
+  const flags = Object.entries(options).map(([name, option]) => {
+    const value = option.type === 'string' ? ` ${option.value ?? 'VALUE'}` : '';
+    const repeat = option.multiple ? ' (repeatable)' : '';
+    return [`--${name}${value}`, `${option.description}${repeat}`] as const;
+  });
+  const width = Math.max(...flags.map(([flag]) => flag.length));
+  return [
+    `Usage: ${usageLine(spec)}`,
+    '',
+    spec.summary,
+    ...(spec.details ? ['', ...spec.details] : []),
+    '',
+    'Options:',
+    ...flags.map(([flag, description]) => `  ${flag.padEnd(width)}  ${description}`),
+    '',
+  ].join('\n');
+}
+
+// --- helpers for `prepare` ---
+
+export function stringOption(values: OptionValues, name: string): string | undefined {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+export function listOption(values: OptionValues, name: string): string[] | undefined {
+  const value = values[name];
+  return Array.isArray(value) ? value : undefined;
+}
+
+export function requiredOption(values: OptionValues, name: string, command: string): string {
+  const value = stringOption(values, name);
+  if (value === undefined) throw new UsageError(`"${command}" needs --${name}`, command);
+  return value;
+}
+
+/** `A,B` → `['A', 'B']`; an empty value gives `[]`. */
+export function commaList(value: string): string[] {
+  return value
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
+}
+
+/** `NAME=123` → `['NAME', 123]`, split at the last `=`, the number a whole one. */
+export function namedWholeNumber(flag: string, raw: string, form: string, command: string): [string, number] {
+  const at = raw.lastIndexOf('=');
+  const name = raw.slice(0, at).trim();
+  const number = raw.slice(at + 1).trim();
+  if (at < 1 || name === '' || !/^\d+$/.test(number)) {
+    throw new UsageError(`--${flag} must be ${form}, got "${raw}"`, command);
+  }
+  return [name, Number(number)];
+}

@@ -1,0 +1,65 @@
+/**
+ * What every command gets: configuration from the environment, the database (migrated first) and the key
+ * ring. Opened per command and closed when it ends.
+ */
+import { type Config, loadConfig } from '../config.js';
+import { createDb, type Db } from '../db/index.js';
+import { migrate } from '../db/migrate.js';
+import { Merchants } from '../merchants/index.js';
+import { type KeyRing, loadKeyRing } from '../vault/keyring.js';
+import { toJson } from './output.js';
+
+export interface CliIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: Record<string, string | undefined>;
+  /** Resolves when the long-running commands (`serve`, `start`) should stop; SIGINT/SIGTERM by default. */
+  waitForStop?: () => Promise<string>;
+}
+
+export interface Context {
+  io: CliIo;
+  config: Config;
+  db: Db;
+  keyRing: KeyRing;
+  merchants: Merchants;
+  /** Migrations applied by this run (usually none). */
+  migrated: string[];
+  /** Writes `json` as one line with --json, else the text. */
+  print(text: string, json: unknown): void;
+  /** Closes the database; a second call does nothing. */
+  close(): Promise<void>;
+}
+
+export async function openContext(io: CliIo, json: boolean): Promise<Context> {
+  const config = loadConfig(io.env);
+  const db = createDb(config.databaseUrl);
+  let closed = false;
+  try {
+    const migrated = await migrate(db);
+    const keyRing = loadKeyRing({
+      vaultKeys: config.vaultKeys,
+      dataDir: config.dataDir,
+      warn: (message) => io.stderr(`warning: ${message}\n`),
+    });
+    // The CLI is short-lived and must see its own writes at once: no caching.
+    const merchants = new Merchants({ db, keyRing, env: config.env, cacheTtlMs: 0 });
+    return {
+      io,
+      config,
+      db,
+      keyRing,
+      merchants,
+      migrated,
+      print: (text, value) => io.stdout(`${json ? toJson(value) : text}\n`),
+      close: async () => {
+        if (closed) return;
+        closed = true;
+        await db.close();
+      },
+    };
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+}

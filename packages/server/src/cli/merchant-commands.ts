@@ -1,0 +1,302 @@
+/** `merchant …`, `apikey …` and `webhook-secret rotate`: operator tasks on merchant accounts. */
+import { NotFoundError } from '../errors.js';
+import type { CreateMerchantInput, CredentialType, MerchantPatch } from '../merchants/index.js';
+import {
+  type Command,
+  commaList,
+  defineCommand,
+  listOption,
+  namedWholeNumber,
+  type OptionSpec,
+  type OptionValues,
+  requiredOption,
+  stringOption,
+  UsageError,
+} from './args.js';
+import { apiKeysTable, describeMerchant, isoTime, merchantsTable } from './output.js';
+
+const SETTINGS_OPTIONS: Record<string, OptionSpec> = {
+  'webhook-url': {
+    type: 'string',
+    value: 'URL',
+    description: 'where webhooks are delivered (https in production)',
+  },
+  origin: {
+    type: 'string',
+    multiple: true,
+    value: 'ORIGIN',
+    description: 'a page origin allowed to open checkout, scheme://host[:port]',
+  },
+  variant: {
+    type: 'string',
+    value: 'standard|connected',
+    description: 'checkout variant (default standard)',
+  },
+  'authorization-mode': {
+    type: 'string',
+    value: 'service|merchant',
+    description: 'who authorizes payments (default service)',
+  },
+  'shipping-method': {
+    type: 'string',
+    multiple: true,
+    value: 'NAME=CENTS',
+    description: 'a shipping method and its price in cents, e.g. "Ground=599"',
+  },
+  'tax-rate': {
+    type: 'string',
+    multiple: true,
+    value: 'STATE=BP',
+    description: 'a sales tax rate in basis points, e.g. "TX=825" for 8.25 %',
+  },
+};
+
+/** The settings flags that were given, as service input (validated by the service). */
+function settingsFrom(values: OptionValues, command: string): MerchantPatch {
+  const patch: MerchantPatch = {};
+  const webhookUrl = stringOption(values, 'webhook-url');
+  if (webhookUrl !== undefined) patch.webhookUrl = webhookUrl === '' ? null : webhookUrl;
+  const origins = listOption(values, 'origin');
+  if (origins) patch.allowedOrigins = origins;
+  const variant = stringOption(values, 'variant');
+  if (variant !== undefined) patch.variant = variant as MerchantPatch['variant'];
+  const mode = stringOption(values, 'authorization-mode');
+  if (mode !== undefined) patch.authorizationMode = mode as MerchantPatch['authorizationMode'];
+  const methods = listOption(values, 'shipping-method');
+  if (methods) {
+    patch.shippingMethods = methods.map((raw) => {
+      const [name, price] = namedWholeNumber('shipping-method', raw, 'NAME=CENTS', command);
+      return { name, price };
+    });
+  }
+  const rates = listOption(values, 'tax-rate');
+  if (rates) {
+    patch.taxSettings = {
+      ratesByState: Object.fromEntries(
+        rates.map((raw) => namedWholeNumber('tax-rate', raw, 'STATE=BASIS_POINTS', command)),
+      ),
+    };
+  }
+  return patch;
+}
+
+const merchantCreate = defineCommand<CreateMerchantInput>({
+  name: 'merchant create',
+  summary: 'Create a merchant with its first API key and webhook secret (both shown once).',
+  options: {
+    name: { type: 'string', value: 'NAME', description: 'the merchant name, 1 to 200 characters (required)' },
+    ...SETTINGS_OPTIONS,
+    'approve-credentials': {
+      type: 'string',
+      value: 'TYPES',
+      description: 'approve the credentials flow for NETWORK_TOKEN, PAN or both (comma-separated)',
+    },
+  },
+  details: ['With --json prints {"merchantId": "...", "apiKey": "...", "webhookSecret": "whsec_..."}.'],
+  prepare({ values }) {
+    const name = requiredOption(values, 'name', 'merchant create');
+    const input: CreateMerchantInput = { name, ...settingsFrom(values, 'merchant create') };
+    if (input.webhookUrl === null) delete input.webhookUrl;
+    const approve = stringOption(values, 'approve-credentials');
+    if (approve !== undefined) input.credentialTypes = commaList(approve) as CredentialType[];
+    return input;
+  },
+  async execute(context, input) {
+    const { merchant, apiKey, webhookSecret } = await context.merchants.create(input);
+    context.print(
+      [
+        `Created merchant ${merchant.id} (${merchant.name}).`,
+        `  API key:        ${apiKey}`,
+        `  Webhook secret: ${webhookSecret}`,
+        'Store both now: they are not shown again.',
+      ].join('\n'),
+      { merchantId: merchant.id, apiKey, webhookSecret },
+    );
+    return 0;
+  },
+});
+
+const merchantList = defineCommand<void>({
+  name: 'merchant list',
+  summary: 'List every merchant, oldest first.',
+  prepare() {},
+  async execute(context) {
+    const merchants = await context.merchants.list();
+    context.print(
+      merchants.length > 0
+        ? merchantsTable(merchants)
+        : 'No merchants yet. Create one with: wallet-checkout merchant create --name <name>',
+      merchants,
+    );
+    return 0;
+  },
+});
+
+const merchantShow = defineCommand<string>({
+  name: 'merchant show',
+  summary: "Show a merchant's settings.",
+  positionals: ['merchantId'],
+  prepare: ({ positionals }) => positionals[0] as string,
+  async execute(context, id) {
+    const merchant = await context.merchants.get(id);
+    if (!merchant) throw new NotFoundError('MERCHANT_NOT_FOUND', `merchant ${id} does not exist`);
+    context.print(describeMerchant(merchant), merchant);
+    return 0;
+  },
+});
+
+const merchantUpdate = defineCommand<{ id: string; patch: MerchantPatch }>({
+  name: 'merchant update',
+  summary:
+    "Change a merchant's settings; list flags (--origin, --shipping-method, --tax-rate) replace the list.",
+  positionals: ['merchantId'],
+  options: {
+    name: { type: 'string', value: 'NAME', description: 'the merchant name, 1 to 200 characters' },
+    ...SETTINGS_OPTIONS,
+    'clear-origins': { type: 'boolean', description: 'remove every allowed origin' },
+    'clear-shipping-methods': { type: 'boolean', description: 'remove every shipping method' },
+    'clear-tax-rates': { type: 'boolean', description: 'remove every tax rate' },
+  },
+  details: ['--webhook-url "" removes the webhook URL.'],
+  prepare({ values, positionals }) {
+    const patch = settingsFrom(values, 'merchant update');
+    const name = stringOption(values, 'name');
+    if (name !== undefined) patch.name = name;
+    for (const [flag, list] of [
+      ['clear-origins', 'origin'],
+      ['clear-shipping-methods', 'shipping-method'],
+      ['clear-tax-rates', 'tax-rate'],
+    ] as const) {
+      if (values[flag] && values[list]) {
+        throw new UsageError(`--${flag} and --${list} cannot be used together`, 'merchant update');
+      }
+    }
+    if (values['clear-origins']) patch.allowedOrigins = [];
+    if (values['clear-shipping-methods']) patch.shippingMethods = [];
+    if (values['clear-tax-rates']) patch.taxSettings = { ratesByState: {} };
+    if (Object.keys(patch).length === 0) {
+      throw new UsageError('"merchant update" needs at least one setting to change', 'merchant update');
+    }
+    return { id: positionals[0] as string, patch };
+  },
+  async execute(context, { id, patch }) {
+    const merchant = await context.merchants.update(id, patch);
+    context.print(`Updated merchant ${merchant.id}.\n${describeMerchant(merchant)}`, merchant);
+    return 0;
+  },
+});
+
+const merchantApprove = defineCommand<{ id: string; types: CredentialType[] }>({
+  name: 'merchant approve-credentials',
+  summary: 'Approve a merchant for the credentials flow (PAN and/or network tokens by webhook).',
+  positionals: ['merchantId'],
+  options: {
+    types: {
+      type: 'string',
+      value: 'TYPES',
+      description: 'NETWORK_TOKEN, PAN or both, comma-separated (required); "" withdraws the approval',
+    },
+  },
+  prepare({ values, positionals }) {
+    const types = commaList(requiredOption(values, 'types', 'merchant approve-credentials'));
+    return { id: positionals[0] as string, types: types as CredentialType[] };
+  },
+  async execute(context, { id, types }) {
+    const merchant = await context.merchants.approveCredentials(id, types);
+    const text =
+      merchant.credentialTypes.length > 0
+        ? `Merchant ${merchant.id} is approved for ${merchant.credentialTypes.join(', ')}.`
+        : `Merchant ${merchant.id} is no longer approved for the credentials flow.`;
+    context.print(text, merchant);
+    return 0;
+  },
+});
+
+const apikeyCreate = defineCommand<string>({
+  name: 'apikey create',
+  summary: 'Create another API key for a merchant (shown once).',
+  positionals: ['merchantId'],
+  prepare: ({ positionals }) => positionals[0] as string,
+  async execute(context, merchantId) {
+    const { id, apiKey } = await context.merchants.createApiKey(merchantId);
+    context.print(
+      `Created API key ${id} for ${merchantId}:\n  ${apiKey}\nStore it now: it is not shown again.`,
+      { id, merchantId, apiKey },
+    );
+    return 0;
+  },
+});
+
+const apikeyList = defineCommand<string>({
+  name: 'apikey list',
+  summary: "List a merchant's API keys (their first characters only).",
+  positionals: ['merchantId'],
+  prepare: ({ positionals }) => positionals[0] as string,
+  async execute(context, merchantId) {
+    const keys = await context.merchants.listApiKeys(merchantId);
+    context.print(apiKeysTable(keys), keys);
+    return 0;
+  },
+});
+
+const apikeyRevoke = defineCommand<string>({
+  name: 'apikey revoke',
+  summary: 'Revoke an API key. Running services stop accepting it within 5 seconds.',
+  positionals: ['keyId'],
+  prepare: ({ positionals }) => positionals[0] as string,
+  async execute(context, keyId) {
+    const key = await context.merchants.revokeApiKey(keyId);
+    context.print(`Revoked API key ${key.id} (${key.prefix}…) at ${isoTime(key.revokedAt)}.`, key);
+    return 0;
+  },
+});
+
+const webhookSecretRotate = defineCommand<{ merchantId: string; overlapSeconds: number }>({
+  name: 'webhook-secret rotate',
+  summary: "Replace a merchant's webhook signing secret (the new one is shown once).",
+  positionals: ['merchantId'],
+  options: {
+    'overlap-hours': {
+      type: 'string',
+      value: 'H',
+      description: 'hours the old secret keeps signing beside the new one (default 24; 0 after a leak)',
+    },
+  },
+  details: ['During the overlap every delivery carries one signature per secret.'],
+  prepare({ values, positionals }) {
+    const raw = stringOption(values, 'overlap-hours') ?? '24';
+    if (!/^\d+(\.\d+)?$/.test(raw)) {
+      throw new UsageError(
+        `--overlap-hours must be a number of hours, got "${raw}"`,
+        'webhook-secret rotate',
+      );
+    }
+    return { merchantId: positionals[0] as string, overlapSeconds: Math.round(Number(raw) * 3600) };
+  },
+  async execute(context, { merchantId, overlapSeconds }) {
+    const webhookSecret = await context.merchants.rotateWebhookSecret(merchantId, { overlapSeconds });
+    const previousSecretsExpireAt = Date.now() + overlapSeconds * 1000;
+    const until =
+      overlapSeconds > 0
+        ? `Older secrets keep signing until ${isoTime(previousSecretsExpireAt)}.`
+        : 'Older secrets no longer sign.';
+    context.print(`New webhook secret for ${merchantId}:\n  ${webhookSecret}\n${until}`, {
+      merchantId,
+      webhookSecret,
+      previousSecretsExpireAt,
+    });
+    return 0;
+  },
+});
+
+export const MERCHANT_COMMANDS: Command[] = [
+  merchantCreate,
+  merchantList,
+  merchantShow,
+  merchantUpdate,
+  merchantApprove,
+  apikeyCreate,
+  apikeyList,
+  apikeyRevoke,
+  webhookSecretRotate,
+];

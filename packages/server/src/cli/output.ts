@@ -1,0 +1,87 @@
+/** Output of the CLI: JSON on one line for machines, short text for people. */
+import type { ApiKeyInfo, Merchant } from '../merchants/index.js';
+
+/**
+ * JSON on one line with a space after `:` and `,`, the form DESIGN.md shows for `merchant create --json`
+ * (`{"merchantId": "...", "apiKey": "..."}`). Any JSON parser reads it.
+ */
+export function toJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(toJson).join(', ')}]`;
+  if (typeof value === 'object' && value !== null && !('toJSON' in value)) {
+    const entries = Object.entries(value).filter(([, inner]) => inner !== undefined);
+    return `{${entries.map(([key, inner]) => `${JSON.stringify(key)}: ${toJson(inner)}`).join(', ')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+export function isoTime(ms: number | null): string {
+  return ms === null ? '-' : new Date(ms).toISOString();
+}
+
+/** Left-aligned columns under a header row. */
+export function table(header: string[], rows: string[][]): string {
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+function cents(amount: number): string {
+  return `$${(amount / 100).toFixed(2)}`;
+}
+
+export function describeMerchant(merchant: Merchant): string {
+  const rates = Object.entries(merchant.taxSettings.ratesByState).map(
+    ([state, basisPoints]) => `${state} ${basisPoints / 100} %`,
+  );
+  const fields: [string, string][] = [
+    ['id', merchant.id],
+    ['name', merchant.name],
+    ['webhook URL', merchant.webhookUrl ?? '(none)'],
+    ['allowed origins', merchant.allowedOrigins.join(', ') || '(none)'],
+    [
+      'credentials flow',
+      merchant.credentialTypes.length > 0
+        ? `approved for ${merchant.credentialTypes.join(', ')}`
+        : 'not approved',
+    ],
+    ['variant', merchant.variant],
+    ['authorization', merchant.authorizationMode],
+    [
+      'shipping methods',
+      merchant.shippingMethods
+        .map((method) => `${method.name} ${cents(method.price)} [${method.externalId}]`)
+        .join('; ') || '(none)',
+    ],
+    ['tax rates', rates.join(', ') || '(none)'],
+    ['created', isoTime(merchant.createdAt)],
+  ];
+  const width = Math.max(...fields.map(([label]) => label.length));
+  return fields.map(([label, value]) => `${`${label}:`.padEnd(width + 1)} ${value}`).join('\n');
+}
+
+export function merchantsTable(merchants: Merchant[]): string {
+  return table(
+    ['ID', 'NAME', 'VARIANT', 'AUTHORIZATION', 'CREDENTIALS', 'CREATED'],
+    merchants.map((merchant) => [
+      merchant.id,
+      merchant.name,
+      merchant.variant,
+      merchant.authorizationMode,
+      merchant.credentialTypes.join(',') || '-',
+      isoTime(merchant.createdAt),
+    ]),
+  );
+}
+
+export function apiKeysTable(keys: ApiKeyInfo[]): string {
+  return table(
+    ['ID', 'KEY', 'CREATED', 'REVOKED'],
+    keys.map((key) => [key.id, `${key.prefix}…`, isoTime(key.createdAt), isoTime(key.revokedAt)]),
+  );
+}

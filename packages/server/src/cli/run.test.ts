@@ -1,0 +1,483 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb } from '../db/index.js';
+import { Merchants } from '../merchants/index.js';
+import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
+import { loadKeyRing, parseKeyRing, STAGING_KEYS_FILE } from '../vault/keyring.js';
+import { type CliIo, run } from './run.js';
+
+const COMMAND_NAMES = [
+  'serve',
+  'start',
+  'migrate',
+  'merchant create',
+  'merchant list',
+  'merchant show',
+  'merchant update',
+  'merchant approve-credentials',
+  'apikey create',
+  'apikey list',
+  'apikey revoke',
+  'webhook-secret rotate',
+  'vault rotate-key',
+];
+
+interface Outcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function runWith(env: CliIo['env'], argv: string[], extra: Partial<CliIo> = {}): Promise<Outcome> {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const code = await run(argv, {
+    stdout: (text) => stdout.push(text),
+    stderr: (text) => stderr.push(text),
+    env,
+    ...extra,
+  });
+  return { code, stdout: stdout.join(''), stderr: stderr.join('') };
+}
+
+/** stderr without the one-time warning about a generated staging key ring. */
+function errors(outcome: Outcome): string {
+  return outcome.stderr
+    .split('\n')
+    .filter((line) => line !== '' && !line.startsWith('warning: VAULT_KEYS is not set'))
+    .join('\n');
+}
+
+function json(outcome: Outcome): unknown {
+  expect(errors(outcome)).toBe('');
+  expect(outcome.code).toBe(0);
+  expect(outcome.stdout.endsWith('\n')).toBe(true);
+  expect(outcome.stdout.trimEnd().split('\n')).toHaveLength(1);
+  return JSON.parse(outcome.stdout);
+}
+
+const vaultKey = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;
+
+describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
+  let database: TestDatabase;
+  let env: Record<string, string>;
+  const cli = (...argv: string[]) => runWith(env, argv);
+
+  /** A service instance on the CLI's database and staging key file, to check what the commands did. */
+  async function inspect<T>(work: (merchants: Merchants) => Promise<T>): Promise<T> {
+    const db = createDb(env.DATABASE_URL as string);
+    const keyRing = loadKeyRing({ vaultKeys: env.VAULT_KEYS, dataDir: database.dataDir, warn: () => {} });
+    try {
+      return await work(new Merchants({ db, keyRing, env: 'staging', cacheTtlMs: 0 }));
+    } finally {
+      await db.close();
+    }
+  }
+
+  beforeAll(async () => {
+    database = await testDatabase(engine);
+    env = {
+      DATABASE_URL: engine === 'sqlite' ? `sqlite:${path.join(database.dataDir, 'w.db')}` : database.url,
+      DATA_DIR: database.dataDir,
+    };
+  });
+  afterAll(() => database.drop());
+
+  it('migrates a fresh database, then has nothing to do', async () => {
+    const first = await cli('migrate', '--json');
+    expect((json(first) as { applied: string[] }).applied).toContain('001_initial');
+    expect(first.stderr).toMatch(/^warning: VAULT_KEYS is not set: generated a staging key ring/);
+    expect(json(await cli('migrate', '--json'))).toEqual({ applied: [] });
+    const text = await cli('migrate');
+    expect(text).toEqual({ code: 0, stdout: 'The database is up to date.\n', stderr: '' });
+  });
+
+  it('creates a merchant and prints exactly its id, API key and webhook secret with --json', async () => {
+    const outcome = await cli(
+      'merchant',
+      'create',
+      '--name',
+      'Shop',
+      '--webhook-url',
+      'https://shop.example/hooks',
+      '--origin',
+      'https://shop.example',
+      '--origin',
+      'http://localhost:4001',
+      '--approve-credentials',
+      'NETWORK_TOKEN,PAN',
+      '--variant',
+      'connected',
+      '--authorization-mode',
+      'merchant',
+      '--json',
+    );
+    expect(outcome.stdout).toMatch(
+      /^\{"merchantId": "mch_[0-9A-Za-z]{22}", "apiKey": "sk_test_[0-9A-Za-z]{32}", "webhookSecret": "whsec_[A-Za-z0-9+/]{32}"\}\n$/,
+    );
+    const created = json(outcome) as { merchantId: string; apiKey: string; webhookSecret: string };
+    expect(Object.keys(created)).toEqual(['merchantId', 'apiKey', 'webhookSecret']);
+
+    await inspect(async (merchants) => {
+      const merchant = await merchants.authenticate(created.apiKey);
+      expect(merchant).toMatchObject({
+        id: created.merchantId,
+        name: 'Shop',
+        webhookUrl: 'https://shop.example/hooks',
+        allowedOrigins: ['https://shop.example', 'http://localhost:4001'],
+        credentialTypes: ['NETWORK_TOKEN', 'PAN'],
+        variant: 'connected',
+        authorizationMode: 'merchant',
+      });
+      expect(await merchants.activeWebhookSecrets(created.merchantId)).toEqual([created.webhookSecret]);
+    });
+  });
+
+  it('creates with shipping methods and tax rates, and says so in text', async () => {
+    const outcome = await cli(
+      'merchant',
+      'create',
+      '--name',
+      'Text Shop',
+      '--shipping-method',
+      'Ground=599',
+      '--shipping-method',
+      'Next day=1999',
+      '--tax-rate',
+      'TX=825',
+    );
+    expect(outcome.code).toBe(0);
+    expect(outcome.stdout).toMatch(
+      /^Created merchant mch_\w+ \(Text Shop\)\.\n {2}API key: +sk_test_\w{32}\n/,
+    );
+    expect(outcome.stdout).toMatch(/Webhook secret: whsec_/);
+    const id = /mch_\w+/.exec(outcome.stdout)?.[0] as string;
+    const shown = json(await cli('merchant', 'show', id, '--json')) as Record<string, unknown>;
+    expect(shown.shippingMethods).toEqual([
+      { externalId: expect.any(String), name: 'Ground', price: 599 },
+      { externalId: expect.any(String), name: 'Next day', price: 1999 },
+    ]);
+    expect(shown.taxSettings).toEqual({ ratesByState: { TX: 825 } });
+    const text = await cli('merchant', 'show', id);
+    expect(text.stdout).toMatch(/shipping methods: +Ground \$5\.99/);
+    expect(text.stdout).toMatch(/tax rates: +TX 8\.25 %/);
+  });
+
+  it('lists, shows, updates and approves merchants', async () => {
+    const { merchantId } = json(await cli('merchant', 'create', '--name', 'Before', '--json')) as {
+      merchantId: string;
+    };
+    const listed = json(await cli('merchant', 'list', '--json')) as { id: string }[];
+    expect(listed.map((merchant) => merchant.id)).toContain(merchantId);
+    const table = await cli('merchant', 'list');
+    expect(table.stdout).toMatch(/^ID +NAME +VARIANT/);
+    expect(table.stdout).toContain(merchantId);
+
+    const updated = json(
+      await cli(
+        'merchant',
+        'update',
+        merchantId,
+        '--name',
+        'After',
+        '--webhook-url',
+        'https://after.example/hooks',
+        '--origin',
+        'https://after.example',
+        '--variant',
+        'connected',
+        '--authorization-mode',
+        'merchant',
+        '--json',
+      ),
+    );
+    expect(updated).toMatchObject({
+      id: merchantId,
+      name: 'After',
+      webhookUrl: 'https://after.example/hooks',
+      allowedOrigins: ['https://after.example'],
+      variant: 'connected',
+      authorizationMode: 'merchant',
+    });
+    const cleared = json(
+      await cli('merchant', 'update', merchantId, '--webhook-url', '', '--clear-origins', '--json'),
+    );
+    expect(cleared).toMatchObject({ webhookUrl: null, allowedOrigins: [] });
+    const text = await cli('merchant', 'update', merchantId, '--name', 'Again');
+    expect(text.stdout).toMatch(/^Updated merchant mch_\w+\.\nid: +mch_/);
+
+    const approved = json(
+      await cli('merchant', 'approve-credentials', merchantId, '--types', 'PAN', '--json'),
+    );
+    expect(approved).toMatchObject({ id: merchantId, credentialTypes: ['PAN'] });
+    const both = await cli('merchant', 'approve-credentials', merchantId, '--types', 'NETWORK_TOKEN,PAN');
+    expect(both.stdout).toBe(`Merchant ${merchantId} is approved for NETWORK_TOKEN, PAN.\n`);
+    const withdrawn = await cli('merchant', 'approve-credentials', merchantId, '--types', '');
+    expect(withdrawn.stdout).toBe(`Merchant ${merchantId} is no longer approved for the credentials flow.\n`);
+  });
+
+  it('refuses bad settings and unknown ids with exit 1 and one line naming the problem', async () => {
+    const { merchantId } = json(await cli('merchant', 'create', '--name', 'Strict', '--json')) as {
+      merchantId: string;
+    };
+    const cases: [string[], RegExp][] = [
+      [
+        ['merchant', 'update', merchantId, '--webhook-url', 'ftp://x'],
+        /^error: webhookUrl must be an absolute/,
+      ],
+      [
+        ['merchant', 'update', merchantId, '--origin', 'https://a.example/path'],
+        /^error: allowedOrigins\[0\]/,
+      ],
+      [['merchant', 'update', merchantId, '--variant', 'premium'], /^error: variant must be one of/],
+      [['merchant', 'create', '--name', ''], /^error: name must be 1 to 200 characters/],
+      [['merchant', 'approve-credentials', merchantId, '--types', 'CVV'], /^error: credentialTypes\[0\]/],
+      [['merchant', 'show', 'mch_missing'], /^error: merchant mch_missing does not exist$/],
+      [['merchant', 'update', 'mch_missing', '--name', 'X'], /^error: merchant mch_missing does not exist$/],
+      [['apikey', 'create', 'mch_missing'], /^error: merchant mch_missing does not exist$/],
+      [['apikey', 'revoke', 'key_missing'], /^error: API key key_missing does not exist$/],
+      [['webhook-secret', 'rotate', 'mch_missing'], /^error: merchant mch_missing does not exist$/],
+    ];
+    for (const [argv, message] of cases) {
+      const outcome = await cli(...argv);
+      expect(outcome.code, argv.join(' ')).toBe(1);
+      expect(outcome.stdout).toBe('');
+      expect(outcome.stderr.split('\n')).toEqual([expect.stringMatching(message), '']);
+    }
+  });
+
+  it('creates, lists and revokes API keys', async () => {
+    const created = json(await cli('merchant', 'create', '--name', 'Keys', '--json')) as {
+      merchantId: string;
+      apiKey: string;
+    };
+    const second = json(await cli('apikey', 'create', created.merchantId, '--json')) as Record<
+      string,
+      string
+    >;
+    expect(second).toEqual({
+      id: expect.stringMatching(/^key_/),
+      merchantId: created.merchantId,
+      apiKey: expect.stringMatching(/^sk_test_[0-9A-Za-z]{32}$/),
+    });
+    const listed = json(await cli('apikey', 'list', created.merchantId, '--json')) as { id: string }[];
+    expect(listed.map((key) => key.id)).toContain(second.id);
+    expect(listed).toHaveLength(2);
+    expect(JSON.stringify(listed)).not.toContain(created.apiKey);
+    expect(JSON.stringify(listed)).not.toContain(second.apiKey);
+
+    const revoked = json(await cli('apikey', 'revoke', second.id as string, '--json')) as Record<
+      string,
+      unknown
+    >;
+    expect(revoked).toMatchObject({
+      id: second.id,
+      merchantId: created.merchantId,
+      revokedAt: expect.any(Number),
+    });
+    const table = await cli('apikey', 'list', created.merchantId);
+    expect(table.stdout).toMatch(/^ID +KEY +CREATED +REVOKED\n/);
+    expect(table.stdout).toContain(`${(second.apiKey as string).slice(0, 12)}…`);
+    await inspect(async (merchants) => {
+      expect(await merchants.authenticate(second.apiKey as string)).toBeUndefined();
+      expect((await merchants.authenticate(created.apiKey))?.id).toBe(created.merchantId);
+    });
+    const text = await cli('apikey', 'create', created.merchantId);
+    expect(text.stdout).toMatch(/^Created API key key_\w+ for mch_\w+:\n {2}sk_test_\w{32}\n/);
+  });
+
+  it('rotates the webhook secret with an overlap', async () => {
+    const created = json(await cli('merchant', 'create', '--name', 'Rotate', '--json')) as {
+      merchantId: string;
+      webhookSecret: string;
+    };
+    const rotated = json(
+      await cli('webhook-secret', 'rotate', created.merchantId, '--overlap-hours', '1', '--json'),
+    ) as { merchantId: string; webhookSecret: string; previousSecretsExpireAt: number };
+    expect(rotated.merchantId).toBe(created.merchantId);
+    expect(rotated.webhookSecret).toMatch(/^whsec_/);
+    expect(rotated.previousSecretsExpireAt).toBeGreaterThan(Date.now() + 3500_000);
+    await inspect(async (merchants) => {
+      expect(await merchants.activeWebhookSecrets(created.merchantId)).toEqual([
+        rotated.webhookSecret,
+        created.webhookSecret,
+      ]);
+    });
+    const now = await cli('webhook-secret', 'rotate', created.merchantId, '--overlap-hours', '0');
+    expect(now.stdout).toMatch(
+      /^New webhook secret for mch_\w+:\n {2}whsec_\S+\nOlder secrets no longer sign\.\n$/,
+    );
+    const bad = await cli('webhook-secret', 'rotate', created.merchantId, '--overlap-hours', 'soon');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^error: --overlap-hours must be a number of hours, got "soon"/);
+  });
+
+  it('rotates the staging vault key and re-encrypts the secrets', async () => {
+    const created = json(await cli('merchant', 'create', '--name', 'Vault', '--json')) as {
+      merchantId: string;
+      webhookSecret: string;
+    };
+    const before = loadKeyRing({ vaultKeys: undefined, dataDir: database.dataDir, warn: () => {} });
+    const result = json(await cli('vault', 'rotate-key', '--json')) as {
+      primaryKeyId: string;
+      reencrypted: number;
+    };
+    expect(result.primaryKeyId).not.toBe(before.primaryKeyId);
+    expect(result.reencrypted).toBeGreaterThanOrEqual(1);
+    const file = fs.readFileSync(path.join(database.dataDir, STAGING_KEYS_FILE), 'utf8').trim();
+    const ring = parseKeyRing(file);
+    expect(ring.keyIds).toEqual([result.primaryKeyId, ...before.keyIds]);
+    await inspect(async (merchants) => {
+      expect(await merchants.activeWebhookSecrets(created.merchantId)).toEqual([created.webhookSecret]);
+    });
+  });
+
+  it('rotates to the first key of VAULT_KEYS', async () => {
+    const other = await testDatabase(engine);
+    try {
+      const oldKey = vaultKey('old');
+      const vaultEnv = {
+        DATABASE_URL: engine === 'sqlite' ? `sqlite:${path.join(other.dataDir, 'w.db')}` : other.url,
+        DATA_DIR: other.dataDir,
+        VAULT_KEYS: oldKey,
+      };
+      const created = json(await runWith(vaultEnv, ['merchant', 'create', '--name', 'Keys', '--json'])) as {
+        merchantId: string;
+      };
+      const single = await runWith(vaultEnv, ['vault', 'rotate-key']);
+      expect(single.stderr).toMatch(/^warning: VAULT_KEYS holds one key/);
+      const rotated = json(
+        await runWith({ ...vaultEnv, VAULT_KEYS: `${vaultKey('new')},${oldKey}` }, [
+          'vault',
+          'rotate-key',
+          '--json',
+        ]),
+      );
+      expect(rotated).toEqual({ primaryKeyId: 'new', reencrypted: 1 });
+      const db = createDb(vaultEnv.DATABASE_URL);
+      const row = await db.kysely
+        .selectFrom('webhook_secrets')
+        .select('secret_ciphertext')
+        .where('merchant_id', '=', created.merchantId)
+        .executeTakeFirstOrThrow();
+      await db.close();
+      expect(row.secret_ciphertext.split('.')[1]).toBe('new');
+      expect(fs.existsSync(path.join(other.dataDir, STAGING_KEYS_FILE))).toBe(false);
+    } finally {
+      await other.drop();
+    }
+  });
+
+  it('runs the service until it is told to stop', async () => {
+    let stop: (signal: string) => void = () => {};
+    const stopped = new Promise<string>((resolve) => {
+      stop = resolve;
+    });
+    const lines: string[] = [];
+    let listening: (url: string) => void = () => {};
+    const started = new Promise<string>((resolve) => {
+      listening = resolve;
+    });
+    const running = run(['serve', '--json'], {
+      stdout: (text) => {
+        lines.push(text);
+        listening((JSON.parse(text) as { url: string }).url);
+      },
+      stderr: (text) => lines.push(text),
+      env: { ...env, PORT: '0', LOG_LEVEL: 'silent' },
+      waitForStop: () => stopped,
+    });
+    const url = await Promise.race([started, running.then((code) => `exited ${code}: ${lines.join('')}`)]);
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    stop('SIGTERM');
+    expect(await running).toBe(0);
+    expect(lines.join('')).toContain('SIGTERM: stopping');
+    await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+  });
+});
+
+describe('wallet-checkout CLI without a database', () => {
+  const cli = (...argv: string[]) => runWith({ DATABASE_URL: 'sqlite:/nonexistent/never-opened.db' }, argv);
+
+  it('explains every command with --help', async () => {
+    const overview = await cli('--help');
+    expect(overview.code).toBe(0);
+    for (const name of COMMAND_NAMES) expect(overview.stdout).toContain(name);
+    for (const name of COMMAND_NAMES) {
+      const help = await cli(...name.split(' '), '--help');
+      expect(help.code, name).toBe(0);
+      expect(help.stdout).toContain(`Usage: wallet-checkout ${name}`);
+      expect(help.stdout).toContain('--json');
+    }
+    const create = await cli('merchant', 'create', '--help');
+    for (const flag of [
+      '--name',
+      '--webhook-url',
+      '--origin',
+      '--approve-credentials',
+      '--variant',
+      '--authorization-mode',
+    ]) {
+      expect(create.stdout).toContain(flag);
+    }
+    expect(await cli('merchant', '--help')).toMatchObject({
+      code: 0,
+      stdout: expect.stringContaining('merchant update'),
+    });
+    expect(await cli('merchant')).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('merchant create'),
+    });
+    expect(await cli()).toMatchObject({ code: 2, stderr: expect.stringContaining('Usage: wallet-checkout') });
+  });
+
+  it.each([
+    [
+      ['merchant', 'create', '--name', 'X', '--bogus'],
+      /^error: unknown option --bogus for "merchant create"/,
+    ],
+    [['merchant', 'create', '--name'], /^error: option --name needs a value/],
+    [['merchant', 'create', '--json=yes', '--name', 'X'], /^error: option --json takes no value/],
+    [['merchant', 'create', '--json'], /^error: "merchant create" needs --name/],
+    [['merchant', 'show'], /^error: "merchant show" needs <merchantId>/],
+    [['merchant', 'show', 'a', 'b'], /^error: unexpected argument "b" for "merchant show"/],
+    [['merchant', 'update', 'mch_1'], /^error: "merchant update" needs at least one setting/],
+    [
+      ['merchant', 'update', 'mch_1', '--clear-origins', '--origin', 'https://a.example'],
+      /--clear-origins and --origin/,
+    ],
+    [['merchant', 'approve-credentials', 'mch_1'], /^error: "merchant approve-credentials" needs --types/],
+    [
+      ['merchant', 'create', '--name', 'X', '--shipping-method', 'Ground'],
+      /^error: --shipping-method must be NAME=CENTS/,
+    ],
+    [
+      ['merchant', 'create', '--name', 'X', '--tax-rate', 'TX=8.25'],
+      /^error: --tax-rate must be STATE=BASIS_POINTS/,
+    ],
+    [['merchant', 'frobnicate'], /^error: unknown command "merchant frobnicate"/],
+    [['launch'], /^error: unknown command "launch"/],
+  ])('refuses %j with exit 2 and one line', async (argv, message) => {
+    const outcome = await cli(...argv);
+    expect(outcome.code).toBe(2);
+    expect(outcome.stdout).toBe('');
+    expect(outcome.stderr.split('\n')).toEqual([expect.stringMatching(message), '']);
+  });
+
+  it('names a bad environment variable in one line', async () => {
+    const port = await runWith({ PORT: 'abc' }, ['merchant', 'list']);
+    expect(port).toEqual({ code: 1, stdout: '', stderr: 'error: PORT: must be a whole number, got "abc"\n' });
+    const production = await runWith({ WALLET_ENV: 'production' }, ['migrate', '--json']);
+    expect(production.code).toBe(1);
+    expect(production.stderr).toBe('error: VAULT_KEYS: is required when WALLET_ENV=production\n');
+  });
+
+  it('reports an unreachable database in one line', async () => {
+    const outcome = await runWith({ DATABASE_URL: 'postgres://127.0.0.1:1/none' }, ['merchant', 'list']);
+    expect(outcome.code).toBe(1);
+    expect(outcome.stderr.split('\n')).toEqual([expect.stringMatching(/^error: .*ECONNREFUSED/), '']);
+  });
+});

@@ -1,0 +1,107 @@
+/**
+ * The `wallet-checkout` command line. `run` takes the arguments and the process's streams and environment
+ * as values and returns the exit code, so tests call it in-process. Exit codes: 0 done, 1 failed (bad
+ * configuration, refused input, unreachable database…), 2 bad command line. Errors are one line on
+ * stderr: `error: <message>`.
+ */
+import { ConfigError } from '../config.js';
+import { DomainError } from '../errors.js';
+import { scrub } from '../log.js';
+import { type Command, commandHelp, parseCommandLine, UsageError } from './args.js';
+import { type CliIo, openContext } from './context.js';
+import { MERCHANT_COMMANDS } from './merchant-commands.js';
+import { SERVICE_COMMANDS } from './service-commands.js';
+
+export type { CliIo } from './context.js';
+
+const COMMANDS: Command[] = [...SERVICE_COMMANDS, ...MERCHANT_COMMANDS];
+
+function overview(): string {
+  const width = Math.max(...COMMANDS.map((command) => command.name.length));
+  return [
+    'Usage: wallet-checkout <command> [options]',
+    '',
+    'Commands:',
+    ...COMMANDS.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`),
+    '',
+    'Every command takes --json (machine-readable output) and --help.',
+    'Configuration comes from the environment (DATABASE_URL, WALLET_ENV, VAULT_KEYS, …).',
+    '',
+  ].join('\n');
+}
+
+function groupHelp(group: string): string {
+  const commands = COMMANDS.filter((command) => command.name.startsWith(`${group} `));
+  const width = Math.max(...commands.map((command) => command.name.length));
+  return [
+    `Usage: wallet-checkout ${group} <command> [options]`,
+    '',
+    'Commands:',
+    ...commands.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`),
+    '',
+  ].join('\n');
+}
+
+/** The command named by the first one or two words, and the arguments after them. */
+function findCommand(argv: string[]): { command: Command; rest: string[] } | { group: string } {
+  const [first = '', second = ''] = argv;
+  const two = COMMANDS.find((command) => command.name === `${first} ${second}`);
+  if (two) return { command: two, rest: argv.slice(2) };
+  const one = COMMANDS.find((command) => command.name === first);
+  if (one) return { command: one, rest: argv.slice(1) };
+  if (COMMANDS.some((command) => command.name.startsWith(`${first} `))) return { group: first };
+  throw new UsageError(`unknown command "${first}"`);
+}
+
+/** One line whatever the error: a multi-line driver message must not spill over. */
+function oneLine(message: string): string {
+  return message.replace(/\s*\n\s*/g, ' ').trim();
+}
+
+export async function run(argv: string[], io: CliIo): Promise<number> {
+  try {
+    const [first] = argv;
+    if (first === undefined) {
+      io.stderr(overview());
+      return 2;
+    }
+    if (first === '--help' || first === '-h' || first === 'help') {
+      io.stdout(overview());
+      return 0;
+    }
+    const found = findCommand(argv);
+    if ('group' in found) {
+      if (argv.includes('--help') || argv.includes('-h') || argv.length === 1) {
+        (argv.length === 1 ? io.stderr : io.stdout)(groupHelp(found.group));
+        return argv.length === 1 ? 2 : 0;
+      }
+      throw new UsageError(`unknown command "${found.group} ${argv[1]}"`);
+    }
+    const { command, rest } = found;
+    const parsed = parseCommandLine(command, rest);
+    if (parsed === 'help') {
+      io.stdout(commandHelp(command));
+      return 0;
+    }
+    const input = command.prepare(parsed);
+    const context = await openContext(io, parsed.json);
+    try {
+      return (await command.execute(context, input)) ?? 0;
+    } finally {
+      await context.close();
+    }
+  } catch (error) {
+    if (error instanceof UsageError) {
+      const help = error.command ? `wallet-checkout ${error.command} --help` : 'wallet-checkout --help';
+      io.stderr(`error: ${oneLine(error.message)} (see ${help})\n`);
+      return 2;
+    }
+    if (error instanceof ConfigError || error instanceof DomainError) {
+      io.stderr(`error: ${oneLine(error.message)}\n`);
+      return 1;
+    }
+    // Unexpected (database unreachable, disk full…): the message only, scrubbed of anything secret-shaped.
+    io.stderr(`error: ${oneLine(scrub(error instanceof Error ? error.message : String(error)))}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,104 @@
+/** `serve`, `start`, `migrate` and `vault rotate-key`: running and maintaining the service. */
+import { addStagingKey, STAGING_KEYS_FILE } from '../vault/keyring.js';
+import { reencryptAll } from '../vault/rotate.js';
+import { type Command, defineCommand } from './args.js';
+import type { Context } from './context.js';
+
+/** Resolves on the first SIGINT or SIGTERM; a second one gets Node's default handling (exit at once). */
+export function waitForSignal(): Promise<string> {
+  return new Promise((resolve) => {
+    // The service's sockets keep the process alive; this timer makes sure of it whatever the service does.
+    const keepAlive = setInterval(() => {}, 2 ** 30);
+    const stop = (signal: NodeJS.Signals) => {
+      clearInterval(keepAlive);
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve(signal);
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+}
+
+async function runUntilStopped(context: Context, demo: boolean): Promise<number> {
+  const { config, io } = context;
+  // The database is migrated; the service opens its own connections.
+  await context.close();
+  // Loaded here, not at the top: the other commands start faster without the HTTP stack.
+  const { runService } = await import('../server.js');
+  const service = await runService(config, { demo });
+  const lines = [
+    `Wallet Checkout is listening on ${service.url} (Ctrl-C stops it).`,
+    `API reference: ${service.docsUrl}`,
+  ];
+  if (service.demo) {
+    lines.push(
+      `Demo merchant: ${service.demo.merchantId}`,
+      `Demo API key:  ${service.demo.apiKey} (new on every start)`,
+    );
+  }
+  context.print(lines.join('\n'), { url: service.url, docsUrl: service.docsUrl, demo: service.demo ?? null });
+  const signal = await (io.waitForStop ?? waitForSignal)();
+  io.stderr(`${signal}: stopping\n`);
+  await service.close();
+  return 0;
+}
+
+const serve = defineCommand<void>({
+  name: 'serve',
+  summary: 'Run the service alone on PORT (default 4000), until SIGINT or SIGTERM.',
+  details: [
+    'Configuration comes from the environment: PORT, HOST, PUBLIC_URL, DATABASE_URL, WALLET_ENV, VAULT_KEYS…',
+  ],
+  prepare() {},
+  execute: (context) => runUntilStopped(context, false),
+});
+
+const start = defineCommand<void>({
+  name: 'start',
+  summary: 'Run the service with the demo store beside it (what `npm start` does).',
+  prepare() {},
+  execute: (context) => runUntilStopped(context, true),
+});
+
+const migrateCommand = defineCommand<void>({
+  name: 'migrate',
+  summary: 'Apply pending database migrations to DATABASE_URL.',
+  prepare() {},
+  async execute(context) {
+    const applied = context.migrated;
+    context.print(applied.length > 0 ? `Applied ${applied.join(', ')}.` : 'The database is up to date.', {
+      applied,
+    });
+    return 0;
+  },
+});
+
+const vaultRotateKey = defineCommand<void>({
+  name: 'vault rotate-key',
+  summary: 'Re-encrypt every secret at rest under a new primary key.',
+  details: [
+    `Staging without VAULT_KEYS: adds a new key in front of ${STAGING_KEYS_FILE} in the data folder.`,
+    'With VAULT_KEYS: put the new key first and keep the old ones after it, deploy that to every',
+    'process, then run this. Old keys can be removed once it has finished.',
+  ],
+  prepare() {},
+  async execute(context) {
+    const { config, io } = context;
+    let keyRing = context.keyRing;
+    if (!config.vaultKeys) {
+      keyRing = addStagingKey(config.dataDir);
+    } else if (keyRing.keyIds.length === 1) {
+      io.stderr('warning: VAULT_KEYS holds one key, so this re-encrypts under the same key.\n');
+    }
+    const { reencrypted } = await reencryptAll(context.db, keyRing);
+    const restart = config.vaultKeys ? '' : '\nRestart running services so that they load the new key.';
+    context.print(
+      `Re-encrypted ${reencrypted} value(s) under the primary key ${keyRing.primaryKeyId}.${restart}`,
+      { primaryKeyId: keyRing.primaryKeyId, reencrypted },
+    );
+    return 0;
+  },
+});
+
+export const SERVICE_COMMANDS: Command[] = [serve, start, migrateCommand, vaultRotateKey];

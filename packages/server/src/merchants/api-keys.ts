@@ -1,0 +1,172 @@
+/**
+ * Merchant API keys. A key is `sk_test_` (staging) or `sk_live_` (production) followed by 32 base62
+ * characters (about 190 bits). Only its SHA-256 is stored, with the first characters for listings. A fast
+ * unsalted hash is enough: the key is random and long, so there is nothing to guess from the hash.
+ *
+ * `authenticate` runs on every API request. It finds a key by its hash (so no secret is ever compared
+ * character by character) and keeps hash → merchant in memory for a few seconds. A revoke or a merchant
+ * update in this process drops the entry at once; another process sees it within the cache's lifetime
+ * (5 s by default).
+ */
+import { createHash } from 'node:crypto';
+import { NotFoundError } from '../errors.js';
+import { newId, randomToken } from '../ids.js';
+import { TtlCache } from './cache.js';
+import { type ApiKeyRow, type MerchantsRepo, toMerchant } from './repo.js';
+import type { Merchant } from './types.js';
+import type { WalletEnv } from './validation.js';
+
+export const API_KEY_PREFIXES: Record<WalletEnv, string> = { staging: 'sk_test_', production: 'sk_live_' };
+const KEY_BODY = /^[0-9A-Za-z]{32}$/;
+const KEY_BODY_LENGTH = 32;
+/** `sk_test_` plus 4 random characters: enough to tell keys apart, far too little to guess the rest. */
+const DISPLAY_PREFIX_LENGTH = 12;
+
+export interface ApiKeyInfo {
+  id: string;
+  merchantId: string;
+  /** The first characters of the key, e.g. `sk_test_Ab3x`. */
+  prefix: string;
+  createdAt: number;
+  revokedAt: number | null;
+}
+
+export interface NewApiKey {
+  id: string;
+  /** The whole key; shown once, never stored. */
+  apiKey: string;
+}
+
+export function hashApiKey(apiKey: string): string {
+  return createHash('sha256').update(apiKey).digest('hex');
+}
+
+function toInfo(row: ApiKeyRow): ApiKeyInfo {
+  return {
+    id: row.id,
+    merchantId: row.merchant_id,
+    prefix: row.prefix,
+    createdAt: Number(row.created_at),
+    revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+  };
+}
+
+export class ApiKeys {
+  readonly #repo: MerchantsRepo;
+  readonly #keyPrefix: string;
+  readonly #now: () => number;
+  readonly #cache: TtlCache<string, Merchant>;
+  /** Unknown or revoked hashes, so a client retrying with a dead key does not reach the database each time. */
+  readonly #misses: TtlCache<string, true>;
+  /** One database look-up per hash at a time, however many requests wait for it. */
+  readonly #inflight = new Map<string, Promise<Merchant | undefined>>();
+  /** Bumped on every invalidation: a look-up that started before it must not fill the cache after it. */
+  #generation = 0;
+
+  constructor(options: {
+    repo: MerchantsRepo;
+    env: WalletEnv;
+    now: () => number;
+    cacheTtlMs: number;
+    cacheMaxEntries: number;
+  }) {
+    this.#repo = options.repo;
+    this.#keyPrefix = API_KEY_PREFIXES[options.env];
+    this.#now = options.now;
+    this.#cache = new TtlCache({
+      ttlMs: options.cacheTtlMs,
+      maxEntries: options.cacheMaxEntries,
+      now: options.now,
+    });
+    this.#misses = new TtlCache({
+      ttlMs: options.cacheTtlMs,
+      maxEntries: Math.ceil(options.cacheMaxEntries / 10),
+      now: options.now,
+    });
+  }
+
+  /** Creates a key with `repo` (which may be bound to the caller's transaction). */
+  async issue(repo: MerchantsRepo, merchantId: string): Promise<NewApiKey> {
+    const apiKey = `${this.#keyPrefix}${randomToken(KEY_BODY_LENGTH)}`;
+    const id = newId('apiKey');
+    const hash = hashApiKey(apiKey);
+    await repo.insertApiKey({
+      id,
+      merchant_id: merchantId,
+      prefix: apiKey.slice(0, DISPLAY_PREFIX_LENGTH),
+      hash,
+      created_at: this.#now(),
+      revoked_at: null,
+    });
+    this.#misses.delete(hash);
+    return { id, apiKey };
+  }
+
+  async create(merchantId: string): Promise<NewApiKey> {
+    await this.#requireMerchant(merchantId);
+    return this.issue(this.#repo, merchantId);
+  }
+
+  /** The merchant's keys, oldest first, without secrets. */
+  async list(merchantId: string): Promise<ApiKeyInfo[]> {
+    await this.#requireMerchant(merchantId);
+    return (await this.#repo.listApiKeys(merchantId)).map(toInfo);
+  }
+
+  /** Revokes a key (a second revoke keeps the first time); it stops working in this process at once. */
+  async revoke(keyId: string): Promise<ApiKeyInfo> {
+    const row = await this.#repo.revokeApiKey(keyId, this.#now());
+    if (!row) throw new NotFoundError('API_KEY_NOT_FOUND', `API key ${keyId} does not exist`);
+    this.#cache.delete(row.hash);
+    this.#invalidate();
+    return toInfo(row);
+  }
+
+  async authenticate(apiKey: string): Promise<Merchant | undefined> {
+    // A key of the other environment, or of no known shape, never reaches the database.
+    if (typeof apiKey !== 'string' || !apiKey.startsWith(this.#keyPrefix)) return undefined;
+    if (!KEY_BODY.test(apiKey.slice(this.#keyPrefix.length))) return undefined;
+    const hash = hashApiKey(apiKey);
+    const cached = this.#cache.get(hash);
+    if (cached) return cached;
+    if (this.#misses.get(hash)) return undefined;
+    let pending = this.#inflight.get(hash);
+    if (!pending) {
+      pending = this.#load(hash, this.#generation);
+      this.#inflight.set(hash, pending);
+    }
+    return pending;
+  }
+
+  /** Drops cached look-ups of one merchant, after its settings changed. */
+  forgetMerchant(merchantId: string): void {
+    this.#cache.deleteWhere((merchant) => merchant.id === merchantId);
+    this.#invalidate();
+  }
+
+  async #load(hash: string, generation: number): Promise<Merchant | undefined> {
+    try {
+      const found = await this.#repo.findByKeyHash(hash);
+      const merchant = found && found.revokedAt === null ? toMerchant(found.merchant) : undefined;
+      if (generation === this.#generation) {
+        if (merchant) this.#cache.set(hash, merchant);
+        else this.#misses.set(hash, true);
+      }
+      return merchant;
+    } finally {
+      // After an invalidation the map was cleared, and any entry for this hash belongs to a newer look-up.
+      if (generation === this.#generation) this.#inflight.delete(hash);
+    }
+  }
+
+  #invalidate(): void {
+    this.#generation++;
+    this.#inflight.clear();
+  }
+
+  async #requireMerchant(merchantId: string): Promise<void> {
+    if (!(await this.#repo.findMerchant(merchantId))) {
+      throw new NotFoundError('MERCHANT_NOT_FOUND', `merchant ${merchantId} does not exist`);
+    }
+  }
+}

@@ -1,0 +1,13 @@
+/**
+ * Merchants: accounts and their settings, API keys (stored as SHA-256 only) and webhook signing secrets
+ * (stored encrypted, rotated with an overlap). Other areas use this face, never the tables.
+ *
+ * Caching: `authenticate` and `activeWebhookSecrets` keep results in memory for a few seconds (5 s by
+ * default). A change made through this process's instance applies at once; with several processes, a
+ * revoked key, a merchant update or a rotated secret is seen by the others within that time.
+ */
+export { API_KEY_PREFIXES, type ApiKeyInfo, hashApiKey, type NewApiKey } from './api-keys.js';
+export { type CreatedMerchant, Merchants, type MerchantsOptions } from './service.js';
+export * from './types.js';
+export type { CreateMerchantInput, MerchantPatch, ShippingMethodInput } from './validation.js';
+export { DEFAULT_OVERLAP_SECONDS, WEBHOOK_SECRET_PREFIX } from './webhook-secrets.js';

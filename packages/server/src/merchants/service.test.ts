@@ -1,0 +1,326 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DomainError } from '../errors.js';
+import { engines, openTestDb } from '../test-support/db.js';
+import { KeyRing } from '../vault/keyring.js';
+import { hashApiKey, Merchants } from './index.js';
+
+const keyRing = new KeyRing([{ id: 'k1', key: randomBytes(32) }]);
+
+async function rejection(promise: Promise<unknown>): Promise<DomainError> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(DomainError);
+  return error as DomainError;
+}
+
+describe.each(engines())('merchants on %s', (engine) => {
+  let handle: Awaited<ReturnType<typeof openTestDb>>;
+  let clock: number;
+  let merchants: Merchants;
+  const now = () => clock;
+
+  beforeAll(async () => {
+    handle = await openTestDb(engine);
+    clock = 1_700_000_000_000;
+    merchants = new Merchants({ db: handle.db, keyRing, env: 'staging', now });
+  });
+  afterAll(() => handle.close());
+
+  describe('accounts', () => {
+    it('creates a merchant with defaults, one API key and one webhook secret', async () => {
+      const created = await merchants.create({ name: '  Demo Shop ' });
+      expect(created.merchant).toEqual({
+        id: expect.stringMatching(/^mch_[0-9A-Za-z]{22}$/),
+        name: 'Demo Shop',
+        webhookUrl: null,
+        allowedOrigins: [],
+        credentialTypes: [],
+        variant: 'standard',
+        authorizationMode: 'service',
+        shippingMethods: [],
+        taxSettings: { ratesByState: {} },
+        createdAt: clock,
+      });
+      expect(created.apiKey).toMatch(/^sk_test_[0-9A-Za-z]{32}$/);
+      expect(created.webhookSecret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+      expect(await merchants.get(created.merchant.id)).toEqual(created.merchant);
+    });
+
+    it('stores every setting and normalizes origins', async () => {
+      const { merchant } = await merchants.create({
+        name: 'Full',
+        webhookUrl: 'https://shop.example/hooks?x=1',
+        allowedOrigins: ['https://Shop.Example:443', 'http://localhost:5173', 'https://shop.example'],
+        credentialTypes: ['PAN', 'NETWORK_TOKEN', 'PAN'],
+        variant: 'connected',
+        authorizationMode: 'merchant',
+        shippingMethods: [
+          { externalId: 'ground', name: 'Ground', price: 599 },
+          { name: 'Pickup', price: 0 },
+        ],
+        taxSettings: { ratesByState: { TX: 825, OR: 0 } },
+      });
+      expect(merchant).toMatchObject({
+        webhookUrl: 'https://shop.example/hooks?x=1',
+        allowedOrigins: ['https://shop.example', 'http://localhost:5173'],
+        credentialTypes: ['NETWORK_TOKEN', 'PAN'],
+        variant: 'connected',
+        authorizationMode: 'merchant',
+        taxSettings: { ratesByState: { TX: 825, OR: 0 } },
+      });
+      expect(merchant.shippingMethods[0]).toEqual({ externalId: 'ground', name: 'Ground', price: 599 });
+      expect(merchant.shippingMethods[1]).toEqual({
+        externalId: expect.any(String),
+        name: 'Pickup',
+        price: 0,
+      });
+      expect(await merchants.get(merchant.id)).toEqual(merchant);
+      expect(Object.isFrozen(merchant.allowedOrigins)).toBe(true);
+    });
+
+    it.each([
+      [{ name: '' }, /^name must be 1 to 200 characters/],
+      [{ name: 'x'.repeat(201) }, /^name must be 1 to 200 characters/],
+      [{ name: 42 }, /^name must be a string/],
+      [{ name: 'A', webhookUrl: 'ftp://shop.example/x' }, /^webhookUrl must be an absolute http\(s\) URL/],
+      [{ name: 'A', webhookUrl: '/relative' }, /^webhookUrl must be an absolute http\(s\) URL/],
+      [{ name: 'A', webhookUrl: 'http:shop.example' }, /^webhookUrl must be an absolute http\(s\) URL/],
+      [{ name: 'A', webhookUrl: 'https://u:p@shop.example/' }, /^webhookUrl must not contain a user name/],
+      [
+        { name: 'A', allowedOrigins: ['https://shop.example/checkout'] },
+        /^allowedOrigins\[0\] must be scheme/,
+      ],
+      [{ name: 'A', allowedOrigins: ['https://a.example', 'shop.example'] }, /^allowedOrigins\[1\] must be/],
+      [{ name: 'A', allowedOrigins: ['ftp://shop.example'] }, /^allowedOrigins\[0\] must be/],
+      [{ name: 'A', allowedOrigins: 'https://shop.example' }, /^allowedOrigins must be an array/],
+      [
+        { name: 'A', credentialTypes: ['PAN', 'CVV'] },
+        /^credentialTypes\[1\] must be one of NETWORK_TOKEN, PAN/,
+      ],
+      [{ name: 'A', variant: 'premium' }, /^variant must be one of standard, connected/],
+      [{ name: 'A', authorizationMode: 'gateway' }, /^authorizationMode must be one of service, merchant/],
+      [
+        { name: 'A', shippingMethods: [{ name: 'Air', price: 5.5 }] },
+        /^shippingMethods\[0\]\.price must be a whole/,
+      ],
+      [{ name: 'A', shippingMethods: [{ name: 'Air', price: -1 }] }, /^shippingMethods\[0\]\.price/],
+      [{ name: 'A', shippingMethods: [{ name: '', price: 1 }] }, /^shippingMethods\[0\]\.name/],
+      [
+        {
+          name: 'A',
+          shippingMethods: [
+            { externalId: 'a', name: 'A', price: 1 },
+            { externalId: 'a', name: 'B', price: 1 },
+          ],
+        },
+        /^shippingMethods\[1\]\.externalId must be unique/,
+      ],
+      [
+        { name: 'A', taxSettings: { ratesByState: { TX: 10_001 } } },
+        /^taxSettings\.ratesByState\.TX must be/,
+      ],
+      [{ name: 'A', taxSettings: { ratesByState: { TX: 8.25 } } }, /^taxSettings\.ratesByState\.TX must be/],
+      [{ name: 'A', taxSettings: { ratesByState: { texas: 1 } } }, /^taxSettings\.ratesByState keys must be/],
+      [{ name: 'A', taxSettings: {} }, /^taxSettings must be an object/],
+    ])('refuses %j with a message naming the field', async (input, message) => {
+      const error = await rejection(merchants.create(input as never));
+      expect(error.errorCode).toBe('VALIDATION_ERROR');
+      expect(error.status).toBe(400);
+      expect(error.message).toMatch(message);
+    });
+
+    it('asks for https and a public host in production', async () => {
+      const production = new Merchants({ db: handle.db, keyRing, env: 'production', now });
+      for (const [webhookUrl, message] of [
+        ['http://shop.example/hooks', /^webhookUrl must use https in production/],
+        ['https://127.0.0.1/hooks', /^webhookUrl must not point to a private/],
+        ['https://10.1.2.3/hooks', /^webhookUrl must not point to a private/],
+        ['https://[::1]/hooks', /^webhookUrl must not point to a private/],
+        ['https://localhost:8443/hooks', /^webhookUrl must not point to a private/],
+      ] as const) {
+        const error = await rejection(production.create({ name: 'Prod', webhookUrl }));
+        expect(error.message).toMatch(message);
+      }
+      const { merchant } = await production.create({ name: 'Prod', webhookUrl: 'https://shop.example/h' });
+      expect(merchant.webhookUrl).toBe('https://shop.example/h');
+      // Staging is for development: a local receiver is fine there.
+      const local = await merchants.create({ name: 'Dev', webhookUrl: 'http://127.0.0.1:3000/hooks' });
+      expect(local.merchant.webhookUrl).toBe('http://127.0.0.1:3000/hooks');
+    });
+
+    it('lists, updates and approves', async () => {
+      const { merchant } = await merchants.create({ name: 'Before' });
+      clock += 1000;
+      const updated = await merchants.update(merchant.id, {
+        name: 'After',
+        webhookUrl: 'https://after.example/hooks',
+        allowedOrigins: ['https://after.example'],
+        variant: 'connected',
+        authorizationMode: 'merchant',
+      });
+      expect(updated).toMatchObject({
+        id: merchant.id,
+        name: 'After',
+        webhookUrl: 'https://after.example/hooks',
+        allowedOrigins: ['https://after.example'],
+        variant: 'connected',
+        authorizationMode: 'merchant',
+        createdAt: merchant.createdAt,
+      });
+      expect((await merchants.update(merchant.id, { webhookUrl: null })).webhookUrl).toBeNull();
+      expect(await merchants.update(merchant.id, {})).toEqual({ ...updated, webhookUrl: null });
+
+      const approved = await merchants.approveCredentials(merchant.id, ['PAN', 'NETWORK_TOKEN']);
+      expect(approved.credentialTypes).toEqual(['NETWORK_TOKEN', 'PAN']);
+      const row = await handle.db.kysely
+        .selectFrom('merchants')
+        .select('credentials_approved_at')
+        .where('id', '=', merchant.id)
+        .executeTakeFirstOrThrow();
+      expect(row.credentials_approved_at).toBe(clock);
+      const revoked = await merchants.approveCredentials(merchant.id, []);
+      expect(revoked.credentialTypes).toEqual([]);
+
+      const listed = await merchants.list();
+      expect(listed.map((entry) => entry.id)).toContain(merchant.id);
+      expect(listed.find((entry) => entry.id === merchant.id)).toEqual(revoked);
+    });
+
+    it('refuses bad updates and unknown merchants', async () => {
+      const { merchant } = await merchants.create({ name: 'Strict' });
+      const bad = await rejection(merchants.update(merchant.id, { name: '' }));
+      expect(bad.errorCode).toBe('VALIDATION_ERROR');
+      expect(bad.message).toMatch(/^name must be/);
+      const badTypes = await rejection(merchants.approveCredentials(merchant.id, ['CARD' as never]));
+      expect(badTypes.message).toMatch(/^credentialTypes\[0\] must be one of/);
+
+      expect(await merchants.get('mch_missing')).toBeUndefined();
+      for (const attempt of [
+        () => merchants.update('mch_missing', { name: 'X' }),
+        () => merchants.update('mch_missing', {}),
+        () => merchants.approveCredentials('mch_missing', ['PAN']),
+        () => merchants.createApiKey('mch_missing'),
+        () => merchants.listApiKeys('mch_missing'),
+        () => merchants.rotateWebhookSecret('mch_missing'),
+      ]) {
+        const error = await rejection(attempt());
+        expect(error.errorCode).toBe('MERCHANT_NOT_FOUND');
+        expect(error.status).toBe(404);
+      }
+    });
+  });
+
+  describe('API keys', () => {
+    it('stores the hash and a short prefix, never the key', async () => {
+      const { merchant, apiKey } = await merchants.create({ name: 'Hashed' });
+      const second = await merchants.createApiKey(merchant.id);
+      expect(second.id).toMatch(/^key_/);
+      const rows = await handle.db.kysely
+        .selectFrom('api_keys')
+        .selectAll()
+        .where('merchant_id', '=', merchant.id)
+        .execute();
+      expect(rows).toHaveLength(2);
+      const stored = JSON.stringify(rows);
+      for (const key of [apiKey, second.apiKey]) {
+        expect(stored).not.toContain(key);
+        expect(stored).not.toContain(key.slice(8));
+        expect(rows.map((row) => row.hash)).toContain(hashApiKey(key));
+      }
+      expect(rows.map((row) => row.prefix).sort()).toEqual(
+        [apiKey.slice(0, 12), second.apiKey.slice(0, 12)].sort(),
+      );
+    });
+
+    it('authenticates several keys per merchant and refuses revoked, unknown and malformed ones', async () => {
+      const { merchant, apiKey } = await merchants.create({ name: 'Keys' });
+      clock += 1;
+      const second = await merchants.createApiKey(merchant.id);
+      expect((await merchants.authenticate(apiKey))?.id).toBe(merchant.id);
+      expect((await merchants.authenticate(second.apiKey))?.id).toBe(merchant.id);
+
+      clock += 1000;
+      const revoked = await merchants.revokeApiKey(second.id);
+      expect(revoked).toMatchObject({ id: second.id, merchantId: merchant.id, revokedAt: clock });
+      // The entry cached by the call above is dropped at once.
+      expect(await merchants.authenticate(second.apiKey)).toBeUndefined();
+      expect((await merchants.authenticate(apiKey))?.id).toBe(merchant.id);
+
+      // Revoking again keeps the first time.
+      clock += 1000;
+      expect((await merchants.revokeApiKey(second.id)).revokedAt).toBe(clock - 1000);
+
+      const listed = await merchants.listApiKeys(merchant.id);
+      expect(listed).toEqual([
+        {
+          id: expect.any(String),
+          merchantId: merchant.id,
+          prefix: apiKey.slice(0, 12),
+          createdAt: expect.any(Number),
+          revokedAt: null,
+        },
+        {
+          id: second.id,
+          merchantId: merchant.id,
+          prefix: second.apiKey.slice(0, 12),
+          createdAt: expect.any(Number),
+          revokedAt: clock - 1000,
+        },
+      ]);
+      expect(JSON.stringify(listed)).not.toContain(apiKey);
+
+      for (const wrong of [
+        '',
+        'sk_test_',
+        `${apiKey}x`,
+        apiKey.slice(0, -1),
+        `sk_test_${'A'.repeat(32)}`,
+        `Bearer ${apiKey}`,
+      ]) {
+        expect(await merchants.authenticate(wrong)).toBeUndefined();
+      }
+      const unknown = await rejection(merchants.revokeApiKey('key_missing'));
+      expect(unknown.errorCode).toBe('API_KEY_NOT_FOUND');
+    });
+
+    it("refuses a key of the other environment's prefix", async () => {
+      const production = new Merchants({ db: handle.db, keyRing, env: 'production', now });
+      const live = await production.create({ name: 'Live' });
+      expect(live.apiKey).toMatch(/^sk_live_[0-9A-Za-z]{32}$/);
+      expect((await production.authenticate(live.apiKey))?.id).toBe(live.merchant.id);
+      // Same database, same stored hash: the staging service still refuses it, and the reverse.
+      expect(await merchants.authenticate(live.apiKey)).toBeUndefined();
+      const test = await merchants.create({ name: 'Test' });
+      expect(await production.authenticate(test.apiKey)).toBeUndefined();
+    });
+
+    it('serves later look-ups from memory and drops them on a local update', async () => {
+      const { merchant, apiKey } = await merchants.create({ name: 'Cached' });
+      const first = await merchants.authenticate(apiKey);
+      const [a, b] = await Promise.all([merchants.authenticate(apiKey), merchants.authenticate(apiKey)]);
+      expect(a).toBe(first);
+      expect(b).toBe(first);
+      await merchants.approveCredentials(merchant.id, ['PAN']);
+      expect((await merchants.authenticate(apiKey))?.credentialTypes).toEqual(['PAN']);
+      await merchants.update(merchant.id, { name: 'Renamed' });
+      expect((await merchants.authenticate(apiKey))?.name).toBe('Renamed');
+    });
+
+    it('lets another process see a revoke within the cache lifetime', async () => {
+      const other = new Merchants({ db: handle.db, keyRing, env: 'staging', now, cacheTtlMs: 5_000 });
+      const { apiKey } = await merchants.create({ name: 'Two processes' });
+      const keyId =
+        (await merchants.listApiKeys((await merchants.authenticate(apiKey))?.id ?? ''))[0]?.id ?? '';
+      expect(await other.authenticate(apiKey)).toBeDefined();
+      await merchants.revokeApiKey(keyId);
+      expect(await merchants.authenticate(apiKey)).toBeUndefined();
+      clock += 4_999;
+      expect(await other.authenticate(apiKey)).toBeDefined();
+      clock += 1;
+      expect(await other.authenticate(apiKey)).toBeUndefined();
+    });
+  });
+});

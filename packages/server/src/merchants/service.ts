@@ -1,0 +1,190 @@
+import type { Db } from '../db/index.js';
+import { NotFoundError, ValidationError } from '../errors.js';
+import { newId } from '../ids.js';
+import type { KeyRing } from '../vault/keyring.js';
+import { type ApiKeyInfo, ApiKeys, type NewApiKey } from './api-keys.js';
+import { type MerchantChanges, type MerchantRow, MerchantsRepo, toMerchant } from './repo.js';
+import type { CredentialType, Merchant } from './types.js';
+import {
+  type CreateMerchantInput,
+  type MerchantPatch,
+  type MerchantSettings,
+  validateCredentialTypes,
+  validateName,
+  validateSettings,
+  type WalletEnv,
+} from './validation.js';
+import { WebhookSecrets } from './webhook-secrets.js';
+
+export interface MerchantsOptions {
+  db: Db;
+  keyRing: KeyRing;
+  env: WalletEnv;
+  /** Milliseconds since the epoch; injected by tests. */
+  now?: () => number;
+  /** Lifetime of the in-memory key and webhook-secret caches; 5 s unless said otherwise, 0 turns them off. */
+  cacheTtlMs?: number;
+  /** Entries per cache. */
+  cacheMaxEntries?: number;
+}
+
+export interface CreatedMerchant {
+  merchant: Merchant;
+  /** Shown once: only its hash is stored. */
+  apiKey: string;
+  /** Shown once: stored encrypted. */
+  webhookSecret: string;
+}
+
+/** 5 s: short enough that a revoke elsewhere takes effect quickly, long enough to spare the database. */
+const DEFAULT_CACHE_TTL_MS = 5_000;
+const DEFAULT_CACHE_MAX_ENTRIES = 10_000;
+
+function toChanges(settings: MerchantSettings): MerchantChanges {
+  const changes: MerchantChanges = {};
+  if (settings.name !== undefined) changes.name = settings.name;
+  if (settings.webhookUrl !== undefined) changes.webhook_url = settings.webhookUrl;
+  if (settings.allowedOrigins !== undefined)
+    changes.allowed_origins = JSON.stringify(settings.allowedOrigins);
+  if (settings.variant !== undefined) changes.variant = settings.variant;
+  if (settings.authorizationMode !== undefined) changes.authorization_mode = settings.authorizationMode;
+  if (settings.shippingMethods !== undefined) {
+    changes.shipping_methods = JSON.stringify(settings.shippingMethods);
+  }
+  if (settings.taxSettings !== undefined) changes.tax_settings = JSON.stringify(settings.taxSettings);
+  return changes;
+}
+
+function notFound(id: string): NotFoundError {
+  return new NotFoundError('MERCHANT_NOT_FOUND', `merchant ${id} does not exist`);
+}
+
+/**
+ * Merchant accounts, their API keys and their webhook secrets. One instance per process; it holds short
+ * in-memory caches for the two hot paths (`authenticate`, `activeWebhookSecrets`).
+ */
+export class Merchants {
+  readonly #repo: MerchantsRepo;
+  readonly #env: WalletEnv;
+  readonly #now: () => number;
+  readonly #apiKeys: ApiKeys;
+  readonly #webhookSecrets: WebhookSecrets;
+
+  constructor(options: MerchantsOptions) {
+    this.#repo = new MerchantsRepo(options.db);
+    this.#env = options.env;
+    this.#now = options.now ?? Date.now;
+    const cache = {
+      now: this.#now,
+      cacheTtlMs: options.cacheTtlMs ?? DEFAULT_CACHE_TTL_MS,
+      cacheMaxEntries: options.cacheMaxEntries ?? DEFAULT_CACHE_MAX_ENTRIES,
+    };
+    this.#apiKeys = new ApiKeys({ repo: this.#repo, env: options.env, ...cache });
+    this.#webhookSecrets = new WebhookSecrets({ repo: this.#repo, keyRing: options.keyRing, ...cache });
+  }
+
+  /** Creates a merchant with its first API key and webhook secret, all in one transaction. */
+  async create(input: CreateMerchantInput): Promise<CreatedMerchant> {
+    if (typeof input !== 'object' || input === null) throw new ValidationError('merchant must be an object');
+    const name = validateName(input.name);
+    const settings = validateSettings({ ...input, name }, this.#env);
+    const credentialTypes =
+      input.credentialTypes === undefined ? [] : validateCredentialTypes(input.credentialTypes);
+    const now = this.#now();
+    const row: MerchantRow = {
+      id: newId('merchant'),
+      name,
+      webhook_url: settings.webhookUrl ?? null,
+      allowed_origins: JSON.stringify(settings.allowedOrigins ?? []),
+      credential_types: JSON.stringify(credentialTypes),
+      credentials_approved_at: credentialTypes.length > 0 ? now : null,
+      variant: settings.variant ?? 'standard',
+      authorization_mode: settings.authorizationMode ?? 'service',
+      shipping_methods: JSON.stringify(settings.shippingMethods ?? []),
+      tax_settings: JSON.stringify(settings.taxSettings ?? { ratesByState: {} }),
+      created_at: now,
+      updated_at: now,
+    };
+    return this.#repo.transaction(async (repo) => {
+      await repo.insertMerchant(row);
+      const { apiKey } = await this.#apiKeys.issue(repo, row.id);
+      const webhookSecret = await this.#webhookSecrets.issue(repo, row.id);
+      return { merchant: toMerchant(row), apiKey, webhookSecret };
+    });
+  }
+
+  async get(id: string): Promise<Merchant | undefined> {
+    const row = await this.#repo.findMerchant(id);
+    return row && toMerchant(row);
+  }
+
+  /** Every merchant, oldest first. */
+  async list(): Promise<Merchant[]> {
+    return (await this.#repo.listMerchants()).map(toMerchant);
+  }
+
+  /** Changes the fields present in `patch`, with the same rules as `create`. */
+  async update(id: string, patch: MerchantPatch): Promise<Merchant> {
+    const changes = toChanges(validateSettings(patch, this.#env));
+    if (Object.keys(changes).length === 0) {
+      const current = await this.get(id);
+      if (!current) throw notFound(id);
+      return current;
+    }
+    return this.#write(id, changes);
+  }
+
+  /**
+   * Approves the merchant for the credentials flow with these credential types (the webhook carries one
+   * entry per type). An empty list withdraws the approval.
+   */
+  async approveCredentials(id: string, types: CredentialType[]): Promise<Merchant> {
+    const credentialTypes = validateCredentialTypes(types);
+    return this.#write(id, {
+      credential_types: JSON.stringify(credentialTypes),
+      credentials_approved_at: credentialTypes.length > 0 ? this.#now() : null,
+    });
+  }
+
+  async #write(id: string, changes: MerchantChanges): Promise<Merchant> {
+    const row = await this.#repo.updateMerchant(id, changes, this.#now());
+    if (!row) throw notFound(id);
+    this.#apiKeys.forgetMerchant(id);
+    return toMerchant(row);
+  }
+
+  // --- API keys ---
+
+  /** A new key for the merchant (several may be live at once, e.g. while one is being replaced). */
+  createApiKey(merchantId: string): Promise<NewApiKey> {
+    return this.#apiKeys.create(merchantId);
+  }
+
+  listApiKeys(merchantId: string): Promise<ApiKeyInfo[]> {
+    return this.#apiKeys.list(merchantId);
+  }
+
+  revokeApiKey(keyId: string): Promise<ApiKeyInfo> {
+    return this.#apiKeys.revoke(keyId);
+  }
+
+  /**
+   * The merchant owning a live key of this environment, or undefined. Cached for a few seconds: a revoke in
+   * this process applies at once, one in another process within the cache lifetime (5 s by default).
+   */
+  authenticate(apiKey: string): Promise<Merchant | undefined> {
+    return this.#apiKeys.authenticate(apiKey);
+  }
+
+  // --- webhook secrets ---
+
+  /** A new current secret (returned once); older ones keep signing for `overlapSeconds` (24 h by default). */
+  rotateWebhookSecret(merchantId: string, options: { overlapSeconds?: number } = {}): Promise<string> {
+    return this.#webhookSecrets.rotate(merchantId, options);
+  }
+
+  /** Secrets to sign a delivery with: current first, then unexpired older ones; [] for an unknown merchant. */
+  activeWebhookSecrets(merchantId: string): Promise<string[]> {
+    return this.#webhookSecrets.active(merchantId);
+  }
+}

@@ -1,0 +1,148 @@
+import type { Transaction } from 'kysely';
+import type { IdempotencyContext } from '../api/plugins/idempotency.js';
+import { GroupCommit } from '../db/group-commit.js';
+import type { Database, Db } from '../db/index.js';
+import { DomainError } from '../errors.js';
+import type { IdempotencyStore, StoredResponse } from '../idempotency/store.js';
+import { newId } from '../ids.js';
+import type { Merchant } from '../merchants/types.js';
+import type { Card, Session } from '../wallet/types.js';
+import type { WebhookMessageRow } from '../webhooks/outbox.js';
+import type { PaymentsRepo } from './repo.js';
+import {
+  type CredentialsAcknowledgement,
+  type CredentialsRequest,
+  type CredentialsRequestInput,
+  SUPPORTED_CURRENCIES,
+} from './types.js';
+
+export const PAYMENT_CREDENTIALS = 'PAYMENT_CREDENTIALS';
+
+export interface CredentialsDeps {
+  db: Db;
+  repo: PaymentsRepo;
+  idempotency: IdempotencyStore;
+  sessions: { find(id: string): Promise<Session | undefined> };
+  wallet: { findCard(id: string): Promise<Card | undefined>; isExpired(card: Card, now: Date): boolean };
+  outbox: {
+    newMessage(
+      message: {
+        merchantId: string;
+        eventName: string;
+        subjectId: string;
+        schedule: 'credentials' | 'default';
+      },
+      now: number,
+    ): WebhookMessageRow;
+    insertMessages(trx: Transaction<Database>, rows: WebhookMessageRow[]): Promise<void>;
+  };
+  dispatcher: { committed(messageIds: string[]): void };
+  now?: () => number;
+}
+
+interface Write {
+  request: CredentialsRequest;
+  message: WebhookMessageRow;
+  answer: StoredResponse | undefined;
+}
+
+export function assertSupportedCurrency(currency: string): void {
+  if (!(SUPPORTED_CURRENCIES as readonly string[]).includes(currency)) {
+    throw new DomainError(
+      'UNSUPPORTED_CURRENCY',
+      `currency must be one of ${SUPPORTED_CURRENCIES.join(', ')}`,
+    );
+  }
+}
+
+/**
+ * POST /payments/credentials: everything that can be checked is checked before the acknowledgement, then
+ * the request record, its outbox message and the idempotent answer commit together (group commit), and
+ * the first delivery attempt starts as soon as the commit is on disk.
+ */
+export class CredentialsService {
+  readonly #writes: GroupCommit<Write>;
+  readonly #now: () => number;
+
+  constructor(private readonly deps: CredentialsDeps) {
+    this.#now = deps.now ?? Date.now;
+    this.#writes = new GroupCommit(deps.db, (trx, writes) => this.#commit(trx, writes));
+  }
+
+  async request(
+    merchant: Merchant,
+    input: CredentialsRequestInput,
+    idempotency?: IdempotencyContext,
+  ): Promise<CredentialsAcknowledgement> {
+    const now = this.#now();
+    if (merchant.credentialTypes.length === 0) {
+      throw new DomainError(
+        'MERCHANT_NOT_APPROVED',
+        'This merchant account is not approved for the credentials flow.',
+      );
+    }
+    if (!merchant.webhookUrl) {
+      throw new DomainError(
+        'WEBHOOK_URL_NOT_CONFIGURED',
+        'Set a webhook URL on the merchant account to receive credentials.',
+      );
+    }
+    assertSupportedCurrency(input.currency);
+    const session = await this.deps.sessions.find(input.sessionId);
+    if (!session || session.merchantId !== merchant.id) {
+      throw new DomainError('SESSION_NOT_FOUND', `sessionId ${input.sessionId} was not found.`);
+    }
+    if (session.expiresAt <= now)
+      throw new DomainError('SESSION_EXPIRED', `sessionId ${input.sessionId} has expired.`);
+    const card = await this.deps.wallet.findCard(input.paymentId);
+    if (!card || card.shopperId !== session.shopperId) {
+      throw new DomainError(
+        'PAYMENT_METHOD_NOT_FOUND',
+        `paymentId ${input.paymentId} was not found in this session.`,
+      );
+    }
+    if (this.deps.wallet.isExpired(card, new Date(now))) {
+      throw new DomainError('PAYMENT_METHOD_EXPIRED', `paymentId ${input.paymentId} is an expired card.`);
+    }
+
+    const id = newId('credentialsRequest');
+    const message = this.deps.outbox.newMessage(
+      { merchantId: merchant.id, eventName: PAYMENT_CREDENTIALS, subjectId: id, schedule: 'credentials' },
+      now,
+    );
+    const request: CredentialsRequest = {
+      ...input,
+      id,
+      merchantId: merchant.id,
+      webhookMessageId: message.id,
+      createdAt: now,
+    };
+    const ack: CredentialsAcknowledgement = { code: 200, message: 'OK', requestId: id };
+    await this.#writes.submit({ request, message, answer: idempotency?.response(200, ack) });
+    this.deps.dispatcher.committed([message.id]);
+    return ack;
+  }
+
+  async #commit(trx: Transaction<Database>, writes: Write[]): Promise<(Error | undefined)[]> {
+    const answers = writes.flatMap((write) => (write.answer ? [write.answer] : []));
+    const taken = await this.deps.idempotency.save(trx, answers);
+    const outcomes = writes.map((write) =>
+      write.answer && taken.has(`${write.answer.merchantId}\n${write.answer.key}`)
+        ? new DomainError(
+            'IDEMPOTENCY_REQUEST_IN_PROGRESS',
+            'A request with this Idempotency-Key is still in progress.',
+          )
+        : undefined,
+    );
+    const accepted = writes.filter((_, i) => !outcomes[i]);
+    await this.deps.repo.insertRequests(
+      trx,
+      accepted.map((write) => write.request),
+    );
+    await this.deps.outbox.insertMessages(
+      trx,
+      accepted.map((write) => write.message),
+    );
+    return outcomes;
+  }
+}

@@ -1,0 +1,145 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, Db } from '../db/index.js';
+import type { CredentialsRequestsTable } from '../db/schema.js';
+import type { CredentialsRequest, ExternalResponseRecord } from './types.js';
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+function toRequest(row: CredentialsRequestsTable): CredentialsRequest {
+  return {
+    id: row.id,
+    merchantId: row.merchant_id,
+    sessionId: row.session_id,
+    paymentId: row.payment_id,
+    amount: row.amount,
+    currency: row.currency,
+    merchantReference: row.merchant_reference,
+    webhookMessageId: row.webhook_message_id,
+    createdAt: row.created_at,
+  };
+}
+
+export function toRequestRow(request: CredentialsRequest): CredentialsRequestsTable {
+  return {
+    id: request.id,
+    merchant_id: request.merchantId,
+    session_id: request.sessionId,
+    payment_id: request.paymentId,
+    amount: request.amount,
+    currency: request.currency,
+    merchant_reference: request.merchantReference,
+    webhook_message_id: request.webhookMessageId,
+    created_at: request.createdAt,
+  };
+}
+
+export class PaymentsRepo {
+  constructor(private readonly db: Db) {}
+
+  async insertRequests(executor: Executor, requests: CredentialsRequest[]): Promise<void> {
+    if (requests.length > 0)
+      await executor.insertInto('credentials_requests').values(requests.map(toRequestRow)).execute();
+  }
+
+  async findRequest(merchantId: string, id: string): Promise<CredentialsRequest | undefined> {
+    const row = await this.db.kysely
+      .selectFrom('credentials_requests')
+      .selectAll()
+      .where('id', '=', id)
+      .where('merchant_id', '=', merchantId)
+      .executeTakeFirst();
+    return row && toRequest(row);
+  }
+
+  /** The request a webhook is built from; merchant-agnostic because the dispatcher owns the message. */
+  async requestById(id: string): Promise<CredentialsRequest | undefined> {
+    const row = await this.db.kysely
+      .selectFrom('credentials_requests')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row && toRequest(row);
+  }
+
+  async requestsByReference(
+    merchantId: string,
+    merchantReference: string,
+    limit: number,
+  ): Promise<CredentialsRequest[]> {
+    const rows = await this.db.kysely
+      .selectFrom('credentials_requests')
+      .selectAll()
+      .where('merchant_id', '=', merchantId)
+      .where('merchant_reference', '=', merchantReference)
+      .orderBy('created_at', 'desc')
+      .limit(limit)
+      .execute();
+    return rows.map(toRequest);
+  }
+
+  async latestRequestForPayment(
+    merchantId: string,
+    paymentId: string,
+  ): Promise<CredentialsRequest | undefined> {
+    const row = await this.db.kysely
+      .selectFrom('credentials_requests')
+      .selectAll()
+      .where('merchant_id', '=', merchantId)
+      .where('payment_id', '=', paymentId)
+      .orderBy('created_at', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row && toRequest(row);
+  }
+
+  async insertExternalResponse(
+    executor: Executor,
+    record: ExternalResponseRecord & { merchantId: string; paymentId: string; rawResponseCiphertext: string },
+  ): Promise<void> {
+    await executor
+      .insertInto('external_responses')
+      .values({
+        id: record.id,
+        merchant_id: record.merchantId,
+        credentials_request_id: record.credentialsRequestId,
+        payment_id: record.paymentId,
+        amount: record.amount,
+        currency: record.currency,
+        psp_host_name: record.pspHostName,
+        psp_raw_response_ciphertext: record.rawResponseCiphertext,
+        is_recurring: record.isRecurring ? 1 : 0,
+        created_at: record.createdAt,
+      })
+      .execute();
+  }
+
+  async externalResponses(
+    merchantId: string,
+    credentialsRequestId: string,
+  ): Promise<ExternalResponseRecord[]> {
+    const rows = await this.db.kysely
+      .selectFrom('external_responses')
+      .select([
+        'id',
+        'credentials_request_id',
+        'psp_host_name',
+        'amount',
+        'currency',
+        'is_recurring',
+        'created_at',
+      ])
+      .where('merchant_id', '=', merchantId)
+      .where('credentials_request_id', '=', credentialsRequestId)
+      .orderBy('created_at', 'asc')
+      .execute();
+    return rows.map((row) => ({
+      id: row.id,
+      credentialsRequestId: row.credentials_request_id,
+      pspHostName: row.psp_host_name,
+      amount: row.amount,
+      currency: row.currency,
+      isRecurring: row.is_recurring === 1,
+      createdAt: row.created_at,
+    }));
+  }
+}

@@ -1,0 +1,71 @@
+import type { Shopper, Wallet } from '../wallet/index.js';
+
+export const TEST_SHOPPER_EMAIL = 'test.shopper@example.com';
+
+/**
+ * What the sandbox gateway answers for a card: approval, or the interface's error codes
+ * `995` "Unable to process card", `990` "Card was declined", `-1` with a null message.
+ */
+export type TestCardOutcome = 'approved' | '995' | '990' | '-1';
+
+export interface TestCard {
+  pan: string;
+  last4: string;
+  brand: 'visa' | 'mastercard';
+  outcome: TestCardOutcome;
+}
+
+/** The test shopper's cards, the default (Visa 1111) first. */
+export const TEST_CARDS: readonly TestCard[] = [
+  { pan: '4111111111111111', last4: '1111', brand: 'visa', outcome: 'approved' },
+  { pan: '5555555555554444', last4: '4444', brand: 'mastercard', outcome: 'approved' },
+  { pan: '4000000000000002', last4: '0002', brand: 'visa', outcome: '995' },
+  { pan: '4000000000000069', last4: '0069', brand: 'visa', outcome: '990' },
+  { pan: '4000000000000119', last4: '0119', brand: 'visa', outcome: '-1' },
+];
+
+/** Cards stay valid for a while after seeding: three years, expiring in December. */
+const CARD_LIFE_YEARS = 3;
+
+/**
+ * Creates the staging test shopper with one default address and the test cards. Idempotent: what
+ * already exists is kept as it is, so a second run creates nothing.
+ */
+export async function seedStaging(wallet: Wallet): Promise<Shopper> {
+  const shopper =
+    (await wallet.findShopperByEmail(TEST_SHOPPER_EMAIL)) ??
+    (await wallet.createShopper({
+      email: TEST_SHOPPER_EMAIL,
+      phone: '+15125550100',
+      firstName: 'Taylor',
+      lastName: 'Shopper',
+    }));
+  const [existingAddress] = await wallet.listAddresses(shopper.id);
+  const address =
+    existingAddress ??
+    (await wallet.addAddress(shopper.id, {
+      firstName: 'Taylor',
+      lastName: 'Shopper',
+      address1: '100 Congress Ave',
+      city: 'Austin',
+      state: 'TX',
+      zip: '78701',
+      country: 'US',
+      phoneNumber: '+15125550100',
+      isDefaultBilling: true,
+      isDefaultShipping: true,
+    }));
+  const expYear = new Date().getUTCFullYear() + CARD_LIFE_YEARS;
+  // One after the other: the first card saved (Visa 1111) becomes the default.
+  for (const card of TEST_CARDS) {
+    await wallet.addCard({
+      shopperId: shopper.id,
+      pan: card.pan,
+      expMonth: 12,
+      expYear,
+      nameOnCard: 'Taylor Shopper',
+      billingAddressId: address.id,
+    });
+  }
+  return shopper;
+}

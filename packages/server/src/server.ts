@@ -1,0 +1,229 @@
+/**
+ * The composition root: builds every part of the service from the configuration, wires them together
+ * and runs them. Nothing else constructs long-lived objects.
+ */
+import type { FastifyInstance } from 'fastify';
+import { credentialsLookupRoutes } from './api/merchant/credentials-requests.get.js';
+import { webhookRoutes } from './api/merchant/webhooks.js';
+import { sandboxSessionsRoute } from './api/sandbox/sessions.js';
+import { buildApp } from './app.js';
+import type { Config } from './config.js';
+import { createDb, type Db } from './db/index.js';
+import { migrate } from './db/migrate.js';
+import { IdempotencyStore } from './idempotency/store.js';
+import { createLogger, type Logger } from './log.js';
+import { Merchants } from './merchants/index.js';
+import { CredentialsService, PAYMENT_CREDENTIALS } from './payments/credentials.js';
+import { ExternalResponseService } from './payments/external-response.js';
+import { CredentialsLookup } from './payments/lookup.js';
+import { CredentialsPayloadBuilder } from './payments/payload.js';
+import { PaymentsRepo } from './payments/repo.js';
+import { seedStaging } from './sandbox/seed.js';
+import { type KeyRing, loadKeyRing } from './vault/keyring.js';
+import { SandboxTokenService } from './vault/sandbox-token-service.js';
+import { CardVault } from './vault/vault.js';
+import { Sessions, Wallet } from './wallet/index.js';
+import {
+  Dispatcher,
+  insertMessages,
+  type MessageForPayload,
+  newMessage,
+  Webhooks,
+} from './webhooks/index.js';
+
+/** 30 s: a process that took a message and died gives it up this long after. */
+const LEASE_MS = 30_000;
+/** 10 min between sweeps of expired idempotency keys. */
+const SWEEP_INTERVAL_MS = 10 * 60_000;
+
+export interface Services {
+  config: Config;
+  log: Logger;
+  db: Db;
+  keyRing: KeyRing;
+  merchants: Merchants;
+  wallet: Wallet;
+  sessions: Sessions;
+  vault: CardVault;
+  idempotency: IdempotencyStore;
+  payments: PaymentsRepo;
+  credentials: CredentialsService;
+  externalResponses: ExternalResponseService;
+  credentialsLookup: CredentialsLookup;
+  dispatcher: Dispatcher;
+  webhooks: Webhooks;
+}
+
+export async function createServices(config: Config, log: Logger): Promise<Services> {
+  const db = createDb(config.databaseUrl, {
+    onIdleError: (error) =>
+      log.warn({ err: error }, 'an idle database connection failed; it will be replaced'),
+  });
+  await migrate(db);
+  const keyRing = loadKeyRing({
+    vaultKeys: config.vaultKeys,
+    dataDir: config.dataDir,
+    warn: (message) => log.warn(message),
+  });
+  const merchants = new Merchants({ db, keyRing, env: config.env });
+  const vault = new CardVault(db, keyRing);
+  const tokens = new SandboxTokenService(db, keyRing, vault);
+  const wallet = new Wallet(db, vault);
+  const sessions = new Sessions(db);
+  const idempotency = new IdempotencyStore(db);
+  const payments = new PaymentsRepo(db);
+  const credentialsPayload = new CredentialsPayloadBuilder({
+    repo: payments,
+    merchants,
+    wallet,
+    vault,
+    tokens,
+  });
+
+  const dispatcher = new Dispatcher({
+    db,
+    log,
+    env: config.env,
+    timeoutMs: config.webhookTimeoutMs,
+    retryDelaysMs: { default: config.webhookRetryDelaysMs, credentials: config.credentialsRetryDelaysMs },
+    leaseMs: LEASE_MS,
+    endpoints: {
+      async resolve(merchantId) {
+        const merchant = await merchants.get(merchantId);
+        return {
+          url: merchant?.webhookUrl ?? null,
+          secrets: merchant ? await merchants.activeWebhookSecrets(merchantId) : [],
+        };
+      },
+    },
+    payloads: {
+      async build(message: MessageForPayload) {
+        if (message.eventName === PAYMENT_CREDENTIALS) return credentialsPayload.build(message.subjectId);
+        throw new Error(`no payload builder for event ${message.eventName}`);
+      },
+    },
+  });
+  const webhooks = new Webhooks({ db, dispatcher });
+  const credentials = new CredentialsService({
+    db,
+    repo: payments,
+    idempotency,
+    sessions,
+    wallet,
+    outbox: { newMessage: (message, now) => newMessage(message, now, LEASE_MS), insertMessages },
+    dispatcher,
+  });
+  const externalResponses = new ExternalResponseService({ db, repo: payments, idempotency, keyRing });
+  const credentialsLookup = new CredentialsLookup({ payments, webhooks });
+  return {
+    config,
+    log,
+    db,
+    keyRing,
+    merchants,
+    wallet,
+    sessions,
+    vault,
+    idempotency,
+    payments,
+    credentials,
+    externalResponses,
+    credentialsLookup,
+    dispatcher,
+    webhooks,
+  };
+}
+
+export async function createApp(services: Services): Promise<FastifyInstance> {
+  const { config } = services;
+  const routes = [credentialsLookupRoutes(services), webhookRoutes(services.webhooks)];
+  if (config.env === 'staging') {
+    routes.push(sandboxSessionsRoute({ ...services, sessionTtlSeconds: config.sessionTtlSeconds }));
+  }
+  return buildApp({
+    db: services.db,
+    log: services.log,
+    publicUrl: config.publicUrl,
+    bodyLimitBytes: config.bodyLimitBytes,
+    merchants: services.merchants,
+    idempotency: services.idempotency,
+    credentials: services.credentials,
+    externalResponses: services.externalResponses,
+    routes,
+  });
+}
+
+export interface RunningService {
+  url: string;
+  services: Services;
+  app: FastifyInstance;
+  close(): Promise<void>;
+}
+
+/** Starts the service: migrations, staging seed data, the HTTP server and the webhook dispatcher. */
+export async function startService(
+  config: Config,
+  log: Logger = createLogger(config.logLevel),
+): Promise<RunningService> {
+  const services = await createServices(config, log);
+  if (config.env === 'staging') await seedStaging(services.wallet);
+  const app = await createApp(services);
+  await app.listen({ port: config.port, host: config.host });
+  await services.dispatcher.start();
+  const sweep = setInterval(() => {
+    services.idempotency
+      .sweep()
+      .catch((error: unknown) => log.warn({ err: error }, 'idempotency sweep failed'));
+  }, SWEEP_INTERVAL_MS);
+  sweep.unref();
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  return {
+    url: `http://${config.host}:${port}`,
+    services,
+    app,
+    async close() {
+      clearInterval(sweep);
+      await app.close();
+      await services.dispatcher.stop();
+      await services.db.close();
+    },
+  };
+}
+
+export interface DemoMerchant {
+  merchantId: string;
+  /** A new key on every start: keys are stored hashed, so an old one cannot be shown again. */
+  apiKey: string;
+}
+
+/** `wallet-checkout serve` and `start`: the service, and with `demo` the demo merchant for a newcomer. */
+export async function runService(
+  config: Config,
+  options: { demo: boolean },
+): Promise<{ url: string; docsUrl: string; demo: DemoMerchant | undefined; close(): Promise<void> }> {
+  const log = createLogger(config.logLevel);
+  const running = await startService(config, log);
+  log.info({ url: running.url, env: config.env }, 'wallet checkout is running');
+  const demo = options.demo && config.env === 'staging' ? await demoMerchant(running.services) : undefined;
+  return { url: running.url, docsUrl: `${config.publicUrl}/docs`, demo, close: running.close };
+}
+
+const DEMO_MERCHANT_NAME = 'Demo Store';
+
+async function demoMerchant(services: Services): Promise<DemoMerchant> {
+  const existing = (await services.merchants.list()).find((merchant) => merchant.name === DEMO_MERCHANT_NAME);
+  if (!existing) {
+    const created = await services.merchants.create({
+      name: DEMO_MERCHANT_NAME,
+      allowedOrigins: ['http://localhost:4001'],
+      credentialTypes: ['NETWORK_TOKEN', 'PAN'],
+    });
+    return { merchantId: created.merchant.id, apiKey: created.apiKey };
+  }
+  for (const key of await services.merchants.listApiKeys(existing.id)) {
+    if (!key.revokedAt) await services.merchants.revokeApiKey(key.id);
+  }
+  const { apiKey } = await services.merchants.createApiKey(existing.id);
+  return { merchantId: existing.id, apiKey };
+}

@@ -1,0 +1,72 @@
+/**
+ * A real webhook receiver for tests: an HTTP server on 127.0.0.1 that records every request and answers
+ * with the statuses it is told to, in order. `next()` resolves when a request arrives, so tests await
+ * deliveries instead of sleeping.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ReceivedWebhook {
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  receivedAt: number;
+}
+
+export interface Receiver {
+  url: string;
+  port: number;
+  received: ReceivedWebhook[];
+  /** Statuses to answer with, used in order; 200 once they run out. */
+  respondWith(...statuses: number[]): void;
+  /** Resolves with the n-th request (1-based) once it has arrived. */
+  nth(n: number): Promise<ReceivedWebhook>;
+  next(): Promise<ReceivedWebhook>;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(options: { port?: number; path?: string } = {}): Promise<Receiver> {
+  const received: ReceivedWebhook[] = [];
+  const waiters: { n: number; resolve(webhook: ReceivedWebhook): void }[] = [];
+  let statuses: number[] = [];
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const webhook = {
+        headers: request.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        receivedAt: Date.now(),
+      };
+      received.push(webhook);
+      response.statusCode = statuses.shift() ?? 200;
+      response.end('ok');
+      for (const waiter of waiters.filter((w) => w.n <= received.length)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(received[waiter.n - 1] as ReceivedWebhook);
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const nth = (n: number) =>
+    new Promise<ReceivedWebhook>((resolve) => {
+      const hit = received[n - 1];
+      if (hit) resolve(hit);
+      else waiters.push({ n, resolve });
+    });
+  return {
+    url: `http://127.0.0.1:${port}${options.path ?? '/webhooks'}`,
+    port,
+    received,
+    respondWith: (...next) => {
+      statuses = next;
+    },
+    nth,
+    next: () => nth(received.length + 1),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,107 @@
+/**
+ * The whole service for integration tests: a fresh database on the chosen engine, a real HTTP server on
+ * 127.0.0.1 (free port), the real dispatcher, and every log line kept in memory for leak checks.
+ */
+import { Writable } from 'node:stream';
+import { request as httpRequest } from 'undici';
+import { type Config, loadConfig } from '../config.js';
+import type { Engine } from '../db/index.js';
+import { createLogger } from '../log.js';
+import type { CreateMerchantInput } from '../merchants/index.js';
+import { type RunningService, startService } from '../server.js';
+import { testDatabase } from './db.js';
+
+export interface TestService extends RunningService {
+  dataDir: string;
+  logs: string[];
+  /** A merchant created through the domain service, with its one-time key and secret. */
+  merchant(
+    input?: Partial<CreateMerchantInput>,
+  ): Promise<{ merchantId: string; apiKey: string; webhookSecret: string }>;
+  call(
+    method: 'GET' | 'POST',
+    path: string,
+    options?: { apiKey?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> },
+  ): Promise<{
+    status: number;
+    headers: Record<string, string | string[] | undefined>;
+    // biome-ignore lint/suspicious/noExplicitAny: tests read response bodies freely and assert on them.
+    json: any;
+    text: string;
+  }>;
+  /** A payment-carousel session for the sandbox test shopper, through the public route. */
+  session(
+    apiKey: string,
+  ): Promise<{ sessionId: string; paymentMethods: { paymentId: string; last4CardNumber: string }[] }>;
+}
+
+export async function startTestService(
+  engine: Engine,
+  env: Record<string, string> = {},
+): Promise<TestService> {
+  const database = await testDatabase(engine);
+  const config: Config = loadConfig({
+    DATABASE_URL: database.url,
+    DATA_DIR: database.dataDir,
+    PORT: '0',
+    WALLET_ENV: 'staging',
+    CREDENTIALS_RETRY_DELAYS_MS: '50,100,200',
+    WEBHOOK_RETRY_DELAYS_MS: '50,100,200',
+    WEBHOOK_TIMEOUT_MS: '2000',
+    LOG_LEVEL: 'info',
+    ...env,
+  });
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      logs.push(chunk.toString('utf8'));
+      done();
+    },
+  });
+  const running = await startService(config, createLogger(config.logLevel, sink));
+  const call: TestService['call'] = async (method, path, options = {}) => {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.apiKey) headers.authorization = `Bearer ${options.apiKey}`;
+    let body: string | undefined = options.rawBody;
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const response = await httpRequest(`${running.url}${path}`, { method, headers, body });
+    const text = await response.body.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    return { status: response.statusCode, headers: response.headers, json, text };
+  };
+  return {
+    ...running,
+    dataDir: database.dataDir,
+    logs,
+    async merchant(input = {}) {
+      const created = await running.services.merchants.create({
+        name: 'Test Shop',
+        credentialTypes: ['NETWORK_TOKEN', 'PAN'],
+        ...input,
+      });
+      return {
+        merchantId: created.merchant.id,
+        apiKey: created.apiKey,
+        webhookSecret: created.webhookSecret,
+      };
+    },
+    call,
+    async session(apiKey) {
+      const response = await call('POST', '/sandbox/sessions', { apiKey, body: {} });
+      if (response.status !== 200) throw new Error(`sandbox session: ${response.status} ${response.text}`);
+      return response.json;
+    },
+    async close() {
+      await running.close();
+      await database.drop();
+    },
+  };
+}

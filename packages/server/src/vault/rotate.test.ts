@@ -1,0 +1,208 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { engines, openTestDb } from '../test-support/db.js';
+import { KeyRing, type KeyRingKey } from './keyring.js';
+import { reencryptAll } from './rotate.js';
+import { SandboxTokenService } from './sandbox-token-service.js';
+import { CardVault } from './vault.js';
+
+const PANS = ['4111111111111111', '5555555555554444', '378282246310005'];
+
+describe.each(engines())('reencryptAll on %s', (engine) => {
+  let handle: Awaited<ReturnType<typeof openTestDb>>;
+  const oldKey: KeyRingKey = { id: 'old', key: randomBytes(32) };
+  const newKey: KeyRingKey = { id: 'new', key: randomBytes(32) };
+  const oldRing = new KeyRing([oldKey]);
+  const newRing = new KeyRing([newKey, oldKey]);
+  const vaultIds: string[] = [];
+  const tokens = new Map<string, string>();
+
+  beforeAll(async () => {
+    handle = await openTestDb(engine);
+    const { kysely } = handle.db;
+    const vault = new CardVault(handle.db, oldRing);
+    const tokenService = new SandboxTokenService(handle.db, oldRing, vault);
+    for (const pan of PANS) {
+      const vaultId = await vault.store(pan);
+      vaultIds.push(vaultId);
+      const token = await tokenService.networkToken({ vaultId, brand: 'visa' });
+      tokens.set(vaultId, token.token.reveal());
+    }
+    // Rows of the other envelope columns, sealed as their writers seal them (see rotate.ts).
+    await kysely
+      .insertInto('merchants')
+      .values({
+        id: 'mch_1',
+        name: 'Shop',
+        webhook_url: null,
+        allowed_origins: '[]',
+        credential_types: '[]',
+        credentials_approved_at: null,
+        variant: 'standard',
+        authorization_mode: 'merchant',
+        shipping_methods: '[]',
+        tax_settings: '{"ratesByState":{}}',
+        created_at: 1,
+        updated_at: 1,
+      })
+      .execute();
+    await kysely
+      .insertInto('webhook_secrets')
+      .values({
+        id: 'wss_1',
+        merchant_id: 'mch_1',
+        secret_ciphertext: oldRing.encrypt('whsec_secret', 'mch_1'),
+        created_at: 1,
+        expires_at: null,
+      })
+      .execute();
+    await kysely
+      .insertInto('shoppers')
+      .values({
+        id: 'shp_1',
+        email: 'a@b.c',
+        email_normalized: 'a@b.c',
+        first_name: 'A',
+        last_name: 'B',
+        created_at: 1,
+      })
+      .execute();
+    const { id: addressId } = await kysely
+      .insertInto('addresses')
+      .values({
+        external_id: 'addr_1',
+        shopper_id: 'shp_1',
+        first_name: 'A',
+        last_name: 'B',
+        address1: '1 Main St',
+        city: 'Austin',
+        state: 'TX',
+        zip: '78701',
+        country: 'US',
+        is_default_billing: 1,
+        is_default_shipping: 1,
+        created_at: 1,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await kysely
+      .insertInto('cards')
+      .values({
+        id: 'card_1',
+        shopper_id: 'shp_1',
+        vault_id: vaultIds[0] as string,
+        billing_address_id: addressId,
+        brand: 'visa',
+        last4: '1111',
+        exp_month: 12,
+        exp_year: 2099,
+        name_on_card: 'A B',
+        is_default: 1,
+        needs_cvv: 0,
+        created_at: 1,
+      })
+      .execute();
+    await kysely
+      .insertInto('sessions')
+      .values({ id: 'ses_1', merchant_id: 'mch_1', shopper_id: 'shp_1', created_at: 1, expires_at: 2 })
+      .execute();
+    await kysely
+      .insertInto('credentials_requests')
+      .values({
+        id: 'crq_1',
+        merchant_id: 'mch_1',
+        session_id: 'ses_1',
+        payment_id: 'card_1',
+        amount: 100,
+        currency: 'USD',
+        merchant_reference: 'r1',
+        webhook_message_id: 'msg_1',
+        created_at: 1,
+      })
+      .execute();
+    await kysely
+      .insertInto('external_responses')
+      .values({
+        id: 'ext_1',
+        merchant_id: 'mch_1',
+        credentials_request_id: 'crq_1',
+        payment_id: 'card_1',
+        amount: 100,
+        currency: 'USD',
+        psp_host_name: 'psp',
+        psp_raw_response_ciphertext: oldRing.encrypt('{"approved":true}', 'ext_1'),
+        is_recurring: 0,
+        created_at: 1,
+      })
+      .execute();
+  });
+  afterAll(() => handle.close());
+
+  async function envelopes(): Promise<string[]> {
+    const { kysely } = handle.db;
+    return [
+      ...(await kysely.selectFrom('vault_cards').select('pan_ciphertext as e').execute()),
+      ...(await kysely.selectFrom('network_tokens').select('token_ciphertext as e').execute()),
+      ...(await kysely.selectFrom('webhook_secrets').select('secret_ciphertext as e').execute()),
+      ...(await kysely.selectFrom('external_responses').select('psp_raw_response_ciphertext as e').execute()),
+    ].map((row) => row.e);
+  }
+
+  it('re-encrypts every envelope under the new primary key, and then has nothing left to do', async () => {
+    expect((await envelopes()).map((e) => newRing.keyIdOf(e))).toEqual(Array(8).fill('old'));
+    expect(await reencryptAll(handle.db, newRing)).toEqual({ reencrypted: 8 });
+    expect((await envelopes()).map((e) => newRing.keyIdOf(e))).toEqual(Array(8).fill('new'));
+    expect(await reencryptAll(handle.db, newRing)).toEqual({ reencrypted: 0 });
+  });
+
+  it('keeps every value readable with the new ring alone', async () => {
+    const onlyNew = new KeyRing([newKey]);
+    const vault = new CardVault(handle.db, onlyNew);
+    const tokenService = new SandboxTokenService(handle.db, onlyNew, vault);
+    for (const [index, vaultId] of vaultIds.entries()) {
+      expect((await vault.reveal(vaultId)).reveal()).toBe(PANS[index]);
+      const token = await tokenService.networkToken({ vaultId, brand: 'visa' });
+      expect(token.token.reveal()).toBe(tokens.get(vaultId));
+    }
+    const { kysely } = handle.db;
+    const secret = await kysely.selectFrom('webhook_secrets').selectAll().executeTakeFirstOrThrow();
+    expect(onlyNew.decrypt(secret.secret_ciphertext, secret.merchant_id)).toBe('whsec_secret');
+    const response = await kysely.selectFrom('external_responses').selectAll().executeTakeFirstOrThrow();
+    expect(onlyNew.decrypt(response.psp_raw_response_ciphertext, response.id)).toBe('{"approved":true}');
+  });
+
+  it('recomputes the keyed hashes so de-duplication works under the new key', async () => {
+    const vault = new CardVault(handle.db, newRing);
+    for (const [index, pan] of PANS.entries()) {
+      expect(await vault.store(pan)).toBe(vaultIds[index]);
+    }
+    const rows = await handle.db.kysely.selectFrom('vault_cards').select('pan_hmac').execute();
+    expect(rows).toHaveLength(PANS.length);
+    expect(rows.map((row) => row.pan_hmac).sort()).toEqual(PANS.map((pan) => newRing.hmac(pan)).sort());
+  });
+
+  it('walks tables larger than one batch', async () => {
+    const { kysely } = handle.db;
+    const ids = Array.from({ length: 450 }, (_, index) => `vlt_batch${String(index).padStart(4, '0')}`);
+    await kysely
+      .insertInto('vault_cards')
+      .values(
+        ids.map((id, index) => ({
+          id,
+          pan_ciphertext: oldRing.encrypt(`pan ${index}`, id),
+          pan_hmac: oldRing.hmac(`pan ${index}`),
+          created_at: 1,
+        })),
+      )
+      .execute();
+    expect(await reencryptAll(handle.db, newRing)).toEqual({ reencrypted: 450 });
+    const rows = await kysely
+      .selectFrom('vault_cards')
+      .selectAll()
+      .where('id', 'like', 'vlt_batch%')
+      .orderBy('id')
+      .execute();
+    expect(rows.every((row) => newRing.keyIdOf(row.pan_ciphertext) === 'new')).toBe(true);
+    expect(rows.every((row, index) => row.pan_hmac === newRing.hmac(`pan ${index}`))).toBe(true);
+  });
+});

@@ -1,0 +1,145 @@
+import { randomBytes } from 'node:crypto';
+import cardValidator from 'card-validator';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { engines, openTestDb } from '../test-support/db.js';
+import { KeyRing } from './keyring.js';
+import { SandboxTokenService, sandboxTokenNumber, verifyCryptogram } from './sandbox-token-service.js';
+import { CardVault, luhnCheckDigit, passesLuhn } from './vault.js';
+
+/** An independent Luhn check (sum of doubled digits), so the property does not test the code with itself. */
+function luhnSum(digits: string): number {
+  return [...digits]
+    .reverse()
+    .map(Number)
+    .reduce(
+      (sum, digit, index) => sum + (index % 2 === 1 ? ((digit * 2) % 10) + Math.floor(digit / 5) : digit),
+      0,
+    );
+}
+
+const NETWORKS = [
+  { brand: 'visa', prefix: '4', length: 16, validatorType: 'visa' },
+  { brand: 'mastercard', prefix: '52', length: 16, validatorType: 'mastercard' },
+  { brand: 'amex', prefix: '37', length: 15, validatorType: 'american-express' },
+  { brand: 'discover', prefix: '6011', length: 16, validatorType: 'discover' },
+  { brand: 'jcb', prefix: '3', length: 16, validatorType: undefined },
+  { brand: 'unionpay', prefix: '62', length: 19, validatorType: undefined },
+];
+
+/** Luhn-valid card numbers of every network above. */
+const cardNumbers = fc.constantFrom(...NETWORKS).chain((network) =>
+  fc
+    .array(fc.integer({ min: 0, max: 9 }), {
+      minLength: network.length - network.prefix.length - 1,
+      maxLength: network.length - network.prefix.length - 1,
+    })
+    .map((digits) => {
+      const payload = network.prefix + digits.join('');
+      return { network, pan: payload + luhnCheckDigit(payload) };
+    }),
+);
+
+describe('sandboxTokenNumber', () => {
+  it('gives a Luhn-valid number on the same network, never the card number', () => {
+    fc.assert(
+      fc.property(cardNumbers, ({ network, pan }) => {
+        expect(luhnSum(pan) % 10).toBe(0);
+        const token = sandboxTokenNumber(pan, network.brand);
+        expect(token).not.toBe(pan);
+        expect(token).toMatch(/^\d+$/);
+        expect(luhnSum(token) % 10).toBe(0);
+        expect(passesLuhn(token)).toBe(true);
+        expect(token).toHaveLength(network.length);
+        if (network.validatorType) {
+          const checked = cardValidator.number(token);
+          expect(checked.isValid).toBe(true);
+          expect(checked.card?.type).toBe(network.validatorType);
+        } else {
+          expect(token[0]).toBe(pan[0]);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe.each(engines())('SandboxTokenService on %s', (engine) => {
+  let handle: Awaited<ReturnType<typeof openTestDb>>;
+  const keyRing = new KeyRing([{ id: 'k1', key: randomBytes(32) }]);
+  let vault: CardVault;
+  let tokens: SandboxTokenService;
+  beforeAll(async () => {
+    handle = await openTestDb(engine);
+    vault = new CardVault(handle.db, keyRing);
+    tokens = new SandboxTokenService(handle.db, keyRing, vault);
+  });
+  afterAll(() => handle.close());
+
+  it.each([
+    ['visa', '4111111111111111', /^4\d{15}$/],
+    ['mastercard', '5555555555554444', /^5[1-5]\d{14}$/],
+    ['amex', '378282246310005', /^3[47]\d{13}$/],
+    ['discover', '6011111111111117', /^6011\d{12}$/],
+  ])('provisions a %s token on the same network with its own expiry', async (brand, pan, shape) => {
+    const vaultId = await vault.store(pan);
+    const token = await tokens.networkToken({ vaultId, brand });
+    const number = token.token.reveal();
+    expect(number).toMatch(shape);
+    expect(number).not.toBe(pan);
+    expect(passesLuhn(number)).toBe(true);
+    const now = new Date();
+    expect(token.expMonth).toBe(now.getUTCMonth() + 1);
+    expect(token.expYear).toBe(now.getUTCFullYear() + 3);
+  });
+
+  it('returns the same token on later calls and from a fresh instance, stored encrypted', async () => {
+    const vaultId = await vault.store('4000000000000002');
+    const first = await tokens.networkToken({ vaultId, brand: 'visa' });
+    const again = await tokens.networkToken({ vaultId, brand: 'visa' });
+    const fresh = await new SandboxTokenService(
+      handle.db,
+      keyRing,
+      new CardVault(handle.db, keyRing),
+    ).networkToken({
+      vaultId,
+      brand: 'visa',
+    });
+    expect(again.token.reveal()).toBe(first.token.reveal());
+    expect(fresh.token.reveal()).toBe(first.token.reveal());
+    expect(fresh.expYear).toBe(first.expYear);
+    const row = await handle.db.kysely
+      .selectFrom('network_tokens')
+      .selectAll()
+      .where('vault_id', '=', vaultId)
+      .executeTakeFirstOrThrow();
+    expect(row.token_ciphertext).not.toContain(first.token.reveal());
+    expect(keyRing.decrypt(row.token_ciphertext, vaultId)).toBe(first.token.reveal());
+  });
+
+  it('agrees with itself when two provisions of one card race', async () => {
+    const vaultId = await vault.store('4000000000000069');
+    const [a, b] = await Promise.all([
+      tokens.networkToken({ vaultId, brand: 'visa' }),
+      tokens.networkToken({ vaultId, brand: 'visa' }),
+    ]);
+    expect(a.token.reveal()).toBe(b.token.reveal());
+  });
+
+  it('derives a cryptogram per credentials request, the same on a retry', async () => {
+    const vaultId = await vault.store('4000000000000119');
+    const token = await tokens.networkToken({ vaultId, brand: 'visa' });
+    const first = tokens.cryptogram(token, 'crq_1');
+    expect(first.reveal()).toHaveLength(28);
+    expect(Buffer.from(first.reveal(), 'base64')).toHaveLength(20);
+    expect(String(first)).toBe('[redacted]');
+    expect(tokens.cryptogram(token, 'crq_1').reveal()).toBe(first.reveal());
+    expect(tokens.cryptogram(token, 'crq_2').reveal()).not.toBe(first.reveal());
+    const number = token.token.reveal();
+    expect(verifyCryptogram(keyRing, number, 'crq_1', first.reveal())).toBe(true);
+    expect(verifyCryptogram(keyRing, number, 'crq_2', first.reveal())).toBe(false);
+    expect(verifyCryptogram(keyRing, number, 'crq_1', 'not a cryptogram')).toBe(false);
+    const otherRing = new KeyRing([{ id: 'k1', key: randomBytes(32) }]);
+    expect(verifyCryptogram(otherRing, number, 'crq_1', first.reveal())).toBe(false);
+  });
+});

@@ -1,0 +1,121 @@
+import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
+import type { Db } from '../db/index.js';
+import { Secret } from '../secret.js';
+import type { KeyRing } from './keyring.js';
+import type { NetworkToken, TokenService } from './token-service.js';
+import { type CardVault, luhnCheckDigit } from './vault.js';
+
+/** Number ranges a token is drawn from, so that it routes on the same network as its card. */
+const NETWORK_RANGES: Record<string, { prefixes: string[]; length: number }> = {
+  visa: { prefixes: ['4'], length: 16 },
+  mastercard: { prefixes: ['51', '52', '53', '54', '55'], length: 16 },
+  amex: { prefixes: ['34', '37'], length: 15 },
+  discover: { prefixes: ['6011'], length: 16 },
+};
+
+/** Token life in years from the month it is provisioned. */
+const TOKEN_LIFE_YEARS = 3;
+
+/** 20 bytes: the size of a real token authentication verification value (TAVV), 28 base64 characters. */
+const CRYPTOGRAM_BYTES = 20;
+
+/**
+ * A random Luhn-valid number on the card's network (an unknown network keeps the card's first digit and
+ * length), never the card number itself.
+ */
+export function sandboxTokenNumber(pan: string, brand: string): string {
+  const range = NETWORK_RANGES[brand] ?? { prefixes: [pan.slice(0, 1)], length: pan.length };
+  for (;;) {
+    let payload = range.prefixes[randomInt(range.prefixes.length)] as string;
+    while (payload.length < range.length - 1) payload += String(randomInt(10));
+    const token = payload + luhnCheckDigit(payload);
+    if (token !== pan) return token;
+  }
+}
+
+function cryptogramKey(keyRing: KeyRing): Buffer {
+  return keyRing.deriveKey('sandbox-cryptogram');
+}
+
+function computeCryptogram(key: Buffer, token: string, requestId: string): Buffer {
+  // Token digits never contain ':', so no two (token, requestId) pairs share an input.
+  return createHmac('sha256', key).update(`${token}:${requestId}`).digest().subarray(0, CRYPTOGRAM_BYTES);
+}
+
+/**
+ * For the sandbox gateway: whether `cryptogram` is the one issued for this token and credentials
+ * request. It checks against the key ring's current primary key, like the issuer.
+ */
+export function verifyCryptogram(
+  keyRing: KeyRing,
+  token: string,
+  requestId: string,
+  cryptogram: string,
+): boolean {
+  const expected = computeCryptogram(cryptogramKey(keyRing), token, requestId);
+  const given = Buffer.from(cryptogram, 'base64');
+  return (
+    given.length === expected.length &&
+    given.toString('base64') === cryptogram &&
+    timingSafeEqual(given, expected)
+  );
+}
+
+/**
+ * Network tokens for staging: one per card, stored encrypted in `network_tokens` with the vault id as
+ * associated data. Cryptograms are derived, never stored: HMAC of token and credentials request id under
+ * a key derived from the key ring.
+ */
+export class SandboxTokenService implements TokenService {
+  readonly #cryptogramKey: Buffer;
+
+  constructor(
+    private readonly db: Db,
+    private readonly keyRing: KeyRing,
+    private readonly vault: CardVault,
+  ) {
+    this.#cryptogramKey = cryptogramKey(keyRing);
+  }
+
+  async networkToken(card: { vaultId: string; brand: string }): Promise<NetworkToken> {
+    const existing = await this.#find(card.vaultId);
+    if (existing) return existing;
+    const pan = await this.vault.reveal(card.vaultId);
+    const now = new Date();
+    await this.db.kysely
+      .insertInto('network_tokens')
+      .values({
+        vault_id: card.vaultId,
+        token_ciphertext: this.keyRing.encrypt(sandboxTokenNumber(pan.reveal(), card.brand), card.vaultId),
+        exp_month: now.getUTCMonth() + 1,
+        exp_year: now.getUTCFullYear() + TOKEN_LIFE_YEARS,
+        created_at: now.getTime(),
+      })
+      // Another process may provision the same card at the same time: the first row wins for both.
+      .onConflict((conflict) => conflict.column('vault_id').doNothing())
+      .execute();
+    const provisioned = await this.#find(card.vaultId);
+    if (!provisioned) throw new Error(`network token for ${card.vaultId} vanished after provisioning`);
+    return provisioned;
+  }
+
+  cryptogram(token: NetworkToken, requestId: string): Secret<string> {
+    return new Secret(
+      computeCryptogram(this.#cryptogramKey, token.token.reveal(), requestId).toString('base64'),
+    );
+  }
+
+  async #find(vaultId: string): Promise<NetworkToken | undefined> {
+    const row = await this.db.kysely
+      .selectFrom('network_tokens')
+      .select(['token_ciphertext', 'exp_month', 'exp_year'])
+      .where('vault_id', '=', vaultId)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return {
+      token: new Secret(this.keyRing.decrypt(row.token_ciphertext, vaultId)),
+      expMonth: row.exp_month,
+      expYear: row.exp_year,
+    };
+  }
+}

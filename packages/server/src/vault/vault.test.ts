@@ -1,0 +1,101 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DomainError } from '../errors.js';
+import { engines, openTestDb } from '../test-support/db.js';
+import { KeyRing } from './keyring.js';
+import { CardVault, passesLuhn } from './vault.js';
+
+const VISA = '4111111111111111';
+
+describe('passesLuhn', () => {
+  it('accepts valid numbers and rejects a changed digit', () => {
+    expect(passesLuhn(VISA)).toBe(true);
+    expect(passesLuhn('378282246310005')).toBe(true);
+    expect(passesLuhn('4111111111111112')).toBe(false);
+  });
+});
+
+describe.each(engines())('CardVault on %s', (engine) => {
+  let handle: Awaited<ReturnType<typeof openTestDb>>;
+  const keyRing = new KeyRing([{ id: 'k1', key: randomBytes(32) }]);
+  let vault: CardVault;
+  beforeAll(async () => {
+    handle = await openTestDb(engine);
+    vault = new CardVault(handle.db, keyRing);
+  });
+  afterAll(() => handle.close());
+
+  it('stores a card number and reveals it', async () => {
+    const vaultId = await vault.store(VISA);
+    expect(vaultId).toMatch(/^vlt_/);
+    expect((await vault.reveal(vaultId)).reveal()).toBe(VISA);
+  });
+
+  it('returns the existing vault id for a number already stored', async () => {
+    const first = await vault.store('5555555555554444');
+    expect(await vault.store('5555555555554444')).toBe(first);
+    expect(await vault.store('4000000000000002')).not.toBe(first);
+    const rows = await handle.db.kysely.selectFrom('vault_cards').select('id').execute();
+    expect(rows).toHaveLength(3);
+  });
+
+  it('never stores the number in clear', async () => {
+    const pan = '4000000000000069';
+    const vaultId = await vault.store(pan);
+    const row = await handle.db.kysely
+      .selectFrom('vault_cards')
+      .selectAll()
+      .where('id', '=', vaultId)
+      .executeTakeFirstOrThrow();
+    expect(JSON.stringify(row)).not.toContain(pan);
+    expect(row.pan_hmac).toBe(keyRing.hmac(pan));
+  });
+
+  // The file check is about SQLite's own files; PostgreSQL's storage is covered by the column checks above.
+  if (engine === 'sqlite') {
+    it('leaves no card number in the SQLite file or its write-ahead log', async () => {
+      const pan = '4000000000000119';
+      await vault.store(pan);
+      const file = path.join(handle.dataDir, 'wallet.db');
+      const files = [file, `${file}-wal`].filter((name) => fs.existsSync(name));
+      expect(files).toContain(`${file}-wal`);
+      for (const name of files) {
+        const bytes = fs.readFileSync(name);
+        expect(bytes.includes(Buffer.from(pan))).toBe(false);
+        expect(bytes.includes(Buffer.from(VISA))).toBe(false);
+      }
+    });
+  }
+
+  it('rejects bad numbers without echoing them', async () => {
+    for (const pan of ['4111111111111112', '4111-1111-1111-1111', '41111111111', '41111111111111111111']) {
+      const error = await vault.store(pan).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(DomainError);
+      expect((error as DomainError).errorCode).toBe('VALIDATION_ERROR');
+      expect((error as DomainError).message).toMatch(/^pan: /);
+      expect((error as DomainError).message).not.toContain(pan);
+    }
+  });
+
+  it('cannot decrypt with a different key', async () => {
+    const vaultId = await vault.store(VISA);
+    const impostor = new CardVault(handle.db, new KeyRing([{ id: 'k1', key: randomBytes(32) }]));
+    await expect(impostor.reveal(vaultId)).rejects.toThrow();
+    const stranger = new CardVault(handle.db, new KeyRing([{ id: 'k2', key: randomBytes(32) }]));
+    await expect(stranger.reveal(vaultId)).rejects.toThrow(/not in the key ring/);
+  });
+
+  it('refuses a ciphertext moved onto another vault id', async () => {
+    const a = await vault.store('6011111111111117');
+    const b = await vault.store('378282246310005');
+    const { pan_ciphertext } = await handle.db.kysely
+      .selectFrom('vault_cards')
+      .select('pan_ciphertext')
+      .where('id', '=', a)
+      .executeTakeFirstOrThrow();
+    await handle.db.kysely.updateTable('vault_cards').set({ pan_ciphertext }).where('id', '=', b).execute();
+    await expect(vault.reveal(b)).rejects.toThrow();
+  });
+});

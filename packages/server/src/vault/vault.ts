@@ -1,0 +1,85 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/index.js';
+import { ValidationError } from '../errors.js';
+import { newId } from '../ids.js';
+import { Secret } from '../secret.js';
+import type { KeyRing } from './keyring.js';
+
+/** The Luhn check digit that completes `payload` (every digit of a card number but the last). */
+export function luhnCheckDigit(payload: string): string {
+  let sum = 0;
+  for (let i = 0; i < payload.length; i++) {
+    // From the right, every other digit is doubled, starting with the one next to the check digit.
+    let digit = Number(payload[payload.length - 1 - i]);
+    if (i % 2 === 0) {
+      digit *= 2;
+      if (digit > 9) digit -= 9;
+    }
+    sum += digit;
+  }
+  return String((10 - (sum % 10)) % 10);
+}
+
+export function passesLuhn(digits: string): boolean {
+  return digits.length > 1 && luhnCheckDigit(digits.slice(0, -1)) === digits.slice(-1);
+}
+
+/** Messages name the field and the rule, never the number. */
+export function validatePan(pan: string): void {
+  // 12-19 digits: the ISO/IEC 7812 range of primary account numbers.
+  if (!/^\d{12,19}$/.test(pan)) throw new ValidationError('pan: must be 12 to 19 digits');
+  if (!passesLuhn(pan)) throw new ValidationError('pan: is not a valid card number (Luhn check failed)');
+}
+
+/**
+ * Card numbers at rest: encrypted under the key ring with the vault id as associated data (so a
+ * ciphertext copied onto another row does not decrypt), plus a keyed hash for de-duplication.
+ * Only the vault turns a vault id back into a card number.
+ */
+export class CardVault {
+  constructor(
+    private readonly db: Db,
+    private readonly keyRing: KeyRing,
+  ) {}
+
+  /** Stores a card number and returns its vault id; a number already in the vault keeps its id. */
+  async store(pan: string): Promise<string> {
+    validatePan(pan);
+    const panHmac = this.keyRing.hmac(pan);
+    return this.db.kysely.transaction().execute(async (trx) => {
+      if (this.db.engine === 'postgres') {
+        // Serialises stores of the same number across processes, so two of them cannot both insert it.
+        await sql`select pg_advisory_xact_lock(hashtextextended(${panHmac}, 0))`.execute(trx);
+      }
+      const existing = await trx
+        .selectFrom('vault_cards')
+        .select('id')
+        .where('pan_hmac', '=', panHmac)
+        .orderBy('created_at')
+        .orderBy('id')
+        .executeTakeFirst();
+      if (existing) return existing.id;
+      const id = newId('vault');
+      await trx
+        .insertInto('vault_cards')
+        .values({
+          id,
+          pan_ciphertext: this.keyRing.encrypt(pan, id),
+          pan_hmac: panHmac,
+          created_at: Date.now(),
+        })
+        .execute();
+      return id;
+    });
+  }
+
+  async reveal(vaultId: string): Promise<Secret<string>> {
+    const row = await this.db.kysely
+      .selectFrom('vault_cards')
+      .select('pan_ciphertext')
+      .where('id', '=', vaultId)
+      .executeTakeFirst();
+    if (!row) throw new Error(`vault: no card ${vaultId}`);
+    return new Secret(this.keyRing.decrypt(row.pan_ciphertext, vaultId));
+  }
+}

@@ -1,0 +1,207 @@
+/**
+ * The wallet's tables (`shoppers`, `addresses`, `cards`, `sessions`) and their mapping to domain types.
+ * Every function takes the Kysely instance to run on, so a service can pass a transaction.
+ */
+import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { Database } from '../db/index.js';
+import type { AddressesTable, CardsTable, SessionsTable, ShoppersTable } from '../db/schema.js';
+import type { Address, Card, Session, Shopper } from './types.js';
+
+type Q = Kysely<Database>;
+
+function toShopper(row: Selectable<ShoppersTable>): Shopper {
+  return {
+    id: row.id,
+    email: row.email,
+    phone: row.phone,
+    firstName: row.first_name,
+    lastName: row.last_name,
+  };
+}
+
+function toAddress(row: Selectable<AddressesTable>): Address {
+  return {
+    id: row.id,
+    externalId: row.external_id,
+    shopperId: row.shopper_id,
+    firstName: row.first_name,
+    lastName: row.last_name,
+    company: row.company,
+    address1: row.address1,
+    address2: row.address2,
+    city: row.city,
+    state: row.state,
+    zip: row.zip,
+    country: row.country,
+    phoneNumber: row.phone_number,
+    isDefaultBilling: row.is_default_billing === 1,
+    isDefaultShipping: row.is_default_shipping === 1,
+  };
+}
+
+function toCard(row: Selectable<CardsTable>): Card {
+  return {
+    id: row.id,
+    shopperId: row.shopper_id,
+    vaultId: row.vault_id,
+    billingAddressId: row.billing_address_id,
+    brand: row.brand,
+    last4: row.last4,
+    expMonth: row.exp_month,
+    expYear: row.exp_year,
+    nameOnCard: row.name_on_card,
+    nickname: row.nickname,
+    isDefault: row.is_default === 1,
+    needsCvv: row.needs_cvv === 1,
+    storedCredentialsIdentifier: row.stored_credentials_identifier,
+  };
+}
+
+function toSession(row: Selectable<SessionsTable>): Session {
+  return {
+    id: row.id,
+    merchantId: row.merchant_id,
+    shopperId: row.shopper_id,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+  };
+}
+
+/** False when a shopper with the same normalized email already exists. */
+export async function insertShopper(db: Q, row: Insertable<ShoppersTable>): Promise<boolean> {
+  const result = await db
+    .insertInto('shoppers')
+    .values(row)
+    .onConflict((conflict) => conflict.column('email_normalized').doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+}
+
+export async function findShopperByEmail(db: Q, emailNormalized: string): Promise<Shopper | undefined> {
+  const row = await db
+    .selectFrom('shoppers')
+    .selectAll()
+    .where('email_normalized', '=', emailNormalized)
+    .executeTakeFirst();
+  return row && toShopper(row);
+}
+
+export async function findShopper(db: Q, id: string): Promise<Shopper | undefined> {
+  const row = await db.selectFrom('shoppers').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && toShopper(row);
+}
+
+export async function clearDefaultAddress(
+  db: Q,
+  shopperId: string,
+  kind: 'is_default_billing' | 'is_default_shipping',
+): Promise<void> {
+  await db
+    .updateTable('addresses')
+    .set({ [kind]: 0 })
+    .where('shopper_id', '=', shopperId)
+    .where(kind, '=', 1)
+    .execute();
+}
+
+export async function insertAddress(db: Q, row: Insertable<AddressesTable>): Promise<Address> {
+  const inserted = await db.insertInto('addresses').values(row).returningAll().executeTakeFirstOrThrow();
+  return toAddress(inserted);
+}
+
+export async function countAddresses(db: Q, shopperId: string): Promise<number> {
+  const { count } = await db
+    .selectFrom('addresses')
+    .select((eb) => eb.fn.countAll<number | string>().as('count'))
+    .where('shopper_id', '=', shopperId)
+    .executeTakeFirstOrThrow();
+  return Number(count);
+}
+
+/** Default billing first, then default shipping, then newest. */
+export async function listAddresses(db: Q, shopperId: string): Promise<Address[]> {
+  const rows = await db
+    .selectFrom('addresses')
+    .selectAll()
+    .where('shopper_id', '=', shopperId)
+    .orderBy('is_default_billing', 'desc')
+    .orderBy('is_default_shipping', 'desc')
+    .orderBy('id', 'desc')
+    .execute();
+  return rows.map(toAddress);
+}
+
+export async function findAddress(db: Q, id: number): Promise<Address | undefined> {
+  const row = await db.selectFrom('addresses').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && toAddress(row);
+}
+
+export async function findCardByVaultId(
+  db: Q,
+  shopperId: string,
+  vaultId: string,
+): Promise<Card | undefined> {
+  const row = await db
+    .selectFrom('cards')
+    .selectAll()
+    .where('shopper_id', '=', shopperId)
+    .where('vault_id', '=', vaultId)
+    .executeTakeFirst();
+  return row && toCard(row);
+}
+
+export async function countCards(db: Q, shopperId: string): Promise<number> {
+  const { count } = await db
+    .selectFrom('cards')
+    .select((eb) => eb.fn.countAll<number | string>().as('count'))
+    .where('shopper_id', '=', shopperId)
+    .executeTakeFirstOrThrow();
+  return Number(count);
+}
+
+export async function clearDefaultCard(db: Q, shopperId: string): Promise<void> {
+  await db
+    .updateTable('cards')
+    .set({ is_default: 0 })
+    .where('shopper_id', '=', shopperId)
+    .where('is_default', '=', 1)
+    .execute();
+}
+
+/** False when the shopper already has a card with this vault id. */
+export async function insertCard(db: Q, row: Insertable<CardsTable>): Promise<boolean> {
+  const result = await db
+    .insertInto('cards')
+    .values(row)
+    .onConflict((conflict) => conflict.columns(['shopper_id', 'vault_id']).doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+}
+
+/** Default first, then newest. */
+export async function listCards(db: Q, shopperId: string): Promise<Card[]> {
+  const rows = await db
+    .selectFrom('cards')
+    .selectAll()
+    .where('shopper_id', '=', shopperId)
+    .orderBy('is_default', 'desc')
+    .orderBy('created_at', 'desc')
+    .orderBy('id')
+    .execute();
+  return rows.map(toCard);
+}
+
+export async function findCard(db: Q, id: string): Promise<Card | undefined> {
+  const row = await db.selectFrom('cards').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && toCard(row);
+}
+
+export async function insertSession(db: Q, row: Insertable<SessionsTable>): Promise<Session> {
+  await db.insertInto('sessions').values(row).execute();
+  return toSession(row);
+}
+
+export async function findSession(db: Q, id: string): Promise<Session | undefined> {
+  const row = await db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && toSession(row);
+}

@@ -1,0 +1,224 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DomainError } from '../errors.js';
+import { engines, openTestDb } from '../test-support/db.js';
+import { KeyRing } from '../vault/keyring.js';
+import { CardVault } from '../vault/vault.js';
+import { type NewAddress, Wallet } from './index.js';
+
+const ADDRESS: NewAddress = {
+  firstName: 'Ada',
+  lastName: 'Lovelace',
+  address1: '1 Main St',
+  city: 'Austin',
+  state: 'TX',
+  zip: '78701',
+  country: 'US',
+};
+
+const FUTURE_YEAR = new Date().getUTCFullYear() + 2;
+
+async function errorOf(promise: Promise<unknown>): Promise<DomainError> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(DomainError);
+  return error as DomainError;
+}
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 2));
+
+describe.each(engines())('Wallet on %s', (engine) => {
+  let handle: Awaited<ReturnType<typeof openTestDb>>;
+  let wallet: Wallet;
+  let vault: CardVault;
+  beforeAll(async () => {
+    handle = await openTestDb(engine);
+    vault = new CardVault(handle.db, new KeyRing([{ id: 'k1', key: randomBytes(32) }]));
+    wallet = new Wallet(handle.db, vault);
+  });
+  afterAll(() => handle.close());
+
+  let counter = 0;
+  async function newShopper() {
+    counter++;
+    const shopper = await wallet.createShopper({
+      email: `shopper${counter}@example.com`,
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+    });
+    const address = await wallet.addAddress(shopper.id, ADDRESS);
+    return { shopper, address };
+  }
+
+  describe('shoppers', () => {
+    it('finds a shopper by email whatever its case and surrounding spaces', async () => {
+      const created = await wallet.createShopper({
+        email: 'Mixed.Case@Example.COM',
+        phone: '+15125550100',
+        firstName: 'Mixed',
+        lastName: 'Case',
+      });
+      expect(created).toMatchObject({ email: 'Mixed.Case@Example.COM', phone: '+15125550100' });
+      expect(created.id).toMatch(/^shp_/);
+      expect(await wallet.findShopperByEmail('  mixed.case@example.com ')).toEqual(created);
+      expect(await wallet.getShopper(created.id)).toEqual(created);
+      expect(await wallet.findShopperByEmail('nobody@example.com')).toBeUndefined();
+    });
+
+    it('refuses a second shopper with the same email in another case', async () => {
+      await wallet.createShopper({ email: 'twice@example.com', firstName: 'A', lastName: 'B' });
+      const error = await errorOf(
+        wallet.createShopper({ email: 'TWICE@example.com', firstName: 'C', lastName: 'D' }),
+      );
+      expect(error.errorCode).toBe('SHOPPER_ALREADY_EXISTS');
+      expect(error.message).toMatch(/^email: /);
+    });
+
+    it('refuses an address that is not an email, and an unknown shopper id', async () => {
+      const invalid = await errorOf(wallet.createShopper({ email: 'nope', firstName: 'A', lastName: 'B' }));
+      expect(invalid.errorCode).toBe('VALIDATION_ERROR');
+      expect((await errorOf(wallet.getShopper('shp_missing'))).errorCode).toBe('SHOPPER_NOT_FOUND');
+    });
+  });
+
+  describe('addresses', () => {
+    it('makes the first address the default of both kinds', async () => {
+      const { address } = await newShopper();
+      expect(address).toMatchObject({ isDefaultBilling: true, isDefaultShipping: true, company: null });
+      expect(address.externalId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(typeof address.id).toBe('number');
+      expect(await wallet.findAddress(address.id)).toEqual(address);
+    });
+
+    it('moves a default to the new address that claims it, and lists defaults first', async () => {
+      const { shopper, address: first } = await newShopper();
+      const plain = await wallet.addAddress(shopper.id, { ...ADDRESS, address1: '2 Side St' });
+      expect(plain).toMatchObject({ isDefaultBilling: false, isDefaultShipping: false });
+      const shipping = await wallet.addAddress(shopper.id, {
+        ...ADDRESS,
+        address1: '3 Ship St',
+        isDefaultShipping: true,
+      });
+      const listed = await wallet.listAddresses(shopper.id);
+      expect(listed.map((address) => address.address1)).toEqual(['1 Main St', '3 Ship St', '2 Side St']);
+      expect(listed[0]).toMatchObject({ id: first.id, isDefaultBilling: true, isDefaultShipping: false });
+      expect(listed[1]).toMatchObject({ id: shipping.id, isDefaultBilling: false, isDefaultShipping: true });
+    });
+
+    it('refuses an address for an unknown shopper', async () => {
+      expect((await errorOf(wallet.addAddress('shp_missing', ADDRESS))).errorCode).toBe('SHOPPER_NOT_FOUND');
+    });
+  });
+
+  describe('cards', () => {
+    it('saves a card with its brand and last four, the first one as default', async () => {
+      const { shopper, address } = await newShopper();
+      const card = await wallet.addCard({
+        shopperId: shopper.id,
+        pan: '3782 822463 10005',
+        expMonth: 5,
+        expYear: FUTURE_YEAR,
+        nameOnCard: 'Ada Lovelace',
+        billingAddressId: address.id,
+      });
+      expect(card).toMatchObject({
+        shopperId: shopper.id,
+        brand: 'amex',
+        last4: '0005',
+        isDefault: true,
+        needsCvv: false,
+        nickname: null,
+        storedCredentialsIdentifier: null,
+      });
+      expect(card.id).toMatch(/^[0-9a-f-]{36}$/);
+      expect((await vault.reveal(card.vaultId)).reveal()).toBe('378282246310005');
+      expect(await wallet.findCard(card.id)).toEqual(card);
+      expect(await wallet.findCard('00000000-0000-0000-0000-000000000000')).toBeUndefined();
+    });
+
+    it('lists the default first, then the newest, and returns the existing card for the same number', async () => {
+      const { shopper, address } = await newShopper();
+      const add = (pan: string, isDefault?: boolean) =>
+        wallet.addCard({
+          shopperId: shopper.id,
+          pan,
+          expMonth: 1,
+          expYear: FUTURE_YEAR,
+          nameOnCard: 'Ada Lovelace',
+          billingAddressId: address.id,
+          isDefault,
+        });
+      const visa = await add('4111111111111111', false);
+      await tick();
+      const mastercard = await add('5555555555554444');
+      await tick();
+      const discover = await add('6011111111111117');
+      expect([visa.isDefault, mastercard.isDefault, discover.isDefault]).toEqual([true, false, false]);
+      expect((await wallet.listCards(shopper.id)).map((card) => card.brand)).toEqual([
+        'visa',
+        'discover',
+        'mastercard',
+      ]);
+
+      await tick();
+      const amex = await add('378282246310005', true);
+      const listed = await wallet.listCards(shopper.id);
+      expect(listed.map((card) => card.id)).toEqual([amex.id, discover.id, mastercard.id, visa.id]);
+      expect(listed.filter((card) => card.isDefault)).toHaveLength(1);
+
+      expect(await add('5555-5555-5555-4444', true)).toEqual(mastercard);
+      expect(await wallet.listCards(shopper.id)).toHaveLength(4);
+    });
+
+    it('refuses bad card input, naming the field', async () => {
+      const { shopper, address } = await newShopper();
+      const { address: foreign } = await newShopper();
+      const good = {
+        shopperId: shopper.id,
+        pan: '4111111111111111',
+        expMonth: 12,
+        expYear: FUTURE_YEAR,
+        nameOnCard: 'Ada Lovelace',
+        billingAddressId: address.id,
+      };
+      const cases: [Partial<typeof good>, RegExp][] = [
+        [{ pan: '4111111111111112' }, /^pan: /],
+        [{ pan: '1234567890123452' }, /^pan: the card network/],
+        [{ expMonth: 13 }, /^expMonth: /],
+        [{ expYear: 26 }, /^expYear: /],
+        [{ expYear: 2001 }, /^expMonth\/expYear: the card has expired/],
+        [{ nameOnCard: ' ' }, /^nameOnCard: /],
+        [{ billingAddressId: foreign.id }, /^billingAddressId: /],
+      ];
+      for (const [change, message] of cases) {
+        const error = await errorOf(wallet.addCard({ ...good, ...change }));
+        expect(error.errorCode).toBe('VALIDATION_ERROR');
+        expect(error.message).toMatch(message);
+        expect(error.message).not.toContain(change.pan ?? good.pan);
+      }
+      expect(await wallet.listCards(shopper.id)).toEqual([]);
+    });
+
+    it('treats a card as expired only after the last day of its expiry month (UTC)', async () => {
+      const { shopper, address } = await newShopper();
+      const card = await wallet.addCard({
+        shopperId: shopper.id,
+        pan: '4000000000000002',
+        expMonth: 2,
+        expYear: FUTURE_YEAR,
+        nameOnCard: 'Ada Lovelace',
+        billingAddressId: address.id,
+      });
+      expect(wallet.isExpired(card, new Date(Date.UTC(FUTURE_YEAR, 1, 28, 23, 59, 59, 999)))).toBe(false);
+      expect(wallet.isExpired(card, new Date(Date.UTC(FUTURE_YEAR, 2, 1)))).toBe(true);
+      expect(wallet.isExpired({ ...card, expMonth: 12 }, new Date(Date.UTC(FUTURE_YEAR, 11, 31, 12)))).toBe(
+        false,
+      );
+      expect(wallet.isExpired({ ...card, expMonth: 12 }, new Date(Date.UTC(FUTURE_YEAR + 1, 0, 1)))).toBe(
+        true,
+      );
+    });
+  });
+});

@@ -1,0 +1,220 @@
+import cardValidator from 'card-validator';
+import type { Db } from '../db/index.js';
+import { DomainError, NotFoundError, ValidationError } from '../errors.js';
+import { newId, newUuid } from '../ids.js';
+import { type CardVault, validatePan } from '../vault/vault.js';
+import * as repo from './repo.js';
+import type { Address, Card, Shopper } from './types.js';
+
+export interface NewShopper {
+  email: string;
+  phone?: string | null;
+  firstName: string;
+  lastName: string;
+}
+
+export interface NewAddress {
+  firstName: string;
+  lastName: string;
+  company?: string | null;
+  address1: string;
+  address2?: string | null;
+  city: string;
+  state: string;
+  zip: string;
+  country: string;
+  phoneNumber?: string | null;
+  /** Defaults to true for the shopper's first address. */
+  isDefaultBilling?: boolean;
+  /** Defaults to true for the shopper's first address. */
+  isDefaultShipping?: boolean;
+}
+
+export interface NewCard {
+  shopperId: string;
+  /** Digits; spaces and dashes as a shopper types them are ignored. */
+  pan: string;
+  expMonth: number;
+  /** Four digits. */
+  expYear: number;
+  nameOnCard: string;
+  nickname?: string | null;
+  billingAddressId: number;
+  /** The shopper's first card is the default whatever this says. */
+  isDefault?: boolean;
+  needsCvv?: boolean;
+}
+
+/** card-validator's network names, where ours differ: ours are the webhook's `networkType` values. */
+const BRAND_NAMES: Record<string, string> = {
+  'american-express': 'amex',
+  'master-card': 'mastercard',
+};
+
+function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+function brandOf(pan: string): string {
+  const type = cardValidator.number(pan).card?.type;
+  if (!type) throw new ValidationError('pan: the card network is not recognised');
+  return BRAND_NAMES[type] ?? type;
+}
+
+function validateCard(input: NewCard, now: Date): void {
+  if (!Number.isInteger(input.expMonth) || input.expMonth < 1 || input.expMonth > 12) {
+    throw new ValidationError('expMonth: must be an integer from 1 to 12');
+  }
+  if (!Number.isInteger(input.expYear) || input.expYear < 1000 || input.expYear > 9999) {
+    throw new ValidationError('expYear: must be a four-digit year');
+  }
+  if (isExpired(input, now)) throw new ValidationError('expMonth/expYear: the card has expired');
+  if (!input.nameOnCard.trim()) throw new ValidationError('nameOnCard: must not be empty');
+}
+
+/** A card is good through the last day of its expiry month, here taken as ending at midnight UTC. */
+function isExpired(card: { expMonth: number; expYear: number }, now: Date): boolean {
+  // Date.UTC counts months from 0, so `expMonth` (1-12) names the month after expiry.
+  return now.getTime() >= Date.UTC(card.expYear, card.expMonth, 1);
+}
+
+/** Shoppers, their addresses and their saved cards. Card numbers go to the vault; the wallet keeps a reference. */
+export class Wallet {
+  constructor(
+    private readonly db: Db,
+    private readonly vault: CardVault,
+  ) {}
+
+  /** Case-insensitive; surrounding spaces are ignored. */
+  findShopperByEmail(email: string): Promise<Shopper | undefined> {
+    return repo.findShopperByEmail(this.db.kysely, normalizeEmail(email));
+  }
+
+  async getShopper(id: string): Promise<Shopper> {
+    const shopper = await repo.findShopper(this.db.kysely, id);
+    if (!shopper) throw new NotFoundError('SHOPPER_NOT_FOUND', 'No shopper with that id.');
+    return shopper;
+  }
+
+  async createShopper(input: NewShopper): Promise<Shopper> {
+    const email = input.email.trim();
+    if (!/^[^\s@]+@[^\s@]+$/.test(email)) throw new ValidationError('email: must be an email address');
+    const shopper: Shopper = {
+      id: newId('shopper'),
+      email,
+      phone: input.phone ?? null,
+      firstName: input.firstName,
+      lastName: input.lastName,
+    };
+    const inserted = await repo.insertShopper(this.db.kysely, {
+      id: shopper.id,
+      email,
+      email_normalized: normalizeEmail(email),
+      phone: shopper.phone,
+      first_name: shopper.firstName,
+      last_name: shopper.lastName,
+      created_at: Date.now(),
+    });
+    if (!inserted) {
+      throw new DomainError('SHOPPER_ALREADY_EXISTS', 'email: a shopper with this email already exists');
+    }
+    return shopper;
+  }
+
+  /** Making an address a default takes that default away from the shopper's other addresses. */
+  async addAddress(shopperId: string, input: NewAddress): Promise<Address> {
+    await this.getShopper(shopperId);
+    return this.db.kysely.transaction().execute(async (trx) => {
+      const first = (await repo.countAddresses(trx, shopperId)) === 0;
+      const isDefaultBilling = input.isDefaultBilling ?? first;
+      const isDefaultShipping = input.isDefaultShipping ?? first;
+      if (isDefaultBilling) await repo.clearDefaultAddress(trx, shopperId, 'is_default_billing');
+      if (isDefaultShipping) await repo.clearDefaultAddress(trx, shopperId, 'is_default_shipping');
+      return repo.insertAddress(trx, {
+        external_id: newUuid(),
+        shopper_id: shopperId,
+        first_name: input.firstName,
+        last_name: input.lastName,
+        company: input.company ?? null,
+        address1: input.address1,
+        address2: input.address2 ?? null,
+        city: input.city,
+        state: input.state,
+        zip: input.zip,
+        country: input.country,
+        phone_number: input.phoneNumber ?? null,
+        is_default_billing: isDefaultBilling ? 1 : 0,
+        is_default_shipping: isDefaultShipping ? 1 : 0,
+        created_at: Date.now(),
+      });
+    });
+  }
+
+  /** Defaults first, then newest. */
+  listAddresses(shopperId: string): Promise<Address[]> {
+    return repo.listAddresses(this.db.kysely, shopperId);
+  }
+
+  findAddress(id: number): Promise<Address | undefined> {
+    return repo.findAddress(this.db.kysely, id);
+  }
+
+  /**
+   * Saves a card: the number into the vault, the rest into the wallet. The same number saved twice by
+   * one shopper returns the card saved the first time, unchanged.
+   */
+  async addCard(input: NewCard): Promise<Card> {
+    const pan = input.pan.replace(/[\s-]/g, '');
+    validatePan(pan);
+    validateCard(input, new Date());
+    const brand = brandOf(pan);
+    await this.getShopper(input.shopperId);
+    const billing = await repo.findAddress(this.db.kysely, input.billingAddressId);
+    if (billing?.shopperId !== input.shopperId) {
+      throw new ValidationError("billingAddressId: no such address in the shopper's wallet");
+    }
+    const vaultId = await this.vault.store(pan);
+    return this.db.kysely.transaction().execute(async (trx) => {
+      const existing = await repo.findCardByVaultId(trx, input.shopperId, vaultId);
+      if (existing) return existing;
+      const isDefault = input.isDefault === true || (await repo.countCards(trx, input.shopperId)) === 0;
+      if (isDefault) await repo.clearDefaultCard(trx, input.shopperId);
+      const id = newUuid();
+      const inserted = await repo.insertCard(trx, {
+        id,
+        shopper_id: input.shopperId,
+        vault_id: vaultId,
+        billing_address_id: input.billingAddressId,
+        brand,
+        last4: pan.slice(-4),
+        exp_month: input.expMonth,
+        exp_year: input.expYear,
+        name_on_card: input.nameOnCard,
+        nickname: input.nickname ?? null,
+        is_default: isDefault ? 1 : 0,
+        needs_cvv: input.needsCvv ? 1 : 0,
+        stored_credentials_identifier: null,
+        created_at: Date.now(),
+      });
+      // Not inserted: the same card was saved concurrently; that one is the shopper's card.
+      const card = inserted
+        ? await repo.findCard(trx, id)
+        : await repo.findCardByVaultId(trx, input.shopperId, vaultId);
+      if (!card) throw new Error(`card ${id} vanished while being saved`);
+      return card;
+    });
+  }
+
+  /** Default first, then newest. */
+  listCards(shopperId: string): Promise<Card[]> {
+    return repo.listCards(this.db.kysely, shopperId);
+  }
+
+  findCard(id: string): Promise<Card | undefined> {
+    return repo.findCard(this.db.kysely, id);
+  }
+
+  isExpired(card: Card, now: Date): boolean {
+    return isExpired(card, now);
+  }
+}

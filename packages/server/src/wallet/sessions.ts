@@ -1,0 +1,29 @@
+import type { Db } from '../db/index.js';
+import { newUuid } from '../ids.js';
+import * as repo from './repo.js';
+import type { Session } from './types.js';
+
+/** Payment-carousel sessions: a shopper's wallet opened for one merchant, for a limited time. */
+export class Sessions {
+  constructor(private readonly db: Db) {}
+
+  create(input: { merchantId: string; shopperId: string; ttlSeconds: number; now?: Date }): Promise<Session> {
+    const createdAt = (input.now ?? new Date()).getTime();
+    return repo.insertSession(this.db.kysely, {
+      id: newUuid(),
+      merchant_id: input.merchantId,
+      shopper_id: input.shopperId,
+      created_at: createdAt,
+      expires_at: createdAt + input.ttlSeconds * 1000,
+    });
+  }
+
+  find(id: string): Promise<Session | undefined> {
+    return repo.findSession(this.db.kysely, id);
+  }
+
+  /** Live up to, not including, `expiresAt`. */
+  isLive(session: Session, now: Date): boolean {
+    return now.getTime() < session.expiresAt;
+  }
+}

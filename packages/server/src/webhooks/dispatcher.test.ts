@@ -1,0 +1,567 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createDb, type Db } from '../db/index.js';
+import { migrate } from '../db/migrate.js';
+import { createLogger } from '../log.js';
+import { engines, testDatabase } from '../test-support/db.js';
+import {
+  Dispatcher,
+  type DispatcherOptions,
+  type MessageForPayload,
+  type WebhookEndpoint,
+} from './dispatcher.js';
+import { insertMessages, newMessage } from './outbox.js';
+import { WebhookRepo } from './repo.js';
+import { Webhooks } from './service.js';
+
+const MERCHANT = 'mch_dispatch';
+const SECRET = `whsec_${Buffer.from('current secret 24 bytes!').toString('base64')}`;
+const OLD_SECRET = `whsec_${Buffer.from('previous secret 24 bytes').toString('base64')}`;
+const PAN = '4111111111111111';
+/** 60 s: longer than any test, so a delivery seen in a test did not come from the poll. */
+const NO_POLL_MS = 60_000;
+
+interface Received {
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+type Responder = (request: Received, response: http.ServerResponse) => void;
+
+/** A real merchant endpoint on 127.0.0.1; `received(n)` resolves once n requests have arrived. */
+class Receiver {
+  readonly requests: Received[] = [];
+  respond: Responder = (_request, response) => response.end('ok');
+  #server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const request = { path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString() };
+      this.requests.push(request);
+      this.respond(request, res);
+      for (const waiter of [...this.#waiters].filter((w) => this.requests.length >= w.count)) {
+        this.#waiters.delete(waiter);
+        waiter.resolve([...this.requests]);
+      }
+    });
+  });
+  #waiters = new Set<{ count: number; resolve(requests: Received[]): void }>();
+  port = 0;
+
+  async listen(port = 0): Promise<this> {
+    await new Promise<void>((resolve) => this.#server.listen(port, '127.0.0.1', resolve));
+    this.port = (this.#server.address() as AddressInfo).port;
+    return this;
+  }
+
+  url(path = '/hooks'): string {
+    return `http://127.0.0.1:${this.port}${path}`;
+  }
+
+  received(count: number): Promise<Received[]> {
+    if (this.requests.length >= count) return Promise.resolve([...this.requests]);
+    return new Promise((resolve) => this.#waiters.add({ count, resolve }));
+  }
+
+  async close(): Promise<void> {
+    this.#server.closeAllConnections();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+}
+
+/** A port nothing listens on (for a receiver that is down), free to listen on later. */
+async function closedPort(): Promise<number> {
+  const probe = await new Receiver().listen();
+  await probe.close();
+  return probe.port;
+}
+
+/** A promise with its resolver, for turning a callback into an awaited event. */
+function signal<T = void>(): { promise: Promise<T>; resolve(value: T): void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+async function insertMerchant(db: Db): Promise<void> {
+  await db.kysely
+    .insertInto('merchants')
+    .values({
+      id: MERCHANT,
+      name: 'Dispatch test shop',
+      webhook_url: null,
+      allowed_origins: '[]',
+      credential_types: '["PAN"]',
+      credentials_approved_at: 1,
+      variant: 'standard',
+      authorization_mode: 'merchant',
+      shipping_methods: '[]',
+      tax_settings: '{"ratesByState":{}}',
+      created_at: 1,
+      updated_at: 1,
+    })
+    .execute();
+}
+
+/** The payload carries a card number, as PAYMENT_CREDENTIALS does; it must never reach the tables. */
+function payloadOf(message: MessageForPayload): unknown {
+  return {
+    eventName: message.eventName,
+    merchantId: message.merchantId,
+    credentials: [{ type: 'PAN', pan: PAN, expirationMonth: '09', expirationYear: '2031' }],
+    subjectId: message.subjectId,
+  };
+}
+
+describe.each(engines())('dispatcher on %s', (engine) => {
+  let db: Db;
+  let databaseUrl: string;
+  let drop: () => Promise<void>;
+  const log = createLogger(process.env.WH_LOG ?? 'silent');
+  const open: Array<{ stop(): Promise<void> } | { close(): Promise<void> }> = [];
+
+  beforeAll(async () => {
+    const database = await testDatabase(engine);
+    databaseUrl = database.url;
+    drop = database.drop;
+    db = createDb(databaseUrl);
+    await migrate(db);
+    await insertMerchant(db);
+  });
+  afterEach(async () => {
+    for (const thing of open.splice(0).reverse()) {
+      await ('stop' in thing ? thing.stop() : thing.close());
+    }
+    await db.kysely.deleteFrom('webhook_attempts').execute();
+    await db.kysely.deleteFrom('webhook_messages').execute();
+  });
+  afterAll(async () => {
+    await db.close();
+    await drop();
+  });
+
+  function dispatcher(
+    endpoint: WebhookEndpoint | DispatcherOptions['endpoints'],
+    options: Partial<DispatcherOptions> = {},
+  ): Dispatcher {
+    const instance = new Dispatcher({
+      db,
+      log,
+      env: 'staging',
+      timeoutMs: 2_000,
+      retryDelaysMs: { default: [50, 50, 100, 200, 400, 800], credentials: [50, 50, 100, 200, 400, 800] },
+      endpoints: 'resolve' in endpoint ? endpoint : { resolve: async () => endpoint },
+      payloads: { build: async (message) => payloadOf(message) },
+      pollIntervalMs: NO_POLL_MS,
+      ...options,
+    });
+    open.push(instance);
+    return instance;
+  }
+
+  async function receiver(port?: number): Promise<Receiver> {
+    const instance = await new Receiver().listen(port);
+    open.push(instance);
+    return instance;
+  }
+
+  /** Inserts messages the way a domain service does and returns their ids. */
+  async function outbox(count: number, leaseMs: number, schedule: 'credentials' | 'default' = 'credentials') {
+    const rows = Array.from({ length: count }, (_, i) =>
+      newMessage(
+        { merchantId: MERCHANT, eventName: 'PAYMENT_CREDENTIALS', subjectId: `crq_${i}`, schedule },
+        Date.now(),
+        leaseMs,
+      ),
+    );
+    await db.kysely.transaction().execute((trx) => insertMessages(trx, rows));
+    return rows.map((row) => row.id);
+  }
+
+  const repo = () => new WebhookRepo(db);
+
+  it('delivers a committed message at once, signed so that standardwebhooks verifies it', async () => {
+    const hooks = await receiver();
+    const sender = dispatcher({ url: hooks.url('/hooks?shop=1'), secrets: [SECRET] });
+    await sender.start();
+    const [id] = await outbox(1, sender.leaseMs);
+    sender.committed([id as string]);
+
+    const [request] = await hooks.received(1);
+    if (!request) throw new Error('no request');
+    expect(request.path).toBe('/hooks?shop=1');
+    expect(request.headers['webhook-id']).toBe(id);
+    expect(request.headers['content-type']).toBe('application/json');
+    expect(request.headers['user-agent']).toBe('WalletCheckout-Webhooks/1');
+    const verified = new Webhook(SECRET).verify(request.body, request.headers as Record<string, string>);
+    expect(verified).toMatchObject({ eventName: 'PAYMENT_CREDENTIALS', merchantId: MERCHANT });
+
+    await sender.stop();
+    const message = await repo().get(MERCHANT, id as string);
+    expect(message).toMatchObject({ state: 'DELIVERED', attemptCount: 1, lastError: null });
+    expect(message.attempts).toEqual([
+      {
+        id: expect.stringMatching(/^atm_/),
+        attemptedAt: expect.any(Number),
+        statusCode: 200,
+        latencyMs: expect.any(Number),
+        error: null,
+      },
+    ]);
+  });
+
+  it('signs with both secrets during a rotation, and each one verifies', async () => {
+    const hooks = await receiver();
+    const sender = dispatcher({ url: hooks.url(), secrets: [SECRET, OLD_SECRET] });
+    await sender.start();
+    sender.committed(await outbox(1, sender.leaseMs));
+    const [request] = await hooks.received(1);
+    const headers = request?.headers as Record<string, string>;
+    expect(headers['webhook-signature']?.split(' ')).toHaveLength(2);
+    for (const secret of [SECRET, OLD_SECRET]) {
+      expect(new Webhook(secret).verify(request?.body ?? '', headers)).toBeTruthy();
+    }
+  });
+
+  it('retries a 500 with the same webhook-id and body, then records DELIVERED after two attempts', async () => {
+    const hooks = await receiver();
+    hooks.respond = (_request, response) => {
+      response.statusCode = hooks.requests.length === 1 ? 500 : 200;
+      response.end();
+    };
+    const sender = dispatcher({ url: hooks.url(), secrets: [SECRET] });
+    await sender.start();
+    const [id] = await outbox(1, sender.leaseMs);
+    sender.committed([id as string]);
+
+    const [first, second] = await hooks.received(2);
+    expect(second?.headers['webhook-id']).toBe(id);
+    expect(first?.headers['webhook-id']).toBe(id);
+    expect(second?.body).toBe(first?.body);
+
+    await sender.stop();
+    const message = await repo().get(MERCHANT, id as string);
+    expect(message).toMatchObject({ state: 'DELIVERED', attemptCount: 2, lastError: null });
+    expect(message.attempts.map((a) => [a.statusCode, a.error])).toEqual([
+      [500, 'HTTP 500'],
+      [200, null],
+    ]);
+  });
+
+  it('keeps the card data of the payload out of every stored row', async () => {
+    const hooks = await receiver();
+    hooks.respond = (_request, response) => {
+      response.statusCode = 500;
+      response.end(`rejected ${PAN}`);
+    };
+    const sender = dispatcher(
+      { url: hooks.url(), secrets: [SECRET] },
+      { retryDelaysMs: { default: [], credentials: [] } },
+    );
+    await sender.start();
+    sender.committed(await outbox(1, sender.leaseMs));
+    const [request] = await hooks.received(1);
+    expect(request?.body).toContain(PAN);
+    await sender.stop();
+    const stored = JSON.stringify([
+      await db.kysely.selectFrom('webhook_messages').selectAll().execute(),
+      await db.kysely.selectFrom('webhook_attempts').selectAll().execute(),
+    ]);
+    expect(stored).not.toContain(PAN);
+  });
+
+  it('gets the message to a receiver that was down once it is up', async () => {
+    const port = await closedPort();
+    const firstAttemptFailed = signal();
+    let lookups = 0;
+    const sender = dispatcher({
+      resolve: async () => {
+        // The second lookup comes after the first attempt has failed.
+        if (++lookups === 2) firstAttemptFailed.resolve();
+        return { url: `http://127.0.0.1:${port}/hooks`, secrets: [SECRET] };
+      },
+    });
+    await sender.start();
+    const [id] = await outbox(1, sender.leaseMs);
+    sender.committed([id as string]);
+
+    await firstAttemptFailed.promise;
+    const hooks = await receiver(port);
+    await hooks.received(1);
+    await sender.stop();
+    const message = await repo().get(MERCHANT, id as string);
+    expect(message.state).toBe('DELIVERED');
+    expect(message.attempts[0]).toMatchObject({
+      statusCode: null,
+      error: expect.stringMatching(/ECONNREFUSED/),
+    });
+    expect(message.attempts.at(-1)).toMatchObject({ statusCode: 200, error: null });
+  });
+
+  it('counts a receiver that does not answer in time as a failure', async () => {
+    const hooks = await receiver();
+    hooks.respond = () => undefined;
+    const sender = dispatcher(
+      { url: hooks.url(), secrets: [SECRET] },
+      { timeoutMs: 200, retryDelaysMs: { default: [], credentials: [] } },
+    );
+    await sender.start();
+    const [id] = await outbox(1, sender.leaseMs);
+    sender.committed([id as string]);
+    await hooks.received(1);
+    await sender.stop();
+    const message = await repo().get(MERCHANT, id as string);
+    expect(message).toMatchObject({ state: 'FAILED', lastError: 'No complete response within 200 ms.' });
+    expect(message.attempts[0]?.latencyMs).toBeGreaterThanOrEqual(190);
+    expect(message.attempts[0]?.latencyMs).toBeLessThan(800);
+  });
+
+  it('does not follow a redirect: a 302 is a failed attempt', async () => {
+    const hooks = await receiver();
+    hooks.respond = (_request, response) => {
+      response.writeHead(302, { location: hooks.url('/elsewhere') });
+      response.end();
+    };
+    const sender = dispatcher(
+      { url: hooks.url(), secrets: [SECRET] },
+      { retryDelaysMs: { default: [], credentials: [] } },
+    );
+    await sender.start();
+    const [id] = await outbox(1, sender.leaseMs);
+    sender.committed([id as string]);
+    await hooks.received(1);
+    await sender.stop();
+    expect(hooks.requests.map((r) => r.path)).toEqual(['/hooks']);
+    const message = await repo().get(MERCHANT, id as string);
+    expect(message.state).toBe('FAILED');
+    expect(message.attempts[0]).toMatchObject({
+      statusCode: 302,
+      error: expect.stringMatching(/^HTTP 302: redirects/),
+    });
+  });
+
+  it('marks a message FAILED when the schedule is exhausted, and a resend delivers it', async () => {
+    const hooks = await receiver();
+    hooks.respond = (_request, response) => {
+      response.statusCode = 503;
+      response.end();
+    };
+    const delays = { default: [], credentials: [20, 20] };
+    const first = dispatcher({ url: hooks.url(), secrets: [SECRET] }, { retryDelaysMs: delays });
+    await first.start();
+    const [id] = await outbox(1, first.leaseMs);
+    first.committed([id as string]);
+    await hooks.received(3);
+    await first.stop();
+    const failed = await repo().get(MERCHANT, id as string);
+    expect(failed).toMatchObject({ state: 'FAILED', attemptCount: 3, lastError: 'HTTP 503' });
+    expect(failed.attempts).toHaveLength(3);
+
+    hooks.respond = (_request, response) => response.end();
+    const second = dispatcher({ url: hooks.url(), secrets: [SECRET] }, { retryDelaysMs: delays });
+    await second.start();
+    const webhooks = new Webhooks({ db, dispatcher: second });
+    expect(await webhooks.resend(MERCHANT, id as string)).toMatchObject({
+      state: 'PENDING',
+      attemptCount: 0,
+    });
+    const requests = await hooks.received(4);
+    expect(requests[3]?.headers['webhook-id']).toBe(id);
+    await second.stop();
+    const delivered = await webhooks.get(MERCHANT, id as string);
+    expect(delivered).toMatchObject({ state: 'DELIVERED', attemptCount: 1, lastError: null });
+    expect(delivered.attempts).toHaveLength(4);
+    expect((await webhooks.states([id as string])).get(id as string)).toBe('DELIVERED');
+  });
+
+  it('records a merchant without a webhook URL as a failed attempt that follows the schedule', async () => {
+    const looked = signal();
+    const sender = dispatcher(
+      {
+        resolve: async () => {
+          looked.resolve();
+          return { url: null, secrets: [SECRET] };
+        },
+      },
+      { retryDelaysMs: { default: [], credentials: [60_000] } },
+    );
+    await sender.start();
+    const [id] = await outbox(1, sender.leaseMs);
+    sender.committed([id as string]);
+    await looked.promise;
+    await sender.stop();
+    const message = await repo().get(MERCHANT, id as string);
+    expect(message).toMatchObject({
+      state: 'PENDING',
+      attemptCount: 1,
+      lastError: 'The merchant has no webhook URL configured.',
+    });
+    expect(message.nextAttemptAt - message.updatedAt).toBeGreaterThanOrEqual(48_000);
+  });
+
+  it('records a payload builder that throws as a failed attempt, with card data scrubbed', async () => {
+    const hooks = await receiver();
+    const built = signal();
+    const sender = dispatcher(
+      { url: hooks.url(), secrets: [SECRET] },
+      {
+        retryDelaysMs: { default: [], credentials: [] },
+        payloads: {
+          build: async () => {
+            built.resolve();
+            throw new Error(`card ${PAN} is no longer in the vault`);
+          },
+        },
+      },
+    );
+    await sender.start();
+    const [id] = await outbox(1, sender.leaseMs);
+    sender.committed([id as string]);
+    await built.promise;
+    await sender.stop();
+    expect(hooks.requests).toHaveLength(0);
+    const message = await repo().get(MERCHANT, id as string);
+    expect(message).toMatchObject({
+      state: 'FAILED',
+      lastError:
+        'The PAYMENT_CREDENTIALS payload could not be built: card [card-number] is no longer in the vault',
+    });
+  });
+
+  it('records an event without a payload builder as a failed attempt', async () => {
+    const built = signal();
+    const sender = dispatcher(
+      { url: 'http://127.0.0.1:9/hooks', secrets: [SECRET] },
+      {
+        retryDelaysMs: { default: [], credentials: [] },
+        payloads: {
+          build: async () => {
+            built.resolve();
+            return undefined;
+          },
+        },
+      },
+    );
+    await sender.start();
+    const [id] = await outbox(1, sender.leaseMs);
+    sender.committed([id as string]);
+    await built.promise;
+    await sender.stop();
+    const message = await repo().get(MERCHANT, id as string);
+    expect(message).toMatchObject({
+      state: 'FAILED',
+      lastError: 'No payload is built for PAYMENT_CREDENTIALS.',
+    });
+    expect(message.attempts[0]).toMatchObject({ statusCode: null, latencyMs: 0 });
+  });
+
+  it('delivers, from its poll, a message leased by a process that crashed', async () => {
+    const hooks = await receiver();
+    const [id] = await outbox(1, 30_000);
+    // The crashed process took the message a minute ago and never wrote a result.
+    await db.kysely
+      .updateTable('webhook_messages')
+      .set({ lease_until: Date.now() - 1, next_attempt_at: Date.now() - 60_000 })
+      .where('id', '=', id as string)
+      .execute();
+    const survivor = dispatcher({ url: hooks.url(), secrets: [SECRET] });
+    await survivor.start();
+    const [request] = await hooks.received(1);
+    expect(request?.headers['webhook-id']).toBe(id);
+    await survivor.stop();
+    expect((await repo().get(MERCHANT, id as string)).state).toBe('DELIVERED');
+  });
+
+  it('refuses in production to deliver to a loopback address: the receiver sees nothing', async () => {
+    const hooks = await receiver();
+    const looked = signal();
+    const sender = dispatcher(
+      {
+        resolve: async () => {
+          looked.resolve();
+          return { url: `https://127.0.0.1:${hooks.port}/hooks`, secrets: [SECRET] };
+        },
+      },
+      { env: 'production', retryDelaysMs: { default: [], credentials: [] } },
+    );
+    await sender.start();
+    const [id] = await outbox(1, sender.leaseMs);
+    sender.committed([id as string]);
+    await looked.promise;
+    await sender.stop();
+    expect(hooks.requests).toHaveLength(0);
+    const message = await repo().get(MERCHANT, id as string);
+    expect(message.state).toBe('FAILED');
+    expect(message.lastError).toMatch(/127\.0\.0\.1, a loopback address/);
+  });
+
+  it('refuses in production a plain http URL', async () => {
+    const looked = signal();
+    const sender = dispatcher(
+      {
+        resolve: async () => {
+          looked.resolve();
+          return { url: 'http://shop.example.com/hooks', secrets: [SECRET] };
+        },
+      },
+      { env: 'production', retryDelaysMs: { default: [], credentials: [] } },
+    );
+    await sender.start();
+    const [id] = await outbox(1, sender.leaseMs);
+    sender.committed([id as string]);
+    await looked.promise;
+    await sender.stop();
+    expect((await repo().get(MERCHANT, id as string)).lastError).toMatch(/https in production/);
+  });
+
+  it('never delivers one message twice with two processes on one database', async () => {
+    const hooks = await receiver();
+    const count = 200;
+    const ids = await outbox(count, 0, 'default');
+    const processes = [0, 1].map(() => {
+      const processDb = createDb(databaseUrl);
+      open.push({ close: () => processDb.close() });
+      const process = new Dispatcher({
+        db: processDb,
+        log,
+        env: 'staging',
+        timeoutMs: 2_000,
+        retryDelaysMs: { default: [50], credentials: [50] },
+        endpoints: { resolve: async () => ({ url: hooks.url(), secrets: [SECRET] }) },
+        payloads: { build: async (message) => payloadOf(message) },
+        pollIntervalMs: NO_POLL_MS,
+        concurrency: 8,
+      });
+      open.push(process);
+      return process;
+    });
+    await Promise.all(processes.map((p) => p.start()));
+    await hooks.received(count);
+    await Promise.all(processes.map((p) => p.stop()));
+
+    const seen = hooks.requests.map((r) => r.headers['webhook-id']);
+    expect(new Set(seen).size).toBe(count);
+    expect(seen).toHaveLength(count);
+    const states = await repo().states(ids);
+    expect([...states.values()].every((state) => state === 'DELIVERED')).toBe(true);
+  });
+
+  // PostgreSQL only: SQLite has one writer per file, so there is no concurrent claim to race.
+  if (engine === 'postgres')
+    it('wakes another process through NOTIFY when this one does not deliver', async () => {
+      const hooks = await receiver();
+      const worker = dispatcher({ url: hooks.url(), secrets: [SECRET] });
+      await worker.start();
+      // An API-only process: it writes the outbox row but runs no dispatcher of its own.
+      const apiProcess = dispatcher({ url: hooks.url(), secrets: [SECRET] });
+      const [id] = await outbox(1, apiProcess.leaseMs);
+      apiProcess.committed([id as string]);
+      const [request] = await hooks.received(1);
+      expect(request?.headers['webhook-id']).toBe(id);
+    });
+});

@@ -1,0 +1,430 @@
+/**
+ * Delivers webhook messages: signed POSTs over undici, retried on a schedule, every attempt recorded.
+ *
+ * How a message reaches a dispatcher, fastest first:
+ * 1. `committed(ids)` right after the outbox transaction commits: the first attempt starts at once.
+ * 2. A timer set for the earliest retry this process knows of.
+ * 3. A PostgreSQL NOTIFY from another process (resend, or a process that could not deliver itself).
+ * 4. The poll every `pollIntervalMs`: the safety net for everything else, including messages whose
+ *    lease ran out because the process that held them died.
+ * Every path but the first claims through `WebhookRepo.claimDue`, so two processes never hold the same
+ * message at once. Results are written in batches: one transaction per flush, not one per delivery.
+ */
+import { sql } from 'kysely';
+import type pg from 'pg';
+import type { WalletEnv } from '../config.js';
+import type { Db } from '../db/index.js';
+import { newId } from '../ids.js';
+import type { Logger } from '../log.js';
+import type { RetrySchedule } from './outbox.js';
+import { type AttemptResult, type LeasedMessage, WebhookRepo } from './repo.js';
+import { nextDelayMs } from './schedule.js';
+import { type MessageForPayload, Sender, type WebhookEndpoint } from './sender.js';
+import { transition } from './state.js';
+
+export type { MessageForPayload, WebhookEndpoint } from './sender.js';
+
+/** PostgreSQL channel on which processes wake each other. */
+export const NOTIFY_CHANNEL = 'wallet_webhooks';
+
+export interface DispatcherOptions {
+  db: Db;
+  log: Logger;
+  env: WalletEnv;
+  /** Time allowed to connect, to receive the response headers, and between body chunks, in ms. */
+  timeoutMs: number;
+  retryDelaysMs: Record<RetrySchedule, number[]>;
+  endpoints: { resolve(merchantId: string): Promise<WebhookEndpoint> };
+  /**
+   * Builds the body at delivery time; it may hold card data, so it is never stored or logged. It must
+   * give the same body for the same message on every attempt.
+   */
+  payloads: { build(message: MessageForPayload): Promise<unknown> };
+  /** How long a dispatcher owns a message it took, in ms; another may take it over afterwards. */
+  leaseMs?: number;
+  pollIntervalMs?: number;
+  /** Deliveries in flight at once. */
+  concurrency?: number;
+  now?: () => number;
+}
+
+/** 5 s: a crashed process's messages and other processes' retries wait at most this long. */
+const DEFAULT_POLL_INTERVAL_MS = 5_000;
+const DEFAULT_CONCURRENCY = 256;
+/** Messages claimed ahead of free delivery slots, as a multiple of concurrency. */
+const QUEUE_FACTOR = 2;
+/** Rows per claim and per result flush: at most 3,500 bind parameters a statement, far below both limits. */
+const BATCH = 500;
+/** 5 ms: results wait this long for others to share their commit; nothing waits on them meanwhile. */
+const FLUSH_DELAY_MS = 5;
+/** 1 s: pause before writing results again after the database refused a flush. */
+const FLUSH_RETRY_MS = 1_000;
+/** 1 s: pause before listening again after the LISTEN connection broke. */
+const RELISTEN_MS = 1_000;
+
+export class Dispatcher {
+  readonly leaseMs: number;
+  readonly #db: Db;
+  readonly #log: Logger;
+  readonly #delays: Record<RetrySchedule, number[]>;
+  readonly #endpoints: DispatcherOptions['endpoints'];
+  readonly #pollIntervalMs: number;
+  readonly #concurrency: number;
+  readonly #now: () => number;
+  readonly #repo: WebhookRepo;
+  readonly #sender: Sender;
+
+  #running = false;
+  /** Leased, waiting for a delivery slot. */
+  #queue: LeasedMessage[] = [];
+  /** Held by this process: from the lease until the result is written. */
+  readonly #held = new Set<string>();
+  readonly #deliveries = new Set<Promise<void>>();
+  /** Claims and reads under way, which stop() lets finish before handing back what they took. */
+  readonly #tasks = new Set<Promise<void>>();
+  #results: AttemptResult[] = [];
+  #flushing: Promise<void> | undefined;
+  #committed: string[] = [];
+  #committedScheduled = false;
+  #polling = false;
+  #pollAgain = false;
+  /** The last claim filled its batch: more messages are due than this process took. */
+  #backlog = false;
+  #pollTimer: NodeJS.Timeout | undefined;
+  #retryTimer: NodeJS.Timeout | undefined;
+  #retryAt: number | undefined;
+  #listener: pg.PoolClient | undefined;
+  #relistenTimer: NodeJS.Timeout | undefined;
+
+  constructor(options: DispatcherOptions) {
+    this.#db = options.db;
+    this.#log = options.log;
+    this.#delays = options.retryDelaysMs;
+    this.#endpoints = options.endpoints;
+    // The time-out plus 30 s for building the payload and writing the result: a lease shorter than a
+    // delivery would let a second process send the same message while the first is still at it.
+    this.leaseMs = options.leaseMs ?? options.timeoutMs + 30_000;
+    this.#pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+    this.#concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
+    this.#now = options.now ?? Date.now;
+    this.#repo = new WebhookRepo(options.db);
+    this.#sender = new Sender(options);
+  }
+
+  async start(): Promise<void> {
+    if (this.#running) return;
+    this.#running = true;
+    this.#pollTimer = setInterval(() => this.#pollSoon(), this.#pollIntervalMs);
+    this.#pollTimer.unref();
+    await this.#listen();
+    this.#pollSoon();
+  }
+
+  /** Stops taking work, hands back messages not yet started, and waits for deliveries in flight. */
+  async stop(): Promise<void> {
+    if (!this.#running) return;
+    this.#running = false;
+    clearInterval(this.#pollTimer);
+    clearTimeout(this.#retryTimer);
+    clearTimeout(this.#relistenTimer);
+    this.#retryAt = undefined;
+    await this.#unlisten();
+    while (this.#tasks.size > 0) await Promise.all(this.#tasks);
+    const unstarted = this.#queue;
+    this.#queue = [];
+    for (const message of unstarted) this.#held.delete(message.id);
+    await this.#handBack(unstarted);
+    while (this.#deliveries.size > 0) await Promise.all(this.#deliveries);
+    await this.#flush();
+    await this.#sender.close();
+  }
+
+  /**
+   * Call right after the transaction that inserted these outbox rows commits. A running dispatcher
+   * starts their first attempts at once; otherwise their leases are given back and other processes
+   * are woken, so the messages never wait for a lease to run out.
+   */
+  committed(messageIds: readonly string[]): void {
+    if (messageIds.length === 0) return;
+    this.#committed.push(...messageIds);
+    if (this.#committedScheduled) return;
+    this.#committedScheduled = true;
+    // setImmediate: the ids of every request committed in this turn of the event loop share one read.
+    setImmediate(() => this.#track(this.#takeCommitted()));
+  }
+
+  /** Claims due messages now, here and (on PostgreSQL) in every other process. */
+  wake(): void {
+    this.#pollSoon();
+    void this.#notify();
+  }
+
+  async #takeCommitted(): Promise<void> {
+    this.#committedScheduled = false;
+    const ids = this.#committed.filter((id) => !this.#held.has(id));
+    this.#committed = [];
+    try {
+      const messages = await this.#repo.leasedByIds(ids, this.#now());
+      if (!this.#running) {
+        await this.#handBack(messages);
+        return;
+      }
+      const overflow = messages.splice(Math.max(this.#room(), 0));
+      this.#enqueue(messages);
+      await this.#handBack(overflow);
+    } catch (error) {
+      // The leases run out and a poll takes the messages: late, never lost.
+      this.#log.error({ err: error }, 'could not read committed webhook messages');
+    }
+  }
+
+  /** Gives leases back and wakes every process, so that whoever has room delivers at once. */
+  async #handBack(messages: LeasedMessage[]): Promise<void> {
+    if (messages.length === 0) return;
+    try {
+      await this.#repo.release(messages, this.#now());
+      await this.#notify();
+    } catch (error) {
+      this.#log.error({ err: error }, 'could not hand back webhook messages; their leases will run out');
+    }
+  }
+
+  #pollSoon(): void {
+    if (!this.#running) return;
+    if (this.#polling) {
+      this.#pollAgain = true;
+      return;
+    }
+    this.#polling = true;
+    this.#track(
+      this.#poll().finally(() => {
+        this.#polling = false;
+        if (this.#pollAgain) {
+          this.#pollAgain = false;
+          this.#pollSoon();
+        }
+      }),
+    );
+  }
+
+  #track(task: Promise<void>): void {
+    this.#tasks.add(task);
+    void task.finally(() => this.#tasks.delete(task));
+  }
+
+  /** How many more messages this process may hold: in flight plus queued stays within the bound. */
+  #room(): number {
+    return this.#concurrency * QUEUE_FACTOR - this.#deliveries.size - this.#queue.length;
+  }
+
+  async #poll(): Promise<void> {
+    const limit = Math.min(this.#room(), BATCH);
+    if (limit <= 0) {
+      // Full: a delivery that ends will poll again once there is room for a worthwhile batch.
+      this.#backlog = true;
+      return;
+    }
+    try {
+      const now = this.#now();
+      const claimed = await this.#repo.claimDue(now, this.leaseMs, limit);
+      this.#backlog = claimed.length === limit;
+      this.#enqueue(claimed.filter((message) => !this.#held.has(message.id)));
+      if (!this.#backlog) {
+        const next = await this.#repo.nextDueAt(now);
+        if (next !== undefined) this.#armRetryTimer(next);
+      }
+    } catch (error) {
+      this.#log.error({ err: error }, 'could not claim due webhook messages');
+    }
+  }
+
+  /** Polls when the retry due at `at` comes, unless an earlier timer or the regular poll comes first. */
+  #armRetryTimer(at: number): void {
+    const delay = Math.max(at - this.#now(), 0);
+    if (!this.#running || delay >= this.#pollIntervalMs) return;
+    if (this.#retryAt !== undefined && this.#retryAt <= at) return;
+    clearTimeout(this.#retryTimer);
+    this.#retryAt = at;
+    this.#retryTimer = setTimeout(() => {
+      this.#retryAt = undefined;
+      this.#pollSoon();
+    }, delay);
+    this.#retryTimer.unref();
+  }
+
+  #enqueue(messages: LeasedMessage[]): void {
+    for (const message of messages) {
+      this.#held.add(message.id);
+      this.#queue.push(message);
+    }
+    this.#pump();
+  }
+
+  #pump(): void {
+    // One endpoint lookup per merchant for the messages started together.
+    const endpoints = new Map<string, Promise<WebhookEndpoint>>();
+    while (this.#running && this.#deliveries.size < this.#concurrency && this.#queue.length > 0) {
+      const message = this.#queue.shift() as LeasedMessage;
+      if (message.leaseUntil <= this.#now()) {
+        // Waited past its lease: another process may hold it now, and if not a poll takes it again.
+        this.#held.delete(message.id);
+        continue;
+      }
+      let endpoint = endpoints.get(message.merchantId);
+      if (endpoint === undefined) {
+        endpoint = this.#endpoints.resolve(message.merchantId);
+        // Handled in #attempt; this keeps a lookup shared by several messages from being reported unhandled.
+        endpoint.catch(() => undefined);
+        endpoints.set(message.merchantId, endpoint);
+      }
+      const delivery = this.#deliver(message, endpoint);
+      this.#deliveries.add(delivery);
+      void delivery.finally(() => {
+        this.#deliveries.delete(delivery);
+        this.#pump();
+        // Claims are write transactions: under a backlog, claim a batch of `concurrency` at a time, not one
+        // message per finished delivery.
+        if (this.#backlog && this.#room() >= Math.min(this.#concurrency, BATCH)) this.#pollSoon();
+      });
+    }
+  }
+
+  async #deliver(message: LeasedMessage, endpoint: Promise<WebhookEndpoint>): Promise<void> {
+    const attemptedAt = this.#now();
+    const { statusCode, latencyMs, error } = await this.#sender.attempt(message, endpoint, attemptedAt);
+    if (error !== null) {
+      this.#log.debug({ messageId: message.id, statusCode, error }, 'webhook attempt failed');
+    }
+    const at = this.#now();
+    const attemptCount = message.attemptCount + 1;
+    const delay = error === null ? undefined : nextDelayMs(this.#delays[message.schedule], attemptCount);
+    // A leased message is PENDING: claims and reads of committed messages take nothing else.
+    const from = 'PENDING';
+    const state = transition(
+      from,
+      error === null ? 'ANSWERED_2XX' : delay === undefined ? 'SCHEDULE_EXHAUSTED' : 'ATTEMPT_FAILED',
+    );
+    if (state === 'FAILED') {
+      this.#log.warn(
+        { messageId: message.id, merchantId: message.merchantId, attempts: attemptCount, error },
+        'webhook message abandoned: retry schedule exhausted',
+      );
+    }
+    this.#results.push({
+      messageId: message.id,
+      leaseUntil: message.leaseUntil,
+      attempt: { id: newId('webhookAttempt'), attemptedAt, statusCode, latencyMs, error },
+      from,
+      state,
+      attemptCount,
+      nextAttemptAt: at + (delay ?? 0),
+      lastError: error,
+      at,
+    });
+    this.#scheduleFlush();
+  }
+
+  #scheduleFlush(): void {
+    if (this.#flushing !== undefined) return;
+    this.#flushing = new Promise<void>((resolve) => {
+      // Each flush is a commit (an fsync on SQLite): waiting FLUSH_DELAY_MS lets the results of many
+      // deliveries share one.
+      setTimeout(() => void this.#flushLoop().finally(resolve), FLUSH_DELAY_MS);
+    }).finally(() => {
+      this.#flushing = undefined;
+      if (this.#results.length > 0) this.#scheduleFlush();
+    });
+  }
+
+  async #flushLoop(): Promise<void> {
+    while (this.#results.length > 0) {
+      const batch = this.#results.splice(0, BATCH);
+      try {
+        await this.#repo.recordResults(batch);
+      } catch (error) {
+        this.#log.error({ err: error, results: batch.length }, 'could not record webhook attempts');
+        if (!this.#running) {
+          // Shutting down: the leases run out and the messages are sent again by another process.
+          for (const result of batch) this.#held.delete(result.messageId);
+          continue;
+        }
+        this.#results.unshift(...batch);
+        await new Promise((resolve) => setTimeout(resolve, FLUSH_RETRY_MS));
+        continue;
+      }
+      for (const result of batch) {
+        this.#held.delete(result.messageId);
+        if (result.state === 'PENDING') this.#armRetryTimer(result.nextAttemptAt);
+      }
+    }
+  }
+
+  async #flush(): Promise<void> {
+    while (this.#flushing !== undefined || this.#results.length > 0) {
+      if (this.#flushing === undefined) this.#scheduleFlush();
+      await this.#flushing;
+    }
+  }
+
+  async #listen(): Promise<void> {
+    const pool = this.#db.pool;
+    if (this.#db.engine !== 'postgres' || pool === undefined || !this.#running) return;
+    let client: pg.PoolClient | undefined;
+    try {
+      client = await pool.connect();
+      client.on('notification', this.#onNotification);
+      client.on('error', this.#onListenerError);
+      this.#listener = client;
+      await client.query(`LISTEN ${NOTIFY_CHANNEL}`);
+      if (!this.#running) await this.#unlisten();
+    } catch (error) {
+      this.#log.warn({ err: error }, 'could not LISTEN for webhook wake-ups; polling until it can');
+      if (client !== undefined && this.#listener === client) this.#dropListener(client, error as Error);
+      this.#relisten();
+    }
+  }
+
+  readonly #onNotification = (): void => this.#pollSoon();
+
+  readonly #onListenerError = (error: Error): void => {
+    const client = this.#listener;
+    if (client === undefined) return;
+    this.#log.warn({ err: error }, 'webhook LISTEN connection lost; listening again');
+    this.#dropListener(client, error);
+    this.#relisten();
+  };
+
+  #dropListener(client: pg.PoolClient, error?: Error): void {
+    this.#listener = undefined;
+    client.off('notification', this.#onNotification);
+    client.off('error', this.#onListenerError);
+    client.release(error);
+  }
+
+  #relisten(): void {
+    if (!this.#running) return;
+    clearTimeout(this.#relistenTimer);
+    this.#relistenTimer = setTimeout(() => void this.#listen(), RELISTEN_MS);
+    this.#relistenTimer.unref();
+  }
+
+  async #unlisten(): Promise<void> {
+    const client = this.#listener;
+    if (client === undefined) return;
+    try {
+      await client.query(`UNLISTEN ${NOTIFY_CHANNEL}`);
+      if (this.#listener === client) this.#dropListener(client);
+    } catch (error) {
+      if (this.#listener === client) this.#dropListener(client, error as Error);
+    }
+  }
+
+  async #notify(): Promise<void> {
+    if (this.#db.engine !== 'postgres') return;
+    try {
+      await sql`select pg_notify(${NOTIFY_CHANNEL}, '')`.execute(this.#db.kysely);
+    } catch (error) {
+      this.#log.warn({ err: error }, 'could not NOTIFY other processes; their polls will find the messages');
+    }
+  }
+}

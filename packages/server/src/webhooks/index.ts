@@ -1,0 +1,19 @@
+/** The public face of webhooks; see README.md in this folder. */
+export {
+  Dispatcher,
+  type DispatcherOptions,
+  type MessageForPayload,
+  NOTIFY_CHANNEL,
+  type WebhookEndpoint,
+} from './dispatcher.js';
+export {
+  insertMessages,
+  type NewMessage,
+  newMessage,
+  type RetrySchedule,
+  type WebhookMessageRow,
+} from './outbox.js';
+export type { AttemptRecord, ListFilter, MessageSummary, MessageWithAttempts } from './repo.js';
+export { Webhooks, type WebhooksOptions } from './service.js';
+export { MESSAGE_STATES, type MessageState, MessageTransitionError } from './state.js';
+export { checkWebhookUrl } from './url-guard.js';

@@ -1,0 +1,61 @@
+/**
+ * The outbox: a domain change that must tell a merchant writes its webhook message in the SAME
+ * transaction as the change, so the message exists if and only if the change committed. After the
+ * commit the caller hands the ids to `Dispatcher.committed()` for an immediate first attempt.
+ *
+ * @example
+ * const message = newMessage({ merchantId, eventName: 'PAYMENT_CREDENTIALS', subjectId: request.id,
+ *   schedule: 'credentials' }, Date.now(), dispatcher.leaseMs);
+ * await db.kysely.transaction().execute(async (trx) => {
+ *   await trx.insertInto('credentials_requests').values({ ...request, webhook_message_id: message.id }).execute();
+ *   await insertMessages(trx, [message]);
+ * });
+ * dispatcher.committed([message.id]);
+ */
+import type { Kysely } from 'kysely';
+import type { Database, WebhookMessagesTable } from '../db/schema.js';
+import { newId } from '../ids.js';
+
+export type WebhookMessageRow = WebhookMessagesTable;
+export type RetrySchedule = WebhookMessagesTable['schedule'];
+
+export interface NewMessage {
+  merchantId: string;
+  eventName: string;
+  /** Id of the record the payload is built from at delivery time; the payload itself is never stored. */
+  subjectId: string;
+  schedule: RetrySchedule;
+}
+
+/**
+ * A row ready to insert. `leaseMs` > 0 means "this process delivers it right after the commit":
+ * other dispatchers leave it alone until the lease runs out. 0 lets any dispatcher's poll take it.
+ */
+export function newMessage(input: NewMessage, now: number, leaseMs: number): WebhookMessageRow {
+  return {
+    id: newId('webhookMessage'),
+    merchant_id: input.merchantId,
+    event_name: input.eventName,
+    subject_id: input.subjectId,
+    state: 'PENDING',
+    schedule: input.schedule,
+    attempt_count: 0,
+    next_attempt_at: now,
+    lease_until: now + leaseMs,
+    last_error: null,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
+/** One multi-row insert; pass the caller's transaction so the messages commit with its change. */
+export async function insertMessages(
+  executor: Kysely<Database>,
+  rows: readonly WebhookMessageRow[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  await executor
+    .insertInto('webhook_messages')
+    .values([...rows])
+    .execute();
+}

@@ -1,0 +1,181 @@
+/**
+ * One delivery attempt over HTTP: resolve the endpoint, build and sign the body, POST it through a
+ * cached undici pool, and describe the outcome for the attempt record. Knows nothing of the database.
+ */
+import { performance } from 'node:perf_hooks';
+import { Pool } from 'undici';
+import type { WalletEnv } from '../config.js';
+import { scrub } from '../log.js';
+import { Signer } from './signing.js';
+import { checkWebhookUrl, guardedConnector } from './url-guard.js';
+
+export interface WebhookEndpoint {
+  url: string | null;
+  /** Every secret that should sign: the current one and, during a rotation overlap, the old ones. */
+  secrets: string[];
+}
+
+export interface MessageForPayload {
+  id: string;
+  merchantId: string;
+  eventName: string;
+  subjectId: string;
+}
+
+export interface AttemptOutcome {
+  /** Null when no response arrived. */
+  statusCode: number | null;
+  /** Time of the HTTP exchange, in ms; 0 when no request was sent. */
+  latencyMs: number;
+  /** Null exactly when the receiver answered 2xx; otherwise scrubbed text for the attempt record. */
+  error: string | null;
+}
+
+export interface SenderOptions {
+  env: WalletEnv;
+  timeoutMs: number;
+  payloads: { build(message: MessageForPayload): Promise<unknown> };
+}
+
+/**
+ * Connections per receiver origin: 32 carry ~100k requests/s to a receiver answering in 0.3 ms, and a
+ * slow receiver never sees more than 32 at once.
+ */
+const CONNECTIONS_PER_ORIGIN = 32;
+/** Receivers' answers are read and thrown away up to 64 KiB; a longer body closes the connection. */
+const MAX_RESPONSE_BYTES = 64 * 1024;
+const MAX_ERROR_LENGTH = 500;
+/** Open pools kept; the least recently used is closed beyond this. */
+const MAX_POOLS = 1_000;
+
+/** A failure before or instead of an HTTP answer, with a message fit for the attempt record. */
+class DeliveryFailure extends Error {}
+
+class DeliveryTimeout extends Error {
+  override readonly name = 'TimeoutError';
+}
+
+export class Sender {
+  readonly #env: WalletEnv;
+  readonly #timeoutMs: number;
+  readonly #payloads: SenderOptions['payloads'];
+  readonly #signer = new Signer();
+  readonly #pools = new Map<string, Pool>();
+
+  constructor(options: SenderOptions) {
+    this.#env = options.env;
+    this.#timeoutMs = options.timeoutMs;
+    this.#payloads = options.payloads;
+  }
+
+  /** One HTTP attempt; never throws. `error` is null exactly when the receiver answered 2xx. */
+  async attempt(
+    message: MessageForPayload,
+    endpoint: Promise<WebhookEndpoint>,
+    attemptedAt: number,
+  ): Promise<AttemptOutcome> {
+    let statusCode: number | null = null;
+    let started: number | undefined;
+    let error: string | null = null;
+    let deadline: NodeJS.Timeout | undefined;
+    try {
+      const { url, secrets } = await endpoint;
+      if (url === null) throw new DeliveryFailure('The merchant has no webhook URL configured.');
+      if (secrets.length === 0) throw new DeliveryFailure('The merchant has no active webhook secret.');
+      const target = checkWebhookUrl(url, this.#env);
+      const body = await this.#body(message);
+      const headers = this.#signer.headers(message.id, new Date(attemptedAt), body, secrets);
+      started = performance.now();
+      // One deadline for the whole exchange. undici's own header and body time-outs run on a coarse
+      // clock (up to a second late) and each restarts; they stay as a backstop. A controller and a timer
+      // cost about 0.3 µs where AbortSignal.timeout costs about 5 µs.
+      const controller = new AbortController();
+      deadline = setTimeout(() => controller.abort(new DeliveryTimeout()), this.#timeoutMs);
+      const { signal } = controller;
+      const response = await this.#pool(target.origin).request({
+        method: 'POST',
+        path: `${target.pathname}${target.search}`,
+        headers,
+        body,
+        signal,
+      });
+      statusCode = response.statusCode;
+      await response.body.dump({ limit: MAX_RESPONSE_BYTES, signal });
+      if (statusCode < 200 || statusCode > 299) {
+        error =
+          statusCode >= 300 && statusCode < 400
+            ? `HTTP ${statusCode}: redirects are not followed; configure the final URL.`
+            : `HTTP ${statusCode}`;
+      }
+    } catch (caught) {
+      error = this.#describe(caught);
+    } finally {
+      clearTimeout(deadline);
+    }
+    const latencyMs = started === undefined ? 0 : Math.round(performance.now() - started);
+    return { statusCode, latencyMs, error };
+  }
+
+  async #body(message: MessageForPayload): Promise<string> {
+    let body: string | undefined;
+    try {
+      const payload = await this.#payloads.build({
+        id: message.id,
+        merchantId: message.merchantId,
+        eventName: message.eventName,
+        subjectId: message.subjectId,
+      });
+      body = JSON.stringify(payload);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new DeliveryFailure(`The ${message.eventName} payload could not be built: ${reason}`);
+    }
+    if (body === undefined) throw new DeliveryFailure(`No payload is built for ${message.eventName}.`);
+    return body;
+  }
+
+  #describe(error: unknown): string {
+    const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
+    const message = error instanceof Error ? error.message : String(error);
+    let text = typeof code === 'string' && !message.includes(code) ? `${code}: ${message}` : message;
+    if (name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+      text = `No complete response within ${this.#timeoutMs} ms.`;
+    } else if (code === 'UND_ERR_CONNECT_TIMEOUT') {
+      text = `Could not connect within ${this.#timeoutMs} ms.`;
+    }
+    return scrub(text).slice(0, MAX_ERROR_LENGTH);
+  }
+
+  #pool(origin: string): Pool {
+    let pool = this.#pools.get(origin);
+    if (pool !== undefined) {
+      // Re-inserted so the map's order is least recently used first.
+      this.#pools.delete(origin);
+      this.#pools.set(origin, pool);
+      return pool;
+    }
+    pool = new Pool(origin, {
+      connections: CONNECTIONS_PER_ORIGIN,
+      headersTimeout: this.#timeoutMs,
+      bodyTimeout: this.#timeoutMs,
+      connect:
+        this.#env === 'production'
+          ? guardedConnector({ timeout: this.#timeoutMs })
+          : { timeout: this.#timeoutMs },
+    });
+    this.#pools.set(origin, pool);
+    if (this.#pools.size > MAX_POOLS) {
+      const [oldest, evicted] = this.#pools.entries().next().value as [string, Pool];
+      this.#pools.delete(oldest);
+      void evicted.close();
+    }
+    return pool;
+  }
+
+  /** Closes every pool once the requests under way have finished. */
+  async close(): Promise<void> {
+    const pools = [...this.#pools.values()];
+    this.#pools.clear();
+    await Promise.all(pools.map((pool) => pool.close()));
+  }
+}

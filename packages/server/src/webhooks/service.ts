@@ -1,0 +1,48 @@
+import type { Db } from '../db/index.js';
+import { type ListFilter, type MessageSummary, type MessageWithAttempts, WebhookRepo } from './repo.js';
+import type { MessageState } from './state.js';
+
+export interface WebhooksOptions {
+  db: Db;
+  /** The process's dispatcher; a resent message is claimed at once here or, through NOTIFY, elsewhere. */
+  dispatcher: { wake(): void };
+  now?: () => number;
+}
+
+/** What the API layer and other domain areas ask of webhooks, scoped to one merchant where it matters. */
+export class Webhooks {
+  readonly #repo: WebhookRepo;
+  readonly #dispatcher: { wake(): void };
+  readonly #now: () => number;
+
+  constructor(options: WebhooksOptions) {
+    this.#repo = new WebhookRepo(options.db);
+    this.#dispatcher = options.dispatcher;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** The merchant's messages, newest first; filter by subject id (e.g. a credentials request) or state. */
+  list(merchantId: string, filter: ListFilter = {}): Promise<MessageSummary[]> {
+    return this.#repo.list(merchantId, filter);
+  }
+
+  /** @throws DomainError WEBHOOK_MESSAGE_NOT_FOUND, also for another merchant's message. */
+  get(merchantId: string, messageId: string): Promise<MessageWithAttempts> {
+    return this.#repo.get(merchantId, messageId);
+  }
+
+  /**
+   * Sends a DELIVERED or FAILED message again, with a fresh retry schedule and the same webhook-id.
+   * @throws DomainError WEBHOOK_MESSAGE_NOT_FOUND; WEBHOOK_NOT_RESENDABLE while the message is PENDING.
+   */
+  async resend(merchantId: string, messageId: string): Promise<MessageSummary> {
+    const message = await this.#repo.resend(merchantId, messageId, this.#now());
+    this.#dispatcher.wake();
+    return message;
+  }
+
+  /** States of messages by id, for domain areas whose own state follows delivery; unknown ids are absent. */
+  states(messageIds: readonly string[]): Promise<Map<string, MessageState>> {
+    return this.#repo.states(messageIds);
+  }
+}

@@ -1,0 +1,150 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Pool } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DomainError } from '../errors.js';
+import { checkWebhookUrl, guardedConnector, guardedLookup, nonPublicRange } from './url-guard.js';
+
+describe('address classification', () => {
+  it.each([
+    ['0.0.0.0', 'unspecified'],
+    ['10.1.2.3', 'private'],
+    ['172.16.0.1', 'private'],
+    ['172.31.255.255', 'private'],
+    ['192.168.1.1', 'private'],
+    ['100.64.0.1', 'carrier-grade NAT'],
+    ['100.127.255.254', 'carrier-grade NAT'],
+    ['127.0.0.1', 'loopback'],
+    ['127.255.0.9', 'loopback'],
+    ['169.254.169.254', 'link-local'],
+    ['192.0.0.8', 'reserved'],
+    ['198.18.0.1', 'reserved'],
+    ['240.0.0.1', 'reserved'],
+    ['255.255.255.255', 'reserved'],
+    ['192.0.2.10', 'documentation'],
+    ['198.51.100.7', 'documentation'],
+    ['203.0.113.9', 'documentation'],
+    ['224.0.0.1', 'multicast'],
+    ['239.255.255.250', 'multicast'],
+    ['::', 'unspecified'],
+    ['::1', 'loopback'],
+    ['::ffff:127.0.0.1', 'loopback'],
+    ['::ffff:7f00:1', 'loopback'],
+    ['::ffff:10.0.0.1', 'private'],
+    ['::ffff:169.254.169.254', 'link-local'],
+    ['::ffff:0.0.0.0', 'unspecified'],
+    ['::127.0.0.1', 'reserved'],
+    ['64:ff9b::7f00:1', 'loopback'],
+    ['64:ff9b::10.0.0.1', 'private'],
+    ['2002:7f00:1::', 'loopback'],
+    ['2002:c0a8:101::1', 'private'],
+    ['fc00::1', 'private'],
+    ['fd12:3456::1', 'private'],
+    ['fe80::1', 'link-local'],
+    ['fec0::1', 'reserved'],
+    ['2001:db8::1', 'documentation'],
+    ['3fff::1', 'documentation'],
+    ['ff02::1', 'multicast'],
+    ['100::1', 'reserved'],
+    ['2001::1', 'reserved'],
+  ])('%s is %s', (address, range) => {
+    expect(nonPublicRange(address)).toBe(range);
+  });
+
+  it.each([
+    '8.8.8.8',
+    '1.1.1.1',
+    '172.32.0.1',
+    '100.128.0.1',
+    '192.169.0.1',
+    '::ffff:8.8.8.8',
+    '2606:4700:4700::1111',
+    '2a00:1450:4001:80b::200e',
+    '64:ff9b::808:808',
+    '2002:808:808::1',
+  ])('%s is public', (address) => {
+    expect(nonPublicRange(address)).toBeUndefined();
+  });
+
+  it('calls anything that is not an IP address invalid', () => {
+    expect(nonPublicRange('example.com')).toBe('invalid');
+  });
+});
+
+describe('checkWebhookUrl', () => {
+  const refusedWith = (url: string, env: 'staging' | 'production'): string => {
+    try {
+      checkWebhookUrl(url, env);
+    } catch (error) {
+      expect(error).toBeInstanceOf(DomainError);
+      expect((error as DomainError).errorCode).toBe('WEBHOOK_URL_NOT_ALLOWED');
+      return (error as DomainError).message;
+    }
+    throw new Error(`${url} was accepted in ${env}`);
+  };
+
+  it('accepts http and https to anywhere in staging', () => {
+    expect(checkWebhookUrl('http://localhost:3000/hooks', 'staging').origin).toBe('http://localhost:3000');
+    expect(checkWebhookUrl('http://127.0.0.1:9/x', 'staging').pathname).toBe('/x');
+    expect(checkWebhookUrl('https://10.0.0.1/x', 'staging').hostname).toBe('10.0.0.1');
+  });
+
+  it('accepts a public https URL in production', () => {
+    expect(checkWebhookUrl('https://shop.example.com/webhooks?x=1', 'production').search).toBe('?x=1');
+  });
+
+  it('names the rule that refuses a URL', () => {
+    expect(refusedWith('not a url', 'staging')).toMatch(/absolute http\(s\) URL/);
+    expect(refusedWith('ftp://shop.example.com/', 'staging')).toMatch(/http or https/);
+    expect(refusedWith('https://user:pw@shop.example.com/', 'staging')).toMatch(/user name or password/);
+    expect(refusedWith('http://shop.example.com/', 'production')).toMatch(/https in production/);
+    expect(refusedWith('https://localhost/', 'production')).toMatch(/loopback/);
+    expect(refusedWith('https://api.localhost/', 'production')).toMatch(/loopback/);
+    expect(refusedWith('https://127.0.0.1/', 'production')).toMatch(/127\.0\.0\.1, a loopback address/);
+    expect(refusedWith('https://2130706433/', 'production')).toMatch(/loopback/);
+    expect(refusedWith('https://[::1]/', 'production')).toMatch(/loopback/);
+    expect(refusedWith('https://[::ffff:192.168.0.1]/', 'production')).toMatch(/private/);
+    expect(refusedWith('https://169.254.169.254/latest', 'production')).toMatch(/link-local/);
+  });
+});
+
+describe('connect-time guard', () => {
+  let server: http.Server;
+  let port: number;
+  let requests = 0;
+
+  beforeAll(async () => {
+    server = http.createServer((_req, res) => {
+      requests++;
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('refuses a name that resolves to loopback', async () => {
+    const error = await new Promise<NodeJS.ErrnoException | null>((resolve) =>
+      guardedLookup('localhost', { all: true }, (err) => resolve(err)),
+    );
+    expect(error?.message).toMatch(/a loopback address; production delivers to public addresses only/);
+  });
+
+  it('never dials a refused address: the receiver sees no request', async () => {
+    for (const host of ['127.0.0.1', 'localhost']) {
+      const pool = new Pool(`http://${host}:${port}`, { connect: guardedConnector({ timeout: 1000 }) });
+      await expect(pool.request({ method: 'POST', path: '/', body: '{}' })).rejects.toThrow(/loopback/);
+      await pool.close();
+    }
+    expect(requests).toBe(0);
+  });
+
+  it('lets an unguarded pool reach the same receiver, so the refusal above is the guard', async () => {
+    const pool = new Pool(`http://127.0.0.1:${port}`);
+    const response = await pool.request({ method: 'POST', path: '/', body: '{}' });
+    expect(response.statusCode).toBe(200);
+    await response.body.dump();
+    await pool.close();
+    expect(requests).toBe(1);
+  });
+});

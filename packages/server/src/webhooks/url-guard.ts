@@ -1,0 +1,208 @@
+/**
+ * Where webhooks may go. In production a webhook URL must be https and must not reach the service's
+ * own network: the address check runs on every address actually dialled (after DNS), so a name that
+ * resolves to a public address when saved and to 127.0.0.1 later (DNS rebinding) is still refused.
+ * Staging allows everything, because merchants develop against http://localhost.
+ */
+import dns from 'node:dns';
+import net from 'node:net';
+import { buildConnector } from 'undici';
+import type { WalletEnv } from '../config.js';
+import { DomainError } from '../errors.js';
+
+type Range = readonly [address: string, prefix: number];
+
+/** Ranges that are not the public internet, by the name used in error messages (IANA special registries). */
+const V4_RANGES: Record<string, Range[]> = {
+  unspecified: [['0.0.0.0', 8]],
+  private: [
+    ['10.0.0.0', 8],
+    ['172.16.0.0', 12],
+    ['192.168.0.0', 16],
+  ],
+  'carrier-grade NAT': [['100.64.0.0', 10]],
+  loopback: [['127.0.0.0', 8]],
+  'link-local': [['169.254.0.0', 16]],
+  reserved: [
+    ['192.0.0.0', 24],
+    ['192.88.99.0', 24],
+    ['198.18.0.0', 15],
+    ['240.0.0.0', 4],
+  ],
+  documentation: [
+    ['192.0.2.0', 24],
+    ['198.51.100.0', 24],
+    ['203.0.113.0', 24],
+  ],
+  multicast: [['224.0.0.0', 4]],
+};
+
+const V6_RANGES: Record<string, Range[]> = {
+  // ::/96 holds :: (unspecified), ::1 (loopback) and the deprecated IPv4-compatible addresses.
+  unspecified: [['::', 128]],
+  loopback: [['::1', 128]],
+  reserved: [
+    ['::', 96],
+    ['64:ff9b:1::', 48],
+    ['100::', 64],
+    ['2001::', 23],
+    ['5f00::', 16],
+    ['fec0::', 10],
+  ],
+  private: [['fc00::', 7]],
+  'link-local': [['fe80::', 10]],
+  documentation: [
+    ['2001:db8::', 32],
+    ['3fff::', 20],
+  ],
+  multicast: [['ff00::', 8]],
+};
+
+function blockLists(): Array<[label: string, list: net.BlockList]> {
+  const lists = new Map<string, net.BlockList>();
+  const add = (ranges: Record<string, Range[]>, family: 'ipv4' | 'ipv6') => {
+    for (const [label, entries] of Object.entries(ranges)) {
+      const list = lists.get(label) ?? new net.BlockList();
+      for (const [address, prefix] of entries) list.addSubnet(address, prefix, family);
+      lists.set(label, list);
+    }
+  };
+  add(V4_RANGES, 'ipv4');
+  add(V6_RANGES, 'ipv6');
+  return [...lists];
+}
+
+const BLOCK_LISTS = blockLists();
+
+/**
+ * IPv6 forms that carry an IPv4 address the packet ends up at: NAT64 (64:ff9b::/96, last 32 bits) and
+ * 6to4 (2002::/16, bits 16–47). IPv4-mapped addresses (::ffff:a.b.c.d) need no entry: net.BlockList
+ * already matches them against the IPv4 ranges.
+ */
+function embeddedIpv4(address: string): string | undefined {
+  const groups = expandIpv6(address);
+  if (groups === undefined) return undefined;
+  const nat64 = groups[0] === 0x64 && groups[1] === 0xff9b && groups.slice(2, 6).every((g) => g === 0);
+  if (nat64) return ipv4FromGroups(groups[6] as number, groups[7] as number);
+  if (groups[0] === 0x2002) return ipv4FromGroups(groups[1] as number, groups[2] as number);
+  return undefined;
+}
+
+function ipv4FromGroups(high: number, low: number): string {
+  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join('.');
+}
+
+/** The eight 16-bit groups of an IPv6 address, or undefined if it is not one. */
+function expandIpv6(address: string): number[] | undefined {
+  if (!net.isIPv6(address)) return undefined;
+  let text = address;
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (dotted?.[1]) {
+    const [a, b, c, d] = dotted[1].split('.').map(Number) as [number, number, number, number];
+    text = `${text.slice(0, -dotted[1].length)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', tail] = text.split('::');
+  const parse = (part: string) => (part === '' ? [] : part.split(':').map((g) => Number.parseInt(g, 16)));
+  const left = parse(head);
+  const right = tail === undefined ? [] : parse(tail);
+  const zeros = new Array<number>(8 - left.length - right.length).fill(0);
+  return [...left, ...zeros, ...right];
+}
+
+/**
+ * The name of the non-public range `address` is in ('loopback', 'private', …), or undefined for a
+ * public address. Accepts IPv4, IPv6 and IPv4-mapped IPv6 text.
+ */
+export function nonPublicRange(address: string): string | undefined {
+  const family = net.isIPv4(address) ? 'ipv4' : net.isIPv6(address) ? 'ipv6' : undefined;
+  if (family === undefined) return 'invalid';
+  for (const [label, list] of BLOCK_LISTS) {
+    if (list.check(address, family)) return label;
+  }
+  const embedded = family === 'ipv6' ? embeddedIpv4(address) : undefined;
+  return embedded === undefined ? undefined : nonPublicRange(embedded);
+}
+
+function refusal(address: string, range: string): DomainError {
+  return new DomainError(
+    'WEBHOOK_URL_NOT_ALLOWED',
+    `The webhook URL resolves to ${address}, a ${range} address; production delivers to public addresses only.`,
+  );
+}
+
+/**
+ * Checks a webhook URL's syntax and scheme, and in production that it is https and does not name a
+ * non-public IP address or `localhost` (names are checked again at connect time, see `guardedConnector`).
+ */
+export function checkWebhookUrl(url: string, env: WalletEnv): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new DomainError('WEBHOOK_URL_NOT_ALLOWED', 'The webhook URL must be an absolute http(s) URL.');
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
+    throw new DomainError('WEBHOOK_URL_NOT_ALLOWED', 'The webhook URL must use http or https.');
+  }
+  if (parsed.username !== '' || parsed.password !== '') {
+    throw new DomainError(
+      'WEBHOOK_URL_NOT_ALLOWED',
+      'The webhook URL must not contain a user name or password.',
+    );
+  }
+  if (env === 'production') {
+    if (parsed.protocol !== 'https:') {
+      throw new DomainError('WEBHOOK_URL_NOT_ALLOWED', 'The webhook URL must use https in production.');
+    }
+    const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
+    if (host === 'localhost' || host.endsWith('.localhost')) throw refusal(host, 'loopback');
+    const range = net.isIP(host) ? nonPublicRange(host) : undefined;
+    if (range !== undefined) throw refusal(host, range);
+  }
+  return parsed;
+}
+
+type LookupCallback = (
+  error: NodeJS.ErrnoException | null,
+  address: string | dns.LookupAddress[],
+  family?: number,
+) => void;
+
+/**
+ * A `dns.lookup` for net/tls connect options that drops non-public addresses; it fails when none is
+ * left. Node calls it with `all: true` when it tries several addresses (happy eyeballs).
+ */
+export function guardedLookup(hostname: string, options: dns.LookupOptions, callback: LookupCallback): void {
+  dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) {
+      callback(error, []);
+      return;
+    }
+    const allowed = addresses.filter((entry) => nonPublicRange(entry.address) === undefined);
+    const first = allowed[0];
+    if (first === undefined) {
+      const refused = addresses[0];
+      const range = refused ? (nonPublicRange(refused.address) ?? 'non-public') : 'non-public';
+      callback(refusal(refused?.address ?? hostname, range), []);
+      return;
+    }
+    if (options.all) callback(null, allowed);
+    else callback(null, first.address, first.family);
+  });
+}
+
+/**
+ * An undici connector for production: IP literals are checked before dialling, names are resolved by
+ * `guardedLookup`, so the address the socket connects to is always one that passed the check.
+ */
+export function guardedConnector(options: buildConnector.BuildOptions = {}): buildConnector.connector {
+  const connect = buildConnector({ ...options, lookup: guardedLookup });
+  return (target, callback) => {
+    const range = net.isIP(target.hostname) ? nonPublicRange(target.hostname) : undefined;
+    if (range !== undefined) {
+      callback(refusal(target.hostname, range), null);
+      return;
+    }
+    connect(target, callback);
+  };
+}
