@@ -16,8 +16,12 @@ export interface Config {
   webhookRetryDelaysMs: number[];
   /** Delays between attempts for PAYMENT_CREDENTIALS, in ms: the shopper is waiting. */
   credentialsRetryDelaysMs: number[];
+  /** Whether this process delivers webhooks; `off` for API-only processes beside delivering ones. */
+  webhookDispatch: boolean;
   /** Time allowed for a receiver to answer one delivery attempt, in ms. */
   webhookTimeoutMs: number;
+  /** How long a process owns a message it took before another may take it over (after a crash), in ms. */
+  webhookLeaseMs: number;
   /** Life of a payment-carousel session, in seconds. */
   sessionTtlSeconds: number;
   /** Largest request body accepted, in bytes. */
@@ -123,6 +127,15 @@ export function loadConfig(env: Env = process.env): Config {
   if (walletEnv === 'production' && !publicUrl.startsWith('https://')) {
     throw new ConfigError('PUBLIC_URL', 'must be https when WALLET_ENV=production');
   }
+  const webhookTimeoutMs = integer(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000);
+  const webhookLeaseMs = integer(env, 'WEBHOOK_LEASE_MS', 30_000, 100, 3_600_000);
+  if (webhookLeaseMs <= webhookTimeoutMs) {
+    // A lease shorter than an attempt would let a second process deliver while the first still waits.
+    throw new ConfigError(
+      'WEBHOOK_LEASE_MS',
+      `must be greater than WEBHOOK_TIMEOUT_MS (${webhookTimeoutMs})`,
+    );
+  }
   return {
     port,
     host: env.HOST || '127.0.0.1',
@@ -133,7 +146,9 @@ export function loadConfig(env: Env = process.env): Config {
     vaultKeys,
     webhookRetryDelaysMs: delays(env, 'WEBHOOK_RETRY_DELAYS_MS', DEFAULT_WEBHOOK_RETRY_DELAYS_MS),
     credentialsRetryDelaysMs: delays(env, 'CREDENTIALS_RETRY_DELAYS_MS', DEFAULT_CREDENTIALS_RETRY_DELAYS_MS),
-    webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000),
+    webhookDispatch: oneOf(env, 'WEBHOOK_DISPATCH', ['on', 'off'] as const, 'on') === 'on',
+    webhookTimeoutMs,
+    webhookLeaseMs,
     sessionTtlSeconds: integer(env, 'SESSION_TTL_SECONDS', 30 * 60, 10, 7 * 24 * 3600),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 64 * 1024, 1024, 10 * 1024 * 1024),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),

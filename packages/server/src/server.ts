@@ -31,8 +31,6 @@ import {
   Webhooks,
 } from './webhooks/index.js';
 
-/** 30 s: a process that took a message and died gives it up this long after. */
-const LEASE_MS = 30_000;
 /** 10 min between sweeps of expired idempotency keys. */
 const SWEEP_INTERVAL_MS = 10 * 60_000;
 
@@ -86,7 +84,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     env: config.env,
     timeoutMs: config.webhookTimeoutMs,
     retryDelaysMs: { default: config.webhookRetryDelaysMs, credentials: config.credentialsRetryDelaysMs },
-    leaseMs: LEASE_MS,
+    leaseMs: config.webhookLeaseMs,
     endpoints: {
       async resolve(merchantId) {
         const merchant = await merchants.get(merchantId);
@@ -110,7 +108,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     idempotency,
     sessions,
     wallet,
-    outbox: { newMessage: (message, now) => newMessage(message, now, LEASE_MS), insertMessages },
+    outbox: { newMessage: (message, now) => newMessage(message, now, config.webhookLeaseMs), insertMessages },
     dispatcher,
   });
   const externalResponses = new ExternalResponseService({ db, repo: payments, idempotency, keyRing });
@@ -169,7 +167,7 @@ export async function startService(
   if (config.env === 'staging') await seedStaging(services.wallet);
   const app = await createApp(services);
   await app.listen({ port: config.port, host: config.host });
-  await services.dispatcher.start();
+  if (config.webhookDispatch) await services.dispatcher.start();
   const sweep = setInterval(() => {
     services.idempotency
       .sweep()

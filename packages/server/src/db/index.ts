@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, type SqliteDatabase, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 
@@ -41,10 +41,38 @@ export interface DbOptions {
   onIdleError?: (error: Error) => void;
 }
 
+/** Prepared statements kept per connection; multi-row inserts of different sizes are distinct statements. */
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Kysely prepares every query anew, and preparing costs more than running a small query. Statements are
+ * reusable in better-sqlite3, so keep the recent ones, least recently used out first.
+ */
+function cachingStatements(connection: SQLite.Database): SqliteDatabase {
+  const statements = new Map<string, SQLite.Statement>();
+  return {
+    close: () => connection.close(),
+    prepare(text: string) {
+      let statement = statements.get(text);
+      if (statement) {
+        statements.delete(text);
+      } else {
+        statement = connection.prepare(text);
+        if (statements.size >= STATEMENT_CACHE_SIZE)
+          statements.delete(statements.keys().next().value as string);
+      }
+      statements.set(text, statement);
+      return statement;
+    },
+  };
+}
+
 export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
   if (engineOf(databaseUrl) === 'sqlite') {
     const connection = openSqlite(databaseUrl.slice('sqlite:'.length));
-    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
+    const kysely = new Kysely<Database>({
+      dialect: new SqliteDialect({ database: cachingStatements(connection) }),
+    });
     return {
       kysely,
       engine: 'sqlite',

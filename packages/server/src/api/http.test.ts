@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { engines } from '../test-support/db.js';
+import { startTestService, type TestService } from '../test-support/service.js';
+
+/** How the service answers what is wrong at the HTTP level, before any domain code runs. */
+describe.each(engines())('HTTP edges on %s', (engine) => {
+  let service: TestService;
+  let apiKey: string;
+
+  beforeAll(async () => {
+    service = await startTestService(engine, { BODY_LIMIT_BYTES: '2048' });
+    ({ apiKey } = await service.merchant({ webhookUrl: 'http://127.0.0.1:9/hooks' }));
+  });
+  afterAll(() => service.close());
+
+  it.each([
+    [
+      'malformed JSON',
+      { rawBody: '{"amount": ', headers: { 'content-type': 'application/json' } },
+      400,
+      'INVALID_JSON',
+    ],
+    [
+      'an empty JSON body',
+      { rawBody: '', headers: { 'content-type': 'application/json' } },
+      400,
+      'INVALID_JSON',
+    ],
+    [
+      'a form body',
+      { rawBody: 'a=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } },
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    ],
+    [
+      'a JSON array',
+      { rawBody: '[]', headers: { 'content-type': 'application/json' } },
+      400,
+      'VALIDATION_ERROR',
+    ],
+    [
+      'a body over the limit',
+      { rawBody: JSON.stringify({ pad: 'x'.repeat(4096) }), headers: { 'content-type': 'application/json' } },
+      413,
+      'PAYLOAD_TOO_LARGE',
+    ],
+  ])('answers %s with the error body', async (_name, options, status, code) => {
+    const response = await service.call('POST', '/payments/credentials', { apiKey, ...options });
+    expect(response.status).toBe(status);
+    expect(response.json.errorCode).toBe(code);
+    expect(typeof response.json.errorMessage).toBe('string');
+    expect(response.headers['request-id']).toMatch(/^req_/);
+  });
+
+  it('answers an unknown route with NOT_FOUND naming it', async () => {
+    const response = await service.call('GET', '/nothing/here?x=1');
+    expect(response.status).toBe(404);
+    expect(response.json).toEqual({ errorCode: 'NOT_FOUND', errorMessage: 'No route GET /nothing/here.' });
+  });
+
+  it('checks the key before the body', async () => {
+    const response = await service.call('POST', '/payments/credentials', { body: {} });
+    expect(response.status).toBe(401);
+  });
+
+  it('serves the singular /payment/credentials spelling', async () => {
+    const response = await service.call('POST', '/payment/credentials', { apiKey, body: {} });
+    expect(response.status).toBe(400);
+    expect(response.json.errorMessage).toBe('paymentId is required');
+  });
+
+  it('refuses an Idempotency-Key that is not printable ASCII', async () => {
+    const response = await service.call('POST', '/sandbox/sessions', {
+      apiKey,
+      body: {},
+      headers: { 'idempotency-key': 'x'.repeat(300) },
+    });
+    expect(response.status).toBe(400);
+    expect(response.json.errorMessage).toContain('Idempotency-Key');
+  });
+
+  it('gives a fresh Request-Id to every response', async () => {
+    const [a, b] = await Promise.all([service.call('GET', '/healthz'), service.call('GET', '/healthz')]);
+    expect(a.headers['request-id']).not.toBe(b.headers['request-id']);
+    expect(a.json).toEqual({ status: 'ok', database: 'ok' });
+  });
+
+  it('documents every route in /openapi.json, with the error codes', async () => {
+    const response = await service.call('GET', '/openapi.json');
+    expect(response.status).toBe(200);
+    const paths = Object.keys(response.json.paths);
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        '/payments/credentials',
+        '/payments/externalresponse',
+        '/payments/credentials/{requestId}',
+        '/webhooks/messages',
+        '/healthz',
+      ]),
+    );
+    const credentials = response.json.paths['/payments/credentials'].post;
+    expect(credentials.responses['404'].description).toContain('SESSION_NOT_FOUND');
+    expect(credentials.responses['403'].description).toContain('MERCHANT_NOT_APPROVED');
+    const docs = await service.call('GET', '/docs/');
+    expect(docs.status).toBe(200);
+    expect(docs.text).toContain('<html');
+  });
+});

@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, DEFAULT_CREDENTIALS_RETRY_DELAYS_MS, loadConfig } from './config.js';
+
+describe('loadConfig', () => {
+  it('has the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 4000,
+      host: '127.0.0.1',
+      publicUrl: 'http://localhost:4000',
+      databaseUrl: 'sqlite:./data/wallet.db',
+      env: 'staging',
+      webhookDispatch: true,
+      webhookTimeoutMs: 15_000,
+      webhookLeaseMs: 30_000,
+      credentialsRetryDelaysMs: DEFAULT_CREDENTIALS_RETRY_DELAYS_MS,
+    });
+    expect(config.dataDir).toMatch(/data$/);
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '5000',
+      HOST: '0.0.0.0',
+      PUBLIC_URL: 'https://pay.example/',
+      DATABASE_URL: 'postgres://u@db/wallet',
+      WALLET_ENV: 'production',
+      VAULT_KEYS: 'k1:AAAA',
+      WEBHOOK_RETRY_DELAYS_MS: '10, 20,30',
+      WEBHOOK_DISPATCH: 'off',
+      DATA_DIR: '/var/lib/wallet',
+    });
+    expect(config).toMatchObject({
+      port: 5000,
+      host: '0.0.0.0',
+      publicUrl: 'https://pay.example',
+      databaseUrl: 'postgres://u@db/wallet',
+      env: 'production',
+      vaultKeys: 'k1:AAAA',
+      webhookRetryDelaysMs: [10, 20, 30],
+      webhookDispatch: false,
+      dataDir: '/var/lib/wallet',
+    });
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, 'PORT: must be a whole number, got "abc"'],
+    [{ PORT: '70000' }, 'PORT: must be between 0 and 65535, got 70000'],
+    [{ WALLET_ENV: 'prod' }, 'WALLET_ENV: must be one of staging, production, got "prod"'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL: must be sqlite:<file> or postgres://…'],
+    [{ PUBLIC_URL: 'ftp://x' }, 'PUBLIC_URL: must be an http(s) URL, got "ftp://x"'],
+    [
+      { WEBHOOK_RETRY_DELAYS_MS: '1,two' },
+      'WEBHOOK_RETRY_DELAYS_MS: must be comma-separated whole numbers of milliseconds, got "1,two"',
+    ],
+    [{ WEBHOOK_DISPATCH: 'yes' }, 'WEBHOOK_DISPATCH: must be one of on, off, got "yes"'],
+    [
+      { WEBHOOK_TIMEOUT_MS: '20000', WEBHOOK_LEASE_MS: '20000' },
+      'WEBHOOK_LEASE_MS: must be greater than WEBHOOK_TIMEOUT_MS (20000)',
+    ],
+    [{ WALLET_ENV: 'production' }, 'VAULT_KEYS: is required when WALLET_ENV=production'],
+    [{ WALLET_ENV: 'production', VAULT_KEYS: 'k:x' }, 'PUBLIC_URL: must be https when WALLET_ENV=production'],
+    [
+      { LOG_LEVEL: 'loud' },
+      'LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',
+    ],
+  ])('refuses %j with one line naming the variable', (env, message) => {
+    const error = (() => {
+      try {
+        loadConfig(env);
+      } catch (caught) {
+        return caught;
+      }
+    })();
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).message).toBe(message);
+  });
+});
