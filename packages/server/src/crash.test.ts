@@ -43,7 +43,10 @@ async function holdingReceiver() {
         delivered.size >= count ? resolve() : waiters.push({ count, resolve }),
       ),
     close: () =>
-      new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 

@@ -109,7 +109,8 @@ export function parseKeyRing(raw: string, variable = 'VAULT_KEYS'): KeyRing {
 }
 
 export function newKeyEntry(): string {
-  return `k${Date.now().toString(36)}:${randomBytes(32).toString('base64')}`;
+  // The time orders keys for an operator reading the file; the random part keeps ids unique.
+  return `k${Date.now().toString(36)}${randomBytes(3).toString('hex')}:${randomBytes(32).toString('base64')}`;
 }
 
 export const STAGING_KEYS_FILE = 'vault-keys';

@@ -1,0 +1,87 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../config.js';
+import { addStagingKey, KeyRing, loadKeyRing, parseKeyRing, STAGING_KEYS_FILE } from './keyring.js';
+
+const entry = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;
+
+describe('KeyRing', () => {
+  it('seals with the first key and names it in the envelope', () => {
+    const ring = parseKeyRing(`${entry('new')},${entry('old')}`);
+    const envelope = ring.encrypt('4111111111111111', 'vlt_1');
+    expect(envelope).toMatch(/^v1\.new\./);
+    expect(envelope).not.toContain('4111');
+    expect(ring.keyIdOf(envelope)).toBe('new');
+    expect(ring.decrypt(envelope, 'vlt_1')).toBe('4111111111111111');
+  });
+
+  it('opens envelopes sealed by any key of the ring', () => {
+    const old = entry('old');
+    const sealed = parseKeyRing(old).encrypt('secret');
+    expect(parseKeyRing(`${entry('new')},${old}`).decrypt(sealed)).toBe('secret');
+  });
+
+  it('refuses other associated data, a tampered envelope and an unknown key', () => {
+    const ring = parseKeyRing(entry('k1'));
+    const envelope = ring.encrypt('secret', 'row-1');
+    expect(() => ring.decrypt(envelope, 'row-2')).toThrow();
+    const parts = envelope.split('.');
+    parts[3] = Buffer.from('tampered').toString('base64url');
+    expect(() => ring.decrypt(parts.join('.'), 'row-1')).toThrow();
+    expect(() => parseKeyRing(entry('k2')).decrypt(envelope, 'row-1')).toThrow(/not in the key ring/);
+    expect(() => ring.decrypt('plain text')).toThrow(/not a key-ring envelope/);
+  });
+
+  it('gives equal keyed hashes for equal values, under a key that changes with the primary key', () => {
+    const key = entry('k1');
+    expect(parseKeyRing(key).hmac('4111')).toBe(parseKeyRing(key).hmac('4111'));
+    expect(parseKeyRing(key).hmac('4111')).not.toBe(parseKeyRing(key).hmac('4112'));
+    expect(parseKeyRing(`${entry('k2')},${key}`).hmac('4111')).not.toBe(parseKeyRing(key).hmac('4111'));
+  });
+
+  it.each([
+    ['k1', 'must be comma-separated id:base64key entries'],
+    ['k1:AAAA', 'key "k1" must be 32 bytes of base64, got 3'],
+    [`${entry('k1')},${entry('k1')}`, 'key ids must be unique'],
+    [`bad id:${randomBytes(32).toString('base64')}`, 'must be comma-separated id:base64key entries'],
+  ])('refuses VAULT_KEYS=%s with a ConfigError', (raw, message) => {
+    expect(() => parseKeyRing(raw)).toThrow(ConfigError);
+    expect(() => parseKeyRing(raw)).toThrow(message);
+  });
+
+  it('needs at least one key', () => {
+    expect(() => new KeyRing([])).toThrow();
+  });
+});
+
+describe('staging key file', () => {
+  it('is generated once with mode 0600 and a warning, then reused', () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wallet-keys-'));
+    const warnings: string[] = [];
+    const first = loadKeyRing({ vaultKeys: undefined, dataDir, warn: (message) => warnings.push(message) });
+    const file = path.join(dataDir, STAGING_KEYS_FILE);
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('VAULT_KEYS is not set');
+    const second = loadKeyRing({ vaultKeys: undefined, dataDir, warn: (message) => warnings.push(message) });
+    expect(warnings).toHaveLength(1);
+    expect(second.decrypt(first.encrypt('x'))).toBe('x');
+
+    const rotated = addStagingKey(dataDir);
+    expect(rotated.primaryKeyId).not.toBe(first.primaryKeyId);
+    expect(rotated.keyIds).toContain(first.primaryKeyId);
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('is never used when VAULT_KEYS is set', () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wallet-keys-'));
+    const ring = loadKeyRing({ vaultKeys: entry('env'), dataDir, warn: () => {} });
+    expect(ring.primaryKeyId).toBe('env');
+    expect(fs.existsSync(path.join(dataDir, STAGING_KEYS_FILE))).toBe(false);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+});
