@@ -21,15 +21,23 @@ const CRYPTOGRAM_BYTES = 20;
 
 /**
  * A random Luhn-valid number on the card's network (an unknown network keeps the card's first digit and
- * length), never the card number itself.
+ * length) ending in the card's last four digits, so that the sandbox gateway, which decides by the last
+ * four, gives a token the outcome of its card. Never the card number itself.
  */
 export function sandboxTokenNumber(pan: string, brand: string): string {
   const range = NETWORK_RANGES[brand] ?? { prefixes: [pan.slice(0, 1)], length: pan.length };
+  const lastFour = pan.slice(-4);
   for (;;) {
-    let payload = range.prefixes[randomInt(range.prefixes.length)] as string;
-    while (payload.length < range.length - 1) payload += String(randomInt(10));
-    const token = payload + luhnCheckDigit(payload);
-    if (token !== pan) return token;
+    const prefix = range.prefixes[randomInt(range.prefixes.length)] as string;
+    // One digit short: the digit before the last four is chosen below to make the whole number Luhn-valid.
+    const middleLength = range.length - prefix.length - lastFour.length - 1;
+    let middle = '';
+    while (middle.length < middleLength) middle += String(randomInt(10));
+    // Every digit 0–9 adds a different amount mod 10 to the Luhn sum, doubled or not, so exactly one fits.
+    for (let digit = 0; digit <= 9; digit++) {
+      const token = `${prefix}${middle}${digit}${lastFour}`;
+      if (luhnCheckDigit(token.slice(0, -1)) === token.slice(-1) && token !== pan) return token;
+    }
   }
 }
 

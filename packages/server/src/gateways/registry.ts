@@ -1,0 +1,49 @@
+/**
+ * From a merchant's gateway settings to a connector. Connectors are stateless and cheap: build one per
+ * payment from the settings in force.
+ */
+import { GatewayError } from './errors.js';
+import type { GatewayConnector } from './gateway.js';
+import { type SandboxGatewaySettings, sandboxConnector } from './sandbox/index.js';
+
+/** One member per gateway, told apart by `gateway`. */
+export type GatewaySettings = SandboxGatewaySettings;
+
+type ConnectorFactories = {
+  [Name in GatewaySettings['gateway']]: (
+    settings: Extract<GatewaySettings, { gateway: Name }>,
+  ) => GatewayConnector;
+};
+
+const FACTORIES: ConnectorFactories = {
+  sandbox: sandboxConnector,
+};
+
+export const GATEWAY_NAMES = Object.keys(FACTORIES) as readonly GatewaySettings['gateway'][];
+
+export function connectorFor(settings: GatewaySettings): GatewayConnector {
+  // TypeScript cannot tie FACTORIES[name] to the settings member of that name; the mapped type does.
+  const factory = FACTORIES[settings.gateway] as (settings: GatewaySettings) => GatewayConnector;
+  return factory(settings);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Checks settings read from storage or configuration; throws a GatewayError naming what is wrong. */
+export function parseGatewaySettings(value: unknown): GatewaySettings {
+  if (!isObject(value)) throw new GatewayError('configuration', 'gateway settings must be an object');
+  const { gateway, style, url, timeoutMs } = value;
+  if (gateway !== 'sandbox') {
+    throw new GatewayError('configuration', `gateway must be one of ${GATEWAY_NAMES.join(', ')}`);
+  }
+  if (style !== 'json' && style !== 'xml') {
+    throw new GatewayError('configuration', 'style must be json or xml');
+  }
+  if (typeof url !== 'string') throw new GatewayError('configuration', 'url must be a string');
+  if (typeof timeoutMs !== 'number') {
+    throw new GatewayError('configuration', 'timeoutMs must be a number of ms');
+  }
+  return { gateway, style, url, timeoutMs };
+}

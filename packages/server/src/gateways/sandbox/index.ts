@@ -1,0 +1,105 @@
+/**
+ * The sandbox gateway connector: one HTTP POST per authorization to the sandbox gateway server
+ * (packages/sandbox-gateway), in the JSON or XML style the merchant's settings name, within a time-out.
+ */
+import { request as httpRequest } from 'undici';
+import { GatewayError } from '../errors.js';
+import {
+  type AuthorizationRequest,
+  assertSupported,
+  type GatewayConnector,
+  type GatewayCredentials,
+  type GatewayResult,
+} from '../gateway.js';
+import { fromJsonResponse, fromXmlResponse, toJsonRequest, toXmlRequest } from './transformers.js';
+
+export interface SandboxGatewaySettings {
+  gateway: 'sandbox';
+  /** `json`: the answer reaches merchants as an object; `xml`: as the document's text. */
+  style: 'json' | 'xml';
+  /** Base URL of the sandbox gateway server, such as `http://127.0.0.1:4010`. */
+  url: string;
+  /** Whole exchange, connection to last byte, in ms. */
+  timeoutMs: number;
+}
+
+const STYLES = {
+  json: {
+    path: 'v1/authorizations',
+    contentType: 'application/json',
+    body: (request: AuthorizationRequest) => JSON.stringify(toJsonRequest(request)),
+    read: fromJsonResponse,
+  },
+  xml: {
+    path: 'xml/authorizations',
+    contentType: 'application/xml',
+    body: toXmlRequest,
+    read: fromXmlResponse,
+  },
+} as const;
+
+function endpointOf(settings: SandboxGatewaySettings): URL {
+  let base: URL;
+  try {
+    // A trailing slash keeps any path prefix of the base URL when the style's path is added.
+    base = new URL(settings.url.endsWith('/') ? settings.url : `${settings.url}/`);
+  } catch (error) {
+    throw new GatewayError('configuration', `sandbox gateway url is not a URL: ${settings.url}`, {
+      cause: error,
+    });
+  }
+  if (base.protocol !== 'http:' && base.protocol !== 'https:') {
+    throw new GatewayError('configuration', `sandbox gateway url must be http or https: ${settings.url}`);
+  }
+  return new URL(STYLES[settings.style].path, base);
+}
+
+/**
+ * Reads `credentials.apiKey`, sent as a bearer token. The sandbox accepts any key; it keeps one
+ * merchant's idempotency keys apart from another's.
+ */
+export function sandboxConnector(settings: SandboxGatewaySettings): GatewayConnector {
+  const style = STYLES[settings.style];
+  if (!Number.isInteger(settings.timeoutMs) || settings.timeoutMs <= 0) {
+    throw new GatewayError('configuration', 'sandbox gateway timeoutMs must be a positive integer (ms)');
+  }
+  const endpoint = endpointOf(settings);
+
+  const connector: GatewayConnector = {
+    name: 'sandbox',
+    supports: { networkTokens: true, connectedVariant: true },
+
+    async authorize(request: AuthorizationRequest, credentials: GatewayCredentials): Promise<GatewayResult> {
+      assertSupported(connector, request);
+      const apiKey = credentials.apiKey;
+      if (!apiKey) throw new GatewayError('configuration', 'the sandbox gateway needs credentials.apiKey');
+      const body = style.body(request);
+      const signal = AbortSignal.timeout(settings.timeoutMs);
+      let statusCode: number;
+      let text: string;
+      try {
+        const response = await httpRequest(endpoint, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${apiKey.reveal()}`,
+            'content-type': style.contentType,
+            accept: style.contentType,
+            'idempotency-key': request.idempotencyKey,
+          },
+          body,
+          signal,
+        });
+        statusCode = response.statusCode;
+        text = await response.body.text();
+      } catch (error) {
+        // The signal fires for the whole exchange: connecting, waiting for the answer, reading it.
+        const message = signal.aborted
+          ? `sandbox gateway gave no answer within ${settings.timeoutMs} ms`
+          : `sandbox gateway unreachable at ${endpoint.origin}`;
+        throw new GatewayError(signal.aborted ? 'timeout' : 'network', message, { cause: error });
+      }
+      return style.read(statusCode, text);
+    },
+  };
+  return connector;
+}
