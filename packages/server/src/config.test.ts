@@ -64,6 +64,16 @@ describe('loadConfig', () => {
       { LOG_LEVEL: 'loud' },
       'LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',
     ],
+    [
+      { SMTP_URL: 'https://u:hunter2@mail.example' },
+      'SMTP_URL: must be smtp://[user:password@]host[:port] or smtps://…',
+    ],
+    [{ SMTP_URL: 'smtp://u:hunter2@' }, 'SMTP_URL: must be smtp://[user:password@]host[:port] or smtps://…'],
+    [{ SMTP_URL: 'smtp://mail.example' }, 'SMTP_FROM: is required when SMTP_URL is set'],
+    [
+      { SMTP_URL: 'smtp://mail.example', SMTP_FROM: 'Shop <nope>' },
+      'SMTP_FROM: must be an e-mail address or "Name <address>", got "Shop <nope>"',
+    ],
   ])('refuses %j with one line naming the variable', (env, message) => {
     const error = (() => {
       try {
@@ -74,5 +84,16 @@ describe('loadConfig', () => {
     })();
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).message).toBe(message);
+  });
+
+  it('reads the SMTP server and sender, and keeps the URL (and its password) out of print', () => {
+    const config = loadConfig({
+      SMTP_URL: 'smtps://codes:hunter2@mail.example:465',
+      SMTP_FROM: 'Wallet Checkout <codes@pay.example>',
+    });
+    expect(config.smtpUrl?.reveal()).toBe('smtps://codes:hunter2@mail.example:465');
+    expect(config.smtpFrom).toBe('Wallet Checkout <codes@pay.example>');
+    expect(JSON.stringify(config)).not.toContain('hunter2');
+    expect(loadConfig({}).smtpUrl).toBeUndefined();
   });
 });

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { Secret } from './secret.js';
 
 export type WalletEnv = 'staging' | 'production';
 
@@ -26,6 +27,12 @@ export interface Config {
   sessionTtlSeconds: number;
   /** Largest request body accepted, in bytes. */
   bodyLimitBytes: number;
+  /** Staging: the sandbox gateway of merchants without a gateway account (JSON style). */
+  sandboxGatewayUrl: string;
+  /** SMTP server for messages to shoppers, `smtp(s)://[user:password@]host[:port]`; may carry a password. */
+  smtpUrl: Secret<string> | undefined;
+  /** The From of those messages, `address` or `Name <address>`; set whenever `smtpUrl` is. */
+  smtpFrom: string | undefined;
   logLevel: string;
 }
 
@@ -105,6 +112,34 @@ function url(name: string, raw: string): string {
   }
 }
 
+function smtpUrl(raw: string | undefined): Secret<string> | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  // The value may carry a password, so the error never repeats it.
+  const rule = 'must be smtp://[user:password@]host[:port] or smtps://…';
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError('SMTP_URL', rule);
+  }
+  if ((parsed.protocol !== 'smtp:' && parsed.protocol !== 'smtps:') || !parsed.hostname) {
+    throw new ConfigError('SMTP_URL', rule);
+  }
+  return new Secret(raw);
+}
+
+function smtpFrom(raw: string | undefined, withSmtpUrl: boolean): string | undefined {
+  if (raw === undefined || raw === '') {
+    if (withSmtpUrl) throw new ConfigError('SMTP_FROM', 'is required when SMTP_URL is set');
+    return undefined;
+  }
+  const address = /^[^<>]*<([^<>]+)>$/.exec(raw)?.[1] ?? raw;
+  if (!/^[^\s@<>]+@[^\s@<>]+$/.test(address.trim())) {
+    throw new ConfigError('SMTP_FROM', `must be an e-mail address or "Name <address>", got "${raw}"`);
+  }
+  return raw;
+}
+
 function databaseUrl(raw: string): string {
   if (raw.startsWith('sqlite:') && raw.length > 'sqlite:'.length) return raw;
   if (/^postgres(ql)?:\/\/./.test(raw)) return raw;
@@ -151,6 +186,9 @@ export function loadConfig(env: Env = process.env): Config {
     webhookLeaseMs,
     sessionTtlSeconds: integer(env, 'SESSION_TTL_SECONDS', 30 * 60, 10, 7 * 24 * 3600),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 64 * 1024, 1024, 10 * 1024 * 1024),
+    sandboxGatewayUrl: url('SANDBOX_GATEWAY_URL', env.SANDBOX_GATEWAY_URL || 'http://127.0.0.1:4010'),
+    smtpUrl: smtpUrl(env.SMTP_URL),
+    smtpFrom: smtpFrom(env.SMTP_FROM, Boolean(env.SMTP_URL)),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
   };
 }

@@ -7,7 +7,12 @@ export const ERROR_STATUS = {
   INVALID_JSON: 400,
   UNSUPPORTED_CURRENCY: 400,
   UNAUTHORIZED: 401,
+  OTP_INVALID: 401,
+  OTP_EXPIRED: 401,
+  SHOPPER_UNAUTHORIZED: 401,
   MERCHANT_NOT_APPROVED: 403,
+  ORIGIN_NOT_ALLOWED: 403,
+  OTP_LOCKED: 403,
   NOT_FOUND: 404,
   MERCHANT_NOT_FOUND: 404,
   API_KEY_NOT_FOUND: 404,
@@ -16,11 +21,15 @@ export const ERROR_STATUS = {
   SHOPPER_NOT_FOUND: 404,
   CREDENTIALS_REQUEST_NOT_FOUND: 404,
   WEBHOOK_MESSAGE_NOT_FOUND: 404,
+  ORDER_NOT_FOUND: 404,
+  ADDRESS_NOT_FOUND: 404,
+  ENROLMENT_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   IDEMPOTENCY_KEY_REUSED: 409,
   SHOPPER_ALREADY_EXISTS: 409,
   IDEMPOTENCY_REQUEST_IN_PROGRESS: 409,
   WEBHOOK_NOT_RESENDABLE: 409,
+  ORDER_STATE_CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   SESSION_EXPIRED: 422,
@@ -29,8 +38,10 @@ export const ERROR_STATUS = {
   WEBHOOK_URL_NOT_CONFIGURED: 422,
   WEBHOOK_URL_NOT_ALLOWED: 422,
   RATE_LIMITED: 429,
+  OTP_THROTTLED: 429,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
+  MESSAGE_NOT_SENT: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -42,7 +53,15 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   INVALID_JSON: 'The body is not valid JSON.',
   UNSUPPORTED_CURRENCY: '`currency` is not a supported currency (USD only).',
   UNAUTHORIZED: 'The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked.',
+  OTP_INVALID: 'The one-time code is wrong; the message says how many tries are left before it is locked.',
+  OTP_EXPIRED:
+    'The one-time code has expired (codes live 10 minutes), was already used, or was never sent for this order and email; request a new one.',
+  SHOPPER_UNAUTHORIZED:
+    "The checkout page's `Authorization: Bearer <shopperToken>` header is missing, unknown or expired, or the token was issued for another order; sign in again with a one-time code.",
   MERCHANT_NOT_APPROVED: 'The merchant account is not approved for the credentials flow.',
+  ORIGIN_NOT_ALLOWED:
+    "The request's `Origin` is missing or is not one of the merchant's allowed origins (or the merchant does not exist).",
+  OTP_LOCKED: 'The one-time code was tried 5 times without success and no longer works; request a new one.',
   NOT_FOUND: 'No such route.',
   MERCHANT_NOT_FOUND: 'No merchant with that id.',
   API_KEY_NOT_FOUND: 'No API key with that id.',
@@ -51,11 +70,17 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   SHOPPER_NOT_FOUND: 'No shopper with that id or email.',
   CREDENTIALS_REQUEST_NOT_FOUND: 'No earlier credentials request of this merchant matches.',
   WEBHOOK_MESSAGE_NOT_FOUND: 'No webhook message with that id for this merchant.',
+  ORDER_NOT_FOUND: 'No order with that id for this merchant.',
+  ADDRESS_NOT_FOUND: "No address with that id in the shopper's wallet.",
+  ENROLMENT_NOT_FOUND:
+    'No enrolment waits for this email and order (it expired after 10 minutes, or was completed); enrol again.',
   METHOD_NOT_ALLOWED: 'The route exists but not for this HTTP method.',
   IDEMPOTENCY_KEY_REUSED: 'The `Idempotency-Key` was used before with a different request body or path.',
   SHOPPER_ALREADY_EXISTS: 'A shopper with this `email` already exists; sign in instead of enrolling.',
   IDEMPOTENCY_REQUEST_IN_PROGRESS: 'A request with the same `Idempotency-Key` is still being processed.',
   WEBHOOK_NOT_RESENDABLE: 'The webhook message is still pending; it cannot be sent again yet.',
+  ORDER_STATE_CONFLICT:
+    'The order is no longer open for this step (already paid, failed, abandoned or expired, or a payment is under way).',
   PAYLOAD_TOO_LARGE: 'The body is larger than the service accepts.',
   UNSUPPORTED_MEDIA_TYPE: 'The body is not sent as `application/json`.',
   SESSION_EXPIRED: 'The payment-carousel session has expired.',
@@ -65,8 +90,12 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   WEBHOOK_URL_NOT_ALLOWED:
     'The webhook URL is not allowed in this environment (https and public addresses only in production).',
   RATE_LIMITED: 'Too many requests; retry after the time in `Retry-After`.',
+  OTP_THROTTLED:
+    'A code was sent to this email less than 30 seconds ago; the message says how many seconds to wait.',
   INTERNAL_ERROR: 'An unexpected error on our side; the request id identifies it in our logs.',
-  SERVICE_UNAVAILABLE: 'The service cannot reach its database; retry later.',
+  SERVICE_UNAVAILABLE:
+    'The service cannot reach its database, or the browser SDK it serves has not been built; retry later.',
+  MESSAGE_NOT_SENT: 'The message to the shopper (a one-time code) could not be sent; retry later.',
 };
 
 export class DomainError extends Error {

@@ -8,23 +8,6 @@ import { type Receiver, startReceiver } from './test-support/receiver.js';
 import { startTestService, type TestService } from './test-support/service.js';
 import { until } from './test-support/wait.js';
 
-const TABLES = [
-  'merchants',
-  'api_keys',
-  'webhook_secrets',
-  'shoppers',
-  'addresses',
-  'cards',
-  'vault_cards',
-  'network_tokens',
-  'sessions',
-  'credentials_requests',
-  'external_responses',
-  'webhook_messages',
-  'webhook_attempts',
-  'idempotency_keys',
-];
-
 function filesUnder(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const full = path.join(dir, entry.name);
@@ -116,7 +99,9 @@ describe.each(engines())('secrets at rest and in logs on %s', (engine) => {
   });
 
   it('keeps them out of every database row', async () => {
-    for (const table of TABLES) {
+    const tables = await service.services.db.kysely.introspection.getTables();
+    expect(tables.length).toBeGreaterThan(10);
+    for (const { name: table } of tables) {
       const rows = await sql`select * from ${sql.table(table)}`.execute(service.services.db.kysely);
       const text = JSON.stringify(rows.rows);
       for (const secret of secrets) expect(text, `${table} holds a secret`).not.toContain(secret);

@@ -3,22 +3,34 @@
  * and runs them. Nothing else constructs long-lived objects.
  */
 import type { FastifyInstance } from 'fastify';
+import { checkoutAssetRoutes, readCheckoutAssets } from './api/checkout/assets.js';
+import { createOrderRoute } from './api/checkout/orders.create.js';
+import { checkoutPageRoute } from './api/checkout/page.js';
+import { checkoutApiRoutes } from './api/checkout/shopper-routes.js';
+import { shopperLookupRoute } from './api/checkout/shoppers.lookup.js';
 import { credentialsLookupRoutes } from './api/merchant/credentials-requests.get.js';
+import { orderGetRoute } from './api/merchant/orders.get.js';
 import { webhookRoutes } from './api/merchant/webhooks.js';
+import { sandboxMessagesRoute } from './api/sandbox/messages.js';
 import { sandboxSessionsRoute } from './api/sandbox/sessions.js';
+import { SDK_PACKAGE_DIR, sdkRoutes } from './api/sdk.js';
 import { buildApp } from './app.js';
+import { Checkout } from './checkout/index.js';
 import type { Config } from './config.js';
 import { createDb, type Db } from './db/index.js';
 import { migrate } from './db/migrate.js';
+import { GatewayAccounts } from './gateways/index.js';
 import { IdempotencyStore } from './idempotency/store.js';
 import { createLogger, type Logger } from './log.js';
 import { Merchants } from './merchants/index.js';
+import { ORDER_EVENTS, OrderPayloadBuilder, Orders } from './orders/index.js';
 import { CredentialsService, PAYMENT_CREDENTIALS } from './payments/credentials.js';
 import { ExternalResponseService } from './payments/external-response.js';
 import { CredentialsLookup } from './payments/lookup.js';
 import { CredentialsPayloadBuilder } from './payments/payload.js';
 import { PaymentsRepo } from './payments/repo.js';
 import { seedStaging } from './sandbox/seed.js';
+import { createSenders, type Senders, ShopperAuth } from './shopper-auth/index.js';
 import { type KeyRing, loadKeyRing } from './vault/keyring.js';
 import { SandboxTokenService } from './vault/sandbox-token-service.js';
 import { CardVault } from './vault/vault.js';
@@ -31,7 +43,7 @@ import {
   Webhooks,
 } from './webhooks/index.js';
 
-/** 10 min between sweeps of expired idempotency keys. */
+/** 10 min between sweeps of expired idempotency keys and orders left open past their life. */
 const SWEEP_INTERVAL_MS = 10 * 60_000;
 
 export interface Services {
@@ -48,8 +60,13 @@ export interface Services {
   credentials: CredentialsService;
   externalResponses: ExternalResponseService;
   credentialsLookup: CredentialsLookup;
+  orders: Orders;
   dispatcher: Dispatcher;
   webhooks: Webhooks;
+  senders: Senders;
+  shopperAuth: ShopperAuth;
+  gateways: GatewayAccounts;
+  checkout: Checkout;
 }
 
 export async function createServices(config: Config, log: Logger): Promise<Services> {
@@ -95,13 +112,21 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
       },
     },
     payloads: {
-      async build(message: MessageForPayload) {
+      async build(message: MessageForPayload): Promise<unknown> {
         if (message.eventName === PAYMENT_CREDENTIALS) return credentialsPayload.build(message.subjectId);
+        if (ORDER_EVENTS.includes(message.eventName)) return orderPayloads.build(message.subjectId);
         throw new Error(`no payload builder for event ${message.eventName}`);
       },
     },
   });
   const webhooks = new Webhooks({ db, dispatcher });
+  const orders = new Orders({
+    db,
+    keyRing,
+    outbox: { newMessage: (message, now) => newMessage(message, now, config.webhookLeaseMs), insertMessages },
+    dispatcher,
+  });
+  const orderPayloads = new OrderPayloadBuilder(orders);
   const credentials = new CredentialsService({
     db,
     repo: payments,
@@ -109,10 +134,39 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     sessions,
     wallet,
     outbox: { newMessage: (message, now) => newMessage(message, now, config.webhookLeaseMs), insertMessages },
+    payloads: credentialsPayload,
     dispatcher,
   });
   const externalResponses = new ExternalResponseService({ db, repo: payments, idempotency, keyRing });
   const credentialsLookup = new CredentialsLookup({ payments, webhooks });
+  const senders = createSenders({ config, db, log });
+  const shopperAuth = new ShopperAuth({
+    db,
+    keyRing,
+    shoppers: wallet,
+    sender: senders.sender,
+    env: config.env,
+    log,
+  });
+  const gateways = new GatewayAccounts({
+    db,
+    keyRing,
+    env: config.env,
+    sandboxGatewayUrl: config.sandboxGatewayUrl,
+  });
+  const checkout = new Checkout({
+    db,
+    keyRing,
+    log,
+    orders,
+    merchants,
+    wallet,
+    sessions,
+    vault,
+    gateways,
+    shopperAuth,
+    sessionTtlSeconds: config.sessionTtlSeconds,
+  });
   return {
     config,
     log,
@@ -127,16 +181,32 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     credentials,
     externalResponses,
     credentialsLookup,
+    orders,
     dispatcher,
     webhooks,
+    senders,
+    shopperAuth,
+    gateways,
+    checkout,
   };
 }
 
 export async function createApp(services: Services): Promise<FastifyInstance> {
   const { config } = services;
-  const routes = [credentialsLookupRoutes(services), webhookRoutes(services.webhooks)];
+  const routes = [
+    credentialsLookupRoutes(services),
+    webhookRoutes(services.webhooks),
+    orderGetRoute(services.orders),
+    createOrderRoute(services),
+    shopperLookupRoute(services),
+    checkoutPageRoute({ orders: services.orders, assets: readCheckoutAssets() }),
+    checkoutAssetRoutes(),
+    ...checkoutApiRoutes(services),
+    sdkRoutes({ dir: SDK_PACKAGE_DIR }),
+  ];
   if (config.env === 'staging') {
     routes.push(sandboxSessionsRoute({ ...services, sessionTtlSeconds: config.sessionTtlSeconds }));
+    if (services.senders.mailbox) routes.push(sandboxMessagesRoute(services.senders.mailbox));
   }
   return buildApp({
     db: services.db,
@@ -172,6 +242,13 @@ export async function startService(
     services.idempotency
       .sweep()
       .catch((error: unknown) => log.warn({ err: error }, 'idempotency sweep failed'));
+    services.orders
+      .expireDue()
+      .catch((error: unknown) => log.warn({ err: error }, 'order expiry sweep failed'));
+    services.shopperAuth
+      .sweep()
+      .catch((error: unknown) => log.warn({ err: error }, 'shopper sign-in sweep failed'));
+    services.checkout.sweep().catch((error: unknown) => log.warn({ err: error }, 'enrolment sweep failed'));
   }, SWEEP_INTERVAL_MS);
   sweep.unref();
   const address = app.server.address();
@@ -184,6 +261,7 @@ export async function startService(
       clearInterval(sweep);
       await app.close();
       await services.dispatcher.stop();
+      services.senders.close();
       await services.db.close();
     },
   };
@@ -199,12 +277,62 @@ export interface DemoMerchant {
 export async function runService(
   config: Config,
   options: { demo: boolean },
-): Promise<{ url: string; docsUrl: string; demo: DemoMerchant | undefined; close(): Promise<void> }> {
+): Promise<{
+  url: string;
+  docsUrl: string;
+  demo: DemoMerchant | undefined;
+  /** With `demo` in staging: the sandbox gateway started beside the service. */
+  sandboxGatewayUrl: string | undefined;
+  close(): Promise<void>;
+}> {
   const log = createLogger(config.logLevel);
-  const running = await startService(config, log);
+  const withDemo = options.demo && config.env === 'staging';
+  const gateway = withDemo ? await startSandboxGatewayAt(config.sandboxGatewayUrl) : undefined;
+  let running: RunningService;
+  try {
+    running = await startService(config, log);
+  } catch (error) {
+    await gateway?.close();
+    throw error;
+  }
   log.info({ url: running.url, env: config.env }, 'wallet checkout is running');
-  const demo = options.demo && config.env === 'staging' ? await demoMerchant(running.services) : undefined;
-  return { url: running.url, docsUrl: `${config.publicUrl}/docs`, demo, close: running.close };
+  if (gateway) log.info({ url: gateway.url }, 'the sandbox gateway is running');
+  const demo = withDemo ? await demoMerchant(running.services) : undefined;
+  return {
+    url: running.url,
+    docsUrl: `${config.publicUrl}/docs`,
+    demo,
+    sandboxGatewayUrl: gateway?.url,
+    async close() {
+      await running.close();
+      await gateway?.close();
+    },
+  };
+}
+
+/**
+ * The sandbox gateway package (`packages/sandbox-gateway`, built by the root build before this one),
+ * loaded only here: `serve` and the tests do without it. The specifier is a variable so that
+ * type-checking this package does not need the gateway's build.
+ */
+const SANDBOX_GATEWAY_PACKAGE = '@wallet-checkout/sandbox-gateway';
+
+interface SandboxGatewayModule {
+  startSandboxGateway(options: { port: number; host: string; log?: boolean }): Promise<{
+    url: string;
+    close(): Promise<void>;
+  }>;
+}
+
+/** Starts the sandbox gateway on the host and port of `SANDBOX_GATEWAY_URL`. */
+async function startSandboxGatewayAt(url: string): Promise<{ url: string; close(): Promise<void> }> {
+  const { hostname, port, protocol } = new URL(url);
+  const { startSandboxGateway } = (await import(SANDBOX_GATEWAY_PACKAGE)) as SandboxGatewayModule;
+  return startSandboxGateway({
+    host: hostname,
+    port: Number(port || (protocol === 'https:' ? 443 : 80)),
+    log: true,
+  });
 }
 
 const DEMO_MERCHANT_NAME = 'Demo Store';

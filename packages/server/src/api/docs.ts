@@ -25,6 +25,12 @@ export const docsPlugin = fp(
               scheme: 'bearer',
               description: 'A merchant API key: sk_test_… in staging, sk_live_… in production.',
             },
+            shopperToken: {
+              type: 'http',
+              scheme: 'bearer',
+              description:
+                'The checkout page’s shopper token from POST /checkout/api/orders/{orderId}/otp/verify.',
+            },
           },
         },
       },

@@ -31,13 +31,19 @@ async function runUntilStopped(context: Context, demo: boolean): Promise<number>
     `Wallet Checkout is listening on ${service.url} (Ctrl-C stops it).`,
     `API reference: ${service.docsUrl}`,
   ];
+  if (service.sandboxGatewayUrl) lines.push(`Sandbox gateway: ${service.sandboxGatewayUrl}`);
   if (service.demo) {
     lines.push(
       `Demo merchant: ${service.demo.merchantId}`,
       `Demo API key:  ${service.demo.apiKey} (new on every start)`,
     );
   }
-  context.print(lines.join('\n'), { url: service.url, docsUrl: service.docsUrl, demo: service.demo ?? null });
+  context.print(lines.join('\n'), {
+    url: service.url,
+    docsUrl: service.docsUrl,
+    demo: service.demo ?? null,
+    sandboxGatewayUrl: service.sandboxGatewayUrl ?? null,
+  });
   const signal = await (io.waitForStop ?? waitForSignal)();
   io.stderr(`${signal}: stopping\n`);
   await service.close();

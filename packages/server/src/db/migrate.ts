@@ -1,12 +1,20 @@
 import { type Migration, type MigrationResultSet, Migrator } from 'kysely';
 import type { Db, Engine } from './index.js';
 import * as initial from './migrations/001_initial.js';
+import * as orders from './migrations/002_orders.js';
+import * as shopperAuth from './migrations/003_shopper_auth.js';
+import * as gatewayAccounts from './migrations/004_gateway_accounts.js';
+import * as enrolments from './migrations/005_enrolments.js';
 
 type EngineMigration = { up(db: Parameters<Migration['up']>[0], engine: Engine): Promise<void> };
 
 /** Every migration, in order. Names are permanent once released. */
 const MIGRATIONS: Record<string, EngineMigration> = {
   '001_initial': initial,
+  '002_orders': orders,
+  '003_shopper_auth': shopperAuth,
+  '004_gateway_accounts': gatewayAccounts,
+  '005_enrolments': enrolments,
 };
 
 export class MigrationError extends Error {}

@@ -177,6 +177,102 @@ export interface IdempotencyKeysTable {
   expires_at: number;
 }
 
+/** Orders of the default checkout; shopper and payment columns stay null until the payment step. */
+export interface OrdersTable {
+  id: string;
+  merchant_id: string;
+  /** The merchant's own order id from `createOrder` (`orderId` there, `merchantOrderId` in the API). */
+  merchant_order_id: string | null;
+  /** The merchant page's origin the order was created from; the checkout page talks only to it. */
+  origin: string;
+  status: 'CREATED' | 'PROCESSING' | 'SUCCEEDED' | 'FAILED' | 'ABANDONED';
+  currency: string;
+  /** JSON array of `{ SKU, name?, amount?, category? }`. */
+  line_items: string;
+  subtotal: number;
+  total: number;
+  description: string | null;
+  email: string | null;
+  shopper_id: string | null;
+  payment_id: string | null;
+  shipping_address_id: string | null;
+  billing_address_id: string | null;
+  /** JSON `{ externalId, name, price }`. */
+  shipping_method: string | null;
+  shipping_amount: number | null;
+  tax_amount: number | null;
+  charged_amount: number | null;
+  /** Key-ring envelope of the transaction details JSON (associated data: the order id). */
+  transaction_details_ciphertext: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  expires_at: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One live one-time code per order and email; a new request for the same pair replaces it. */
+export interface OneTimeCodesTable {
+  order_id: string;
+  email_normalized: string;
+  /** HMAC-SHA-256 of email, order and code under a key derived from the key ring; never the code. */
+  code_hash: string;
+  /** Tries so far, right or wrong; the code is dead at 5. */
+  attempts: number;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+/** When a code was last sent to an email, for the resend throttle. */
+export interface OneTimeCodeSendsTable {
+  email_normalized: string;
+  last_sent_at: number;
+}
+
+/** Bearer tokens of the hosted checkout; `shopper_id` is null while a new shopper enrols. */
+export interface ShopperTokensTable {
+  /** SHA-256 of the token, hex. */
+  token_hash: string;
+  order_id: string;
+  email: string;
+  shopper_id: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
+/** Staging only: messages to shoppers kept for `GET /sandbox/messages` instead of being delivered. */
+export interface SandboxMessagesTable {
+  id: string;
+  recipient: string;
+  recipient_normalized: string;
+  subject: string;
+  body: string;
+  sent_at: number;
+}
+
+/** A merchant's account at its payment gateway (owned by `gateways/`). */
+export interface GatewayAccountsTable {
+  merchant_id: string;
+  /** JSON of the gateway settings: `{ gateway, style, url, timeoutMs }` for the sandbox. */
+  settings: string;
+  /** Key-ring envelope of the credentials JSON `{ name: value }` (associated data: the merchant id). */
+  credentials_ciphertext: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A new shopper's enrolment waiting for the one-time code (owned by `checkout/`); never the CVV. */
+export interface PendingEnrolmentsTable {
+  id: string;
+  order_id: string;
+  email_normalized: string;
+  /** Key-ring envelope of the enrolment JSON, card number included (associated data: the row's id). */
+  details_ciphertext: string;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface Database {
   merchants: MerchantsTable;
   api_keys: ApiKeysTable;
@@ -192,4 +288,11 @@ export interface Database {
   webhook_messages: WebhookMessagesTable;
   webhook_attempts: WebhookAttemptsTable;
   idempotency_keys: IdempotencyKeysTable;
+  orders: OrdersTable;
+  one_time_codes: OneTimeCodesTable;
+  one_time_code_sends: OneTimeCodeSendsTable;
+  shopper_tokens: ShopperTokensTable;
+  sandbox_messages: SandboxMessagesTable;
+  gateway_accounts: GatewayAccountsTable;
+  pending_enrolments: PendingEnrolmentsTable;
 }

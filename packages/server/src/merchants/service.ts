@@ -3,6 +3,7 @@ import { NotFoundError, ValidationError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { KeyRing } from '../vault/keyring.js';
 import { type ApiKeyInfo, ApiKeys, type NewApiKey } from './api-keys.js';
+import { TtlCache } from './cache.js';
 import { type MerchantChanges, type MerchantRow, MerchantsRepo, toMerchant } from './repo.js';
 import type { CredentialType, Merchant } from './types.js';
 import {
@@ -22,7 +23,7 @@ export interface MerchantsOptions {
   env: WalletEnv;
   /** Milliseconds since the epoch; injected by tests. */
   now?: () => number;
-  /** Lifetime of the in-memory key and webhook-secret caches; 5 s unless said otherwise, 0 turns them off. */
+  /** Lifetime of the in-memory key, merchant and webhook-secret caches; 5 s unless said otherwise, 0 turns them off. */
   cacheTtlMs?: number;
   /** Entries per cache. */
   cacheMaxEntries?: number;
@@ -61,7 +62,7 @@ function notFound(id: string): NotFoundError {
 
 /**
  * Merchant accounts, their API keys and their webhook secrets. One instance per process; it holds short
- * in-memory caches for the two hot paths (`authenticate`, `activeWebhookSecrets`).
+ * in-memory caches for the hot paths (`authenticate`, `get`, `activeWebhookSecrets`).
  */
 export class Merchants {
   readonly #repo: MerchantsRepo;
@@ -69,6 +70,10 @@ export class Merchants {
   readonly #now: () => number;
   readonly #apiKeys: ApiKeys;
   readonly #webhookSecrets: WebhookSecrets;
+  /** Id → merchant, for `get`, which every webhook delivery calls. */
+  readonly #byId: TtlCache<string, Merchant>;
+  /** Bumped on every change: a look-up that started before it must not fill the cache after it. */
+  #generation = 0;
 
   constructor(options: MerchantsOptions) {
     this.#repo = new MerchantsRepo(options.db);
@@ -81,6 +86,7 @@ export class Merchants {
     };
     this.#apiKeys = new ApiKeys({ repo: this.#repo, env: options.env, ...cache });
     this.#webhookSecrets = new WebhookSecrets({ repo: this.#repo, keyRing: options.keyRing, ...cache });
+    this.#byId = new TtlCache({ ttlMs: cache.cacheTtlMs, maxEntries: cache.cacheMaxEntries, now: this.#now });
   }
 
   /** Creates a merchant with its first API key and webhook secret, all in one transaction. */
@@ -113,9 +119,18 @@ export class Merchants {
     });
   }
 
+  /**
+   * The merchant, or undefined. Cached like `authenticate`: a change made in this process shows at once,
+   * one made in another (the CLI) within the cache lifetime (5 s by default).
+   */
   async get(id: string): Promise<Merchant | undefined> {
+    const cached = this.#byId.get(id);
+    if (cached) return cached;
+    const generation = this.#generation;
     const row = await this.#repo.findMerchant(id);
-    return row && toMerchant(row);
+    const merchant = row && toMerchant(row);
+    if (merchant && generation === this.#generation) this.#byId.set(id, merchant);
+    return merchant;
   }
 
   /** Every merchant, oldest first. */
@@ -150,6 +165,8 @@ export class Merchants {
     const row = await this.#repo.updateMerchant(id, changes, this.#now());
     if (!row) throw notFound(id);
     this.#apiKeys.forgetMerchant(id);
+    this.#byId.delete(id);
+    this.#generation++;
     return toMerchant(row);
   }
 

@@ -36,7 +36,9 @@ export interface CredentialsDeps {
     ): WebhookMessageRow;
     insertMessages(trx: Transaction<Database>, rows: WebhookMessageRow[]): Promise<void>;
   };
-  dispatcher: { committed(messageIds: string[]): void };
+  /** Told of each committed request, so the first delivery need not read back what was just written. */
+  payloads: { remember(request: CredentialsRequest, card: Card): void };
+  dispatcher: { committed(rows: WebhookMessageRow[]): void };
   now?: () => number;
 }
 
@@ -119,7 +121,8 @@ export class CredentialsService {
     };
     const ack: CredentialsAcknowledgement = { code: 200, message: 'OK', requestId: id };
     await this.#writes.submit({ request, message, answer: idempotency?.response(200, ack) });
-    this.deps.dispatcher.committed([message.id]);
+    this.deps.payloads.remember(request, card);
+    this.deps.dispatcher.committed([message]);
     return ack;
   }
 

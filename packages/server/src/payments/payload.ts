@@ -3,7 +3,7 @@ import type { TokenService } from '../vault/token-service.js';
 import type { CardVault } from '../vault/vault.js';
 import type { Address, Card, Shopper } from '../wallet/types.js';
 import type { PaymentsRepo } from './repo.js';
-import type { CredentialEntry, PaymentCredentialsPayload } from './types.js';
+import type { CredentialEntry, CredentialsRequest, PaymentCredentialsPayload } from './types.js';
 
 export interface PayloadDeps {
   repo: PaymentsRepo;
@@ -19,28 +19,48 @@ export interface PayloadDeps {
 
 const twoDigits = (month: number) => String(month).padStart(2, '0');
 
+/** Requests acknowledged by this process and not yet built, at most (about 10 MiB). */
+const MAX_REMEMBERED = 20_000;
+
 /**
  * Builds the `PAYMENT_CREDENTIALS` body at delivery time from the vault, so card data is never stored
  * in a payload. The same request always yields the same body: the network token is stable per card and
  * the cryptogram is derived from the request id.
  */
 export class CredentialsPayloadBuilder {
+  /** Request id → what the acknowledgement already read; taken by the first build. */
+  readonly #remembered = new Map<string, { request: CredentialsRequest; card: Card }>();
+
   constructor(private readonly deps: PayloadDeps) {}
 
+  /**
+   * Keeps a committed request and its card for the first delivery attempt, which then need not read back
+   * rows this process has just written. Neither holds card data: the number stays in the vault. A retry,
+   * another process, or this one after a restart reads the same values from the database.
+   */
+  remember(request: CredentialsRequest, card: Card): void {
+    // Full: start over, which also drops requests delivered elsewhere. Evicting one at a time would walk
+    // the map's deleted slots on every call while deliveries lag behind.
+    if (this.#remembered.size >= MAX_REMEMBERED) this.#remembered.clear();
+    this.#remembered.set(request.id, { request, card });
+  }
+
   async build(credentialsRequestId: string): Promise<PaymentCredentialsPayload> {
-    const request = await this.deps.repo.requestById(credentialsRequestId);
+    const remembered = this.#remembered.get(credentialsRequestId);
+    if (remembered) this.#remembered.delete(credentialsRequestId);
+    const request = remembered?.request ?? (await this.deps.repo.requestById(credentialsRequestId));
     if (!request) throw new Error(`credentials request ${credentialsRequestId} no longer exists`);
     const [merchant, card] = await Promise.all([
       this.deps.merchants.get(request.merchantId),
-      this.deps.wallet.findCard(request.paymentId),
+      remembered?.card ?? this.deps.wallet.findCard(request.paymentId),
     ]);
     if (!merchant) throw new Error(`merchant ${request.merchantId} no longer exists`);
     if (!card) throw new Error(`payment method ${request.paymentId} no longer exists`);
-    const [address, shopper] = await Promise.all([
-      this.deps.wallet.findAddress(card.billingAddressId),
-      this.deps.wallet.getShopper(card.shopperId),
-    ]);
+    const address = await this.deps.wallet.findAddress(card.billingAddressId);
     if (!address) throw new Error(`billing address of payment method ${card.id} no longer exists`);
+    // The shopper is read only for a billing address without a phone number.
+    const phoneNumber =
+      address.phoneNumber ?? (await this.deps.wallet.getShopper(card.shopperId))?.phone ?? '';
     return {
       eventName: 'PAYMENT_CREDENTIALS',
       paymentId: card.id,
@@ -55,7 +75,7 @@ export class CredentialsPayloadBuilder {
         state: address.state,
         country: address.country,
         zipCode: address.zip,
-        phoneNumber: address.phoneNumber ?? shopper?.phone ?? '',
+        phoneNumber,
       },
       credentials: await this.#credentials(merchant.credentialTypes, card, request.id),
     };

@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
-import type { Database, Db } from '../db/index.js';
+import { chunks, type Database, type Db, prepared } from '../db/index.js';
 import type { CredentialsRequestsTable } from '../db/schema.js';
 import type { CredentialsRequest, ExternalResponseRecord } from './types.js';
 
@@ -34,11 +34,22 @@ export function toRequestRow(request: CredentialsRequest): CredentialsRequestsTa
 }
 
 export class PaymentsRepo {
-  constructor(private readonly db: Db) {}
+  readonly #byId: (id: string) => Promise<CredentialsRequestsTable[]>;
 
+  constructor(private readonly db: Db) {
+    // A webhook payload reads its request unless this process remembered it: compiled once (see `prepared`).
+    this.#byId = prepared(
+      db,
+      (id: string) => db.kysely.selectFrom('credentials_requests').selectAll().where('id', '=', id),
+      [''],
+    );
+  }
+
+  /** Multi-row inserts (see `chunks`), in the caller's transaction. */
   async insertRequests(executor: Executor, requests: CredentialsRequest[]): Promise<void> {
-    if (requests.length > 0)
-      await executor.insertInto('credentials_requests').values(requests.map(toRequestRow)).execute();
+    for (const chunk of chunks(requests)) {
+      await executor.insertInto('credentials_requests').values(chunk.map(toRequestRow)).execute();
+    }
   }
 
   async findRequest(merchantId: string, id: string): Promise<CredentialsRequest | undefined> {
@@ -53,11 +64,7 @@ export class PaymentsRepo {
 
   /** The request a webhook is built from; merchant-agnostic because the dispatcher owns the message. */
   async requestById(id: string): Promise<CredentialsRequest | undefined> {
-    const row = await this.db.kysely
-      .selectFrom('credentials_requests')
-      .selectAll()
-      .where('id', '=', id)
-      .executeTakeFirst();
+    const [row] = await this.#byId(id);
     return row && toRequest(row);
   }
 

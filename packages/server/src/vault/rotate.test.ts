@@ -135,6 +135,38 @@ describe.each(engines())('reencryptAll on %s', (engine) => {
         created_at: 1,
       })
       .execute();
+    const order = (id: string, details: string | null) => ({
+      id,
+      merchant_id: 'mch_1',
+      merchant_order_id: null,
+      origin: 'https://shop.example',
+      status: details ? ('SUCCEEDED' as const) : ('CREATED' as const),
+      currency: 'USD',
+      line_items: '[]',
+      subtotal: 0,
+      total: 0,
+      description: null,
+      email: null,
+      shopper_id: null,
+      payment_id: null,
+      shipping_address_id: null,
+      billing_address_id: null,
+      shipping_method: null,
+      shipping_amount: null,
+      tax_amount: null,
+      charged_amount: null,
+      transaction_details_ciphertext: details && oldRing.encrypt(details, id),
+      error_code: null,
+      error_message: null,
+      expires_at: 2,
+      created_at: 1,
+      updated_at: 1,
+    });
+    // An unpaid order has no transaction details: rotation must pass over the null.
+    await kysely
+      .insertInto('orders')
+      .values([order('ord_paid', '{"gatewayTransactionId":"gtx_1"}'), order('ord_open', null)])
+      .execute();
   });
   afterAll(() => handle.close());
 
@@ -145,13 +177,18 @@ describe.each(engines())('reencryptAll on %s', (engine) => {
       ...(await kysely.selectFrom('network_tokens').select('token_ciphertext as e').execute()),
       ...(await kysely.selectFrom('webhook_secrets').select('secret_ciphertext as e').execute()),
       ...(await kysely.selectFrom('external_responses').select('psp_raw_response_ciphertext as e').execute()),
-    ].map((row) => row.e);
+      ...(await kysely
+        .selectFrom('orders')
+        .select('transaction_details_ciphertext as e')
+        .where('transaction_details_ciphertext', 'is not', null)
+        .execute()),
+    ].map((row) => row.e as string);
   }
 
   it('re-encrypts every envelope under the new primary key, and then has nothing left to do', async () => {
-    expect((await envelopes()).map((e) => newRing.keyIdOf(e))).toEqual(Array(8).fill('old'));
-    expect(await reencryptAll(handle.db, newRing)).toEqual({ reencrypted: 8 });
-    expect((await envelopes()).map((e) => newRing.keyIdOf(e))).toEqual(Array(8).fill('new'));
+    expect((await envelopes()).map((e) => newRing.keyIdOf(e))).toEqual(Array(9).fill('old'));
+    expect(await reencryptAll(handle.db, newRing)).toEqual({ reencrypted: 9 });
+    expect((await envelopes()).map((e) => newRing.keyIdOf(e))).toEqual(Array(9).fill('new'));
     expect(await reencryptAll(handle.db, newRing)).toEqual({ reencrypted: 0 });
   });
 
@@ -169,6 +206,14 @@ describe.each(engines())('reencryptAll on %s', (engine) => {
     expect(onlyNew.decrypt(secret.secret_ciphertext, secret.merchant_id)).toBe('whsec_secret');
     const response = await kysely.selectFrom('external_responses').selectAll().executeTakeFirstOrThrow();
     expect(onlyNew.decrypt(response.psp_raw_response_ciphertext, response.id)).toBe('{"approved":true}');
+    const paid = await kysely
+      .selectFrom('orders')
+      .selectAll()
+      .where('id', '=', 'ord_paid')
+      .executeTakeFirstOrThrow();
+    expect(onlyNew.decrypt(paid.transaction_details_ciphertext as string, paid.id)).toBe(
+      '{"gatewayTransactionId":"gtx_1"}',
+    );
   });
 
   it('recomputes the keyed hashes so de-duplication works under the new key', async () => {

@@ -10,6 +10,9 @@
  * | `network_tokens.token_ciphertext`                | the row's `vault_id`      |
  * | `webhook_secrets.secret_ciphertext`              | the row's `merchant_id`   |
  * | `external_responses.psp_raw_response_ciphertext` | the row's `id`            |
+ * | `orders.transaction_details_ciphertext` (nullable) | the row's `id` (order id) |
+ * | `gateway_accounts.credentials_ciphertext`        | the row's `merchant_id`   |
+ * | `pending_enrolments.details_ciphertext`          | the row's `id`            |
  *
  * A new envelope column is added to `ENVELOPE_COLUMNS` below with its convention.
  *
@@ -42,6 +45,14 @@ const ENVELOPE_COLUMNS: EnvelopeColumn[] = [
     column: 'psp_raw_response_ciphertext',
     associatedData: 'id',
   },
+  { table: 'orders', key: 'id', column: 'transaction_details_ciphertext', associatedData: 'id' },
+  {
+    table: 'gateway_accounts',
+    key: 'merchant_id',
+    column: 'credentials_ciphertext',
+    associatedData: 'merchant_id',
+  },
+  { table: 'pending_enrolments', key: 'id', column: 'details_ciphertext', associatedData: 'id' },
 ];
 
 function open(keyRing: KeyRing, envelope: string, associatedData: string, where: string): string {
@@ -99,11 +110,12 @@ async function rotateColumn(db: Kysely<Database>, keyRing: KeyRing, spec: Envelo
   let after = '';
   for (;;) {
     const batch = await db.transaction().execute(async (trx) => {
-      const { rows } = await sql<{ row_key: string; envelope: string; aad: string }>`
+      const { rows } = await sql<{ row_key: string; envelope: string | null; aad: string }>`
         select ${key} as row_key, ${column} as envelope, ${aad} as aad from ${table}
         where ${key} > ${after} order by ${key} limit ${BATCH_SIZE}`.execute(trx);
       for (const row of rows) {
-        if (keyRing.keyIdOf(row.envelope) === keyRing.primaryKeyId) continue;
+        // Nullable columns (an order not paid yet) have nothing to re-encrypt.
+        if (row.envelope === null || keyRing.keyIdOf(row.envelope) === keyRing.primaryKeyId) continue;
         const plaintext = open(keyRing, row.envelope, row.aad, `${spec.table}.${spec.column} ${row.row_key}`);
         const result = await sql`update ${table} set ${column} = ${keyRing.encrypt(plaintext, row.aad)}
           where ${key} = ${row.row_key} and ${column} = ${row.envelope}`.execute(trx);

@@ -1,5 +1,6 @@
 import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
-import type { Db } from '../db/index.js';
+import { type Db, prepared } from '../db/index.js';
+import type { NetworkTokensTable } from '../db/schema.js';
 import { Secret } from '../secret.js';
 import type { KeyRing } from './keyring.js';
 import type { NetworkToken, TokenService } from './token-service.js';
@@ -76,6 +77,9 @@ export function verifyCryptogram(
  */
 export class SandboxTokenService implements TokenService {
   readonly #cryptogramKey: Buffer;
+  readonly #stored: (
+    vaultId: string,
+  ) => Promise<Pick<NetworkTokensTable, 'token_ciphertext' | 'exp_month' | 'exp_year'>[]>;
 
   constructor(
     private readonly db: Db,
@@ -83,6 +87,16 @@ export class SandboxTokenService implements TokenService {
     private readonly vault: CardVault,
   ) {
     this.#cryptogramKey = cryptogramKey(keyRing);
+    // Every NETWORK_TOKEN credential reads one: compiled once (see `prepared`).
+    this.#stored = prepared(
+      db,
+      (vaultId: string) =>
+        db.kysely
+          .selectFrom('network_tokens')
+          .select(['token_ciphertext', 'exp_month', 'exp_year'])
+          .where('vault_id', '=', vaultId),
+      [''],
+    );
   }
 
   async networkToken(card: { vaultId: string; brand: string }): Promise<NetworkToken> {
@@ -114,11 +128,7 @@ export class SandboxTokenService implements TokenService {
   }
 
   async #find(vaultId: string): Promise<NetworkToken | undefined> {
-    const row = await this.db.kysely
-      .selectFrom('network_tokens')
-      .select(['token_ciphertext', 'exp_month', 'exp_year'])
-      .where('vault_id', '=', vaultId)
-      .executeTakeFirst();
+    const [row] = await this.#stored(vaultId);
     if (!row) return undefined;
     return {
       token: new Secret(this.keyRing.decrypt(row.token_ciphertext, vaultId)),

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '../db/index.js';
+import { type Db, prepared } from '../db/index.js';
 import { ValidationError } from '../errors.js';
 import { newId } from '../ids.js';
 import { Secret } from '../secret.js';
@@ -37,10 +37,20 @@ export function validatePan(pan: string): void {
  * Only the vault turns a vault id back into a card number.
  */
 export class CardVault {
+  readonly #ciphertext: (vaultId: string) => Promise<{ pan_ciphertext: string }[]>;
+
   constructor(
     private readonly db: Db,
     private readonly keyRing: KeyRing,
-  ) {}
+  ) {
+    // Every PAN credential reads one: compiled once (see `prepared`).
+    this.#ciphertext = prepared(
+      db,
+      (vaultId: string) =>
+        db.kysely.selectFrom('vault_cards').select('pan_ciphertext').where('id', '=', vaultId),
+      [''],
+    );
+  }
 
   /** Stores a card number and returns its vault id; a number already in the vault keeps its id. */
   async store(pan: string): Promise<string> {
@@ -74,11 +84,7 @@ export class CardVault {
   }
 
   async reveal(vaultId: string): Promise<Secret<string>> {
-    const row = await this.db.kysely
-      .selectFrom('vault_cards')
-      .select('pan_ciphertext')
-      .where('id', '=', vaultId)
-      .executeTakeFirst();
+    const [row] = await this.#ciphertext(vaultId);
     if (!row) throw new Error(`vault: no card ${vaultId}`);
     return new Secret(this.keyRing.decrypt(row.pan_ciphertext, vaultId));
   }

@@ -3,7 +3,7 @@
  * Every function takes the Kysely instance to run on, so a service can pass a transaction.
  */
 import type { Insertable, Kysely, Selectable } from 'kysely';
-import type { Database } from '../db/index.js';
+import { type Database, type Db, prepared } from '../db/index.js';
 import type { AddressesTable, CardsTable, SessionsTable, ShoppersTable } from '../db/schema.js';
 import type { Address, Card, Session, Shopper } from './types.js';
 
@@ -201,7 +201,40 @@ export async function insertSession(db: Q, row: Insertable<SessionsTable>): Prom
   return toSession(row);
 }
 
-export async function findSession(db: Q, id: string): Promise<Session | undefined> {
-  const row = await db.selectFrom('sessions').selectAll().where('id', '=', id).executeTakeFirst();
-  return row && toSession(row);
+export interface KeyReads {
+  card(id: string): Promise<Card | undefined>;
+  address(id: number): Promise<Address | undefined>;
+  session(id: string): Promise<Session | undefined>;
+}
+
+/** The reads of one row by its key that every credentials request makes, compiled once (see `prepared`). */
+export function keyReads(db: Db): KeyReads {
+  const { kysely } = db;
+  const card = prepared(db, (id: string) => kysely.selectFrom('cards').selectAll().where('id', '=', id), [
+    '',
+  ]);
+  const address = prepared(
+    db,
+    (id: number) => kysely.selectFrom('addresses').selectAll().where('id', '=', id),
+    [0],
+  );
+  const session = prepared(
+    db,
+    (id: string) => kysely.selectFrom('sessions').selectAll().where('id', '=', id),
+    [''],
+  );
+  return {
+    card: async (id) => {
+      const [row] = await card(id);
+      return row && toCard(row);
+    },
+    address: async (id) => {
+      const [row] = await address(id);
+      return row && toAddress(row);
+    },
+    session: async (id) => {
+      const [row] = await session(id);
+      return row && toSession(row);
+    },
+  };
 }

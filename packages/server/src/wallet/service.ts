@@ -80,10 +80,14 @@ function isExpired(card: { expMonth: number; expYear: number }, now: Date): bool
 
 /** Shoppers, their addresses and their saved cards. Card numbers go to the vault; the wallet keeps a reference. */
 export class Wallet {
+  readonly #reads: repo.KeyReads;
+
   constructor(
     private readonly db: Db,
     private readonly vault: CardVault,
-  ) {}
+  ) {
+    this.#reads = repo.keyReads(db);
+  }
 
   /** Case-insensitive; surrounding spaces are ignored. */
   findShopperByEmail(email: string): Promise<Shopper | undefined> {
@@ -156,7 +160,7 @@ export class Wallet {
   }
 
   findAddress(id: number): Promise<Address | undefined> {
-    return repo.findAddress(this.db.kysely, id);
+    return this.#reads.address(id);
   }
 
   /**
@@ -211,10 +215,23 @@ export class Wallet {
   }
 
   findCard(id: string): Promise<Card | undefined> {
-    return repo.findCard(this.db.kysely, id);
+    return this.#reads.card(id);
   }
 
   isExpired(card: Card, now: Date): boolean {
     return isExpired(card, now);
+  }
+
+  /**
+   * Records the network transaction id of a card's first successful payment, which later payments
+   * name as the stored credential. Only the first one counts: a card that has one keeps it.
+   */
+  async recordStoredCredentialsIdentifier(cardId: string, identifier: string): Promise<void> {
+    await this.db.kysely
+      .updateTable('cards')
+      .set({ stored_credentials_identifier: identifier })
+      .where('id', '=', cardId)
+      .where('stored_credentials_identifier', 'is', null)
+      .execute();
   }
 }

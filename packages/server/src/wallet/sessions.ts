@@ -5,7 +5,11 @@ import type { Session } from './types.js';
 
 /** Payment-carousel sessions: a shopper's wallet opened for one merchant, for a limited time. */
 export class Sessions {
-  constructor(private readonly db: Db) {}
+  readonly #reads: repo.KeyReads;
+
+  constructor(private readonly db: Db) {
+    this.#reads = repo.keyReads(db);
+  }
 
   create(input: { merchantId: string; shopperId: string; ttlSeconds: number; now?: Date }): Promise<Session> {
     const createdAt = (input.now ?? new Date()).getTime();
@@ -19,7 +23,7 @@ export class Sessions {
   }
 
   find(id: string): Promise<Session | undefined> {
-    return repo.findSession(this.db.kysely, id);
+    return this.#reads.session(id);
   }
 
   /** Live up to, not including, `expiresAt`. */

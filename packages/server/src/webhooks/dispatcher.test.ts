@@ -170,7 +170,7 @@ describe.each(engines())('dispatcher on %s', (engine) => {
     return instance;
   }
 
-  /** Inserts messages the way a domain service does and returns their ids. */
+  /** Inserts messages the way a domain service does and returns their rows. */
   async function outbox(count: number, leaseMs: number, schedule: 'credentials' | 'default' = 'credentials') {
     const rows = Array.from({ length: count }, (_, i) =>
       newMessage(
@@ -180,7 +180,7 @@ describe.each(engines())('dispatcher on %s', (engine) => {
       ),
     );
     await db.kysely.transaction().execute((trx) => insertMessages(trx, rows));
-    return rows.map((row) => row.id);
+    return rows;
   }
 
   const repo = () => new WebhookRepo(db);
@@ -189,8 +189,9 @@ describe.each(engines())('dispatcher on %s', (engine) => {
     const hooks = await receiver();
     const sender = dispatcher({ url: hooks.url('/hooks?shop=1'), secrets: [SECRET] });
     await sender.start();
-    const [id] = await outbox(1, sender.leaseMs);
-    sender.committed([id as string]);
+    const rows = await outbox(1, sender.leaseMs);
+    const id = rows[0]?.id;
+    sender.committed(rows);
 
     const [request] = await hooks.received(1);
     if (!request) throw new Error('no request');
@@ -236,8 +237,9 @@ describe.each(engines())('dispatcher on %s', (engine) => {
     };
     const sender = dispatcher({ url: hooks.url(), secrets: [SECRET] });
     await sender.start();
-    const [id] = await outbox(1, sender.leaseMs);
-    sender.committed([id as string]);
+    const rows = await outbox(1, sender.leaseMs);
+    const id = rows[0]?.id;
+    sender.committed(rows);
 
     const [first, second] = await hooks.received(2);
     expect(second?.headers['webhook-id']).toBe(id);
@@ -287,8 +289,9 @@ describe.each(engines())('dispatcher on %s', (engine) => {
       },
     });
     await sender.start();
-    const [id] = await outbox(1, sender.leaseMs);
-    sender.committed([id as string]);
+    const rows = await outbox(1, sender.leaseMs);
+    const id = rows[0]?.id;
+    sender.committed(rows);
 
     await firstAttemptFailed.promise;
     const hooks = await receiver(port);
@@ -311,8 +314,9 @@ describe.each(engines())('dispatcher on %s', (engine) => {
       { timeoutMs: 200, retryDelaysMs: { default: [], credentials: [] } },
     );
     await sender.start();
-    const [id] = await outbox(1, sender.leaseMs);
-    sender.committed([id as string]);
+    const rows = await outbox(1, sender.leaseMs);
+    const id = rows[0]?.id;
+    sender.committed(rows);
     await hooks.received(1);
     await sender.stop();
     const message = await repo().get(MERCHANT, id as string);
@@ -332,8 +336,9 @@ describe.each(engines())('dispatcher on %s', (engine) => {
       { retryDelaysMs: { default: [], credentials: [] } },
     );
     await sender.start();
-    const [id] = await outbox(1, sender.leaseMs);
-    sender.committed([id as string]);
+    const rows = await outbox(1, sender.leaseMs);
+    const id = rows[0]?.id;
+    sender.committed(rows);
     await hooks.received(1);
     await sender.stop();
     expect(hooks.requests.map((r) => r.path)).toEqual(['/hooks']);
@@ -354,8 +359,9 @@ describe.each(engines())('dispatcher on %s', (engine) => {
     const delays = { default: [], credentials: [20, 20] };
     const first = dispatcher({ url: hooks.url(), secrets: [SECRET] }, { retryDelaysMs: delays });
     await first.start();
-    const [id] = await outbox(1, first.leaseMs);
-    first.committed([id as string]);
+    const rows = await outbox(1, first.leaseMs);
+    const id = rows[0]?.id;
+    first.committed(rows);
     await hooks.received(3);
     await first.stop();
     const failed = await repo().get(MERCHANT, id as string);
@@ -391,8 +397,9 @@ describe.each(engines())('dispatcher on %s', (engine) => {
       { retryDelaysMs: { default: [], credentials: [60_000] } },
     );
     await sender.start();
-    const [id] = await outbox(1, sender.leaseMs);
-    sender.committed([id as string]);
+    const rows = await outbox(1, sender.leaseMs);
+    const id = rows[0]?.id;
+    sender.committed(rows);
     await looked.promise;
     await sender.stop();
     const message = await repo().get(MERCHANT, id as string);
@@ -420,8 +427,9 @@ describe.each(engines())('dispatcher on %s', (engine) => {
       },
     );
     await sender.start();
-    const [id] = await outbox(1, sender.leaseMs);
-    sender.committed([id as string]);
+    const rows = await outbox(1, sender.leaseMs);
+    const id = rows[0]?.id;
+    sender.committed(rows);
     await built.promise;
     await sender.stop();
     expect(hooks.requests).toHaveLength(0);
@@ -448,8 +456,9 @@ describe.each(engines())('dispatcher on %s', (engine) => {
       },
     );
     await sender.start();
-    const [id] = await outbox(1, sender.leaseMs);
-    sender.committed([id as string]);
+    const rows = await outbox(1, sender.leaseMs);
+    const id = rows[0]?.id;
+    sender.committed(rows);
     await built.promise;
     await sender.stop();
     const message = await repo().get(MERCHANT, id as string);
@@ -462,7 +471,7 @@ describe.each(engines())('dispatcher on %s', (engine) => {
 
   it('delivers, from its poll, a message leased by a process that crashed', async () => {
     const hooks = await receiver();
-    const [id] = await outbox(1, 30_000);
+    const id = (await outbox(1, 30_000))[0]?.id;
     // The crashed process took the message a minute ago and never wrote a result.
     await db.kysely
       .updateTable('webhook_messages')
@@ -490,8 +499,9 @@ describe.each(engines())('dispatcher on %s', (engine) => {
       { env: 'production', retryDelaysMs: { default: [], credentials: [] } },
     );
     await sender.start();
-    const [id] = await outbox(1, sender.leaseMs);
-    sender.committed([id as string]);
+    const rows = await outbox(1, sender.leaseMs);
+    const id = rows[0]?.id;
+    sender.committed(rows);
     await looked.promise;
     await sender.stop();
     expect(hooks.requests).toHaveLength(0);
@@ -512,8 +522,9 @@ describe.each(engines())('dispatcher on %s', (engine) => {
       { env: 'production', retryDelaysMs: { default: [], credentials: [] } },
     );
     await sender.start();
-    const [id] = await outbox(1, sender.leaseMs);
-    sender.committed([id as string]);
+    const rows = await outbox(1, sender.leaseMs);
+    const id = rows[0]?.id;
+    sender.committed(rows);
     await looked.promise;
     await sender.stop();
     expect((await repo().get(MERCHANT, id as string)).lastError).toMatch(/https in production/);
@@ -522,7 +533,7 @@ describe.each(engines())('dispatcher on %s', (engine) => {
   it('never delivers one message twice with two processes on one database', async () => {
     const hooks = await receiver();
     const count = 200;
-    const ids = await outbox(count, 0, 'default');
+    const ids = (await outbox(count, 0, 'default')).map((row) => row.id);
     const processes = [0, 1].map(() => {
       const processDb = createDb(databaseUrl);
       open.push({ close: () => processDb.close() });
@@ -559,8 +570,9 @@ describe.each(engines())('dispatcher on %s', (engine) => {
       await worker.start();
       // An API-only process: it writes the outbox row but runs no dispatcher of its own.
       const apiProcess = dispatcher({ url: hooks.url(), secrets: [SECRET] });
-      const [id] = await outbox(1, apiProcess.leaseMs);
-      apiProcess.committed([id as string]);
+      const rows = await outbox(1, apiProcess.leaseMs);
+      const id = rows[0]?.id;
+      apiProcess.committed(rows);
       const [request] = await hooks.received(1);
       expect(request?.headers['webhook-id']).toBe(id);
     });

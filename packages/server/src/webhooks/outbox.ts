@@ -1,7 +1,7 @@
 /**
  * The outbox: a domain change that must tell a merchant writes its webhook message in the SAME
  * transaction as the change, so the message exists if and only if the change committed. After the
- * commit the caller hands the ids to `Dispatcher.committed()` for an immediate first attempt.
+ * commit the caller hands the rows to `Dispatcher.committed()` for an immediate first attempt.
  *
  * @example
  * const message = newMessage({ merchantId, eventName: 'PAYMENT_CREDENTIALS', subjectId: request.id,
@@ -10,9 +10,10 @@
  *   await trx.insertInto('credentials_requests').values({ ...request, webhook_message_id: message.id }).execute();
  *   await insertMessages(trx, [message]);
  * });
- * dispatcher.committed([message.id]);
+ * dispatcher.committed([message]);
  */
 import type { Kysely } from 'kysely';
+import { chunks } from '../db/index.js';
 import type { Database, WebhookMessagesTable } from '../db/schema.js';
 import { newId } from '../ids.js';
 
@@ -48,14 +49,10 @@ export function newMessage(input: NewMessage, now: number, leaseMs: number): Web
   };
 }
 
-/** One multi-row insert; pass the caller's transaction so the messages commit with its change. */
+/** Multi-row inserts (see `chunks`); pass the caller's transaction so the messages commit with its change. */
 export async function insertMessages(
   executor: Kysely<Database>,
   rows: readonly WebhookMessageRow[],
 ): Promise<void> {
-  if (rows.length === 0) return;
-  await executor
-    .insertInto('webhook_messages')
-    .values([...rows])
-    .execute();
+  for (const chunk of chunks(rows)) await executor.insertInto('webhook_messages').values(chunk).execute();
 }

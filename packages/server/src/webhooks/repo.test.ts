@@ -4,7 +4,7 @@ import { DomainError } from '../errors.js';
 import { newId } from '../ids.js';
 import { engines, openTestDb } from '../test-support/db.js';
 import { insertMessages, newMessage, type WebhookMessageRow } from './outbox.js';
-import { type AttemptResult, type LeasedMessage, WebhookRepo } from './repo.js';
+import { type AttemptResult, type LeasedMessage, toLeased, WebhookRepo } from './repo.js';
 
 const MERCHANT = 'mch_repo_a';
 const OTHER_MERCHANT = 'mch_repo_b';
@@ -128,20 +128,11 @@ describe.each(engines())('webhook repo on %s', (engine) => {
     expect(new Set(claimed.map((m) => m.id))).toEqual(new Set([rows[1]?.id, rows[3]?.id]));
   });
 
-  it('finds this process’s freshly committed messages by id while their lease runs', async () => {
-    const fresh = message({}, 1_000, 30_000);
-    const expired = message({}, 1_000, 100);
-    await insertMessages(db.kysely, [fresh, expired]);
-    const found = await repo.leasedByIds([fresh.id, expired.id, 'msg_unknown'], 2_000);
-    expect(found.map((m) => [m.id, m.leaseUntil])).toEqual([[fresh.id, 31_000]]);
-    expect(await repo.leasedByIds([], 2_000)).toEqual([]);
-  });
-
   it('hands leases back only where the lease is still the one held', async () => {
     const mine = message({}, 1_000, 30_000);
     const takenOver = message({}, 1_000, 30_000);
     await insertMessages(db.kysely, [mine, takenOver]);
-    const [a, b] = await repo.leasedByIds([mine.id, takenOver.id], 1_000);
+    const [a, b] = [mine, takenOver].map(toLeased);
     await db.kysely
       .updateTable('webhook_messages')
       .set({ lease_until: 99_000 })

@@ -7,7 +7,7 @@
  * lease cannot overwrite the outcome of the one that took the message over.
  */
 import { sql } from 'kysely';
-import type { Db } from '../db/index.js';
+import { chunks, type Db } from '../db/index.js';
 import type { WebhookMessagesTable } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import type { RetrySchedule } from './outbox.js';
@@ -86,7 +86,7 @@ const LEASE_COLUMNS = [
 
 type LeaseRow = Pick<WebhookMessagesTable, (typeof LEASE_COLUMNS)[number]>;
 
-function toLeased(row: LeaseRow): LeasedMessage {
+export function toLeased(row: LeaseRow): LeasedMessage {
   return {
     id: row.id,
     merchantId: row.merchant_id,
@@ -143,20 +143,6 @@ export class WebhookRepo {
     return rows.map(toLeased);
   }
 
-  /** The given messages that are PENDING under a lease still running: fresh outbox rows of this process. */
-  async leasedByIds(ids: readonly string[], now: number): Promise<LeasedMessage[]> {
-    if (ids.length === 0) return [];
-    // The state is checked here, not in SQL: `state = ?` would tempt SQLite's planner into the
-    // (state, next_attempt_at) index and a walk over every PENDING row instead of the id lookups.
-    const rows = await this.db.kysely
-      .selectFrom('webhook_messages')
-      .select([...LEASE_COLUMNS, 'state'])
-      .where('id', 'in', [...ids])
-      .where('lease_until', '>', now)
-      .execute();
-    return rows.filter((row) => row.state === 'PENDING').map(toLeased);
-  }
-
   /** When the earliest PENDING message after `now` falls due, for a timer that beats the poll. */
   async nextDueAt(now: number): Promise<number | undefined> {
     const row = await this.db.kysely
@@ -170,22 +156,28 @@ export class WebhookRepo {
 
   /**
    * Gives leases back so any dispatcher's next poll may take the messages at once. No state guard is
-   * needed (and `state = ?` would mislead SQLite's planner, see leasedByIds): only PENDING rows are
-   * ever claimed, so a lease value on a settled row means nothing.
+   * needed (and `state = ?` would tempt SQLite's planner into the (state, next_attempt_at) index and a
+   * walk over every PENDING row instead of the id lookups): only PENDING rows are ever claimed, so a
+   * lease value on a settled row means nothing.
    */
   async release(messages: readonly LeasedMessage[], now: number): Promise<void> {
     if (messages.length === 0) return;
-    const leases = [...new Set(messages.map((message) => message.leaseUntil))];
-    await this.db.kysely
-      .updateTable('webhook_messages')
-      .set({ lease_until: now })
-      .where(
-        'id',
-        'in',
-        messages.map((message) => message.id),
-      )
-      .where('lease_until', 'in', leases)
-      .execute();
+    // In chunks (see `chunks`): a stopping dispatcher may give back thousands, past SQLite's 32,766
+    // bind parameters a statement.
+    await this.db.kysely.transaction().execute(async (trx) => {
+      for (const chunk of chunks(messages)) {
+        await trx
+          .updateTable('webhook_messages')
+          .set({ lease_until: now })
+          .where(
+            'id',
+            'in',
+            chunk.map((message) => message.id),
+          )
+          .where('lease_until', 'in', [...new Set(chunk.map((message) => message.leaseUntil))])
+          .execute();
+      }
+    });
   }
 
   /**
@@ -194,40 +186,42 @@ export class WebhookRepo {
    */
   async recordResults(results: readonly AttemptResult[]): Promise<void> {
     if (results.length === 0) return;
-    const values = sql.join(
-      results.map(
-        (r) =>
-          sql`(${r.messageId}, cast(${r.leaseUntil} as bigint), ${r.from}, ${r.state}, cast(${r.attemptCount} as integer), cast(${r.nextAttemptAt} as bigint), ${r.lastError}, cast(${r.at} as bigint))`,
-      ),
-    );
     await this.db.kysely.transaction().execute(async (trx) => {
-      await trx
-        .insertInto('webhook_attempts')
-        .values(
-          results.map(({ messageId, attempt }) => ({
-            id: attempt.id,
-            message_id: messageId,
-            attempted_at: attempt.attemptedAt,
-            status_code: attempt.statusCode,
-            latency_ms: attempt.latencyMs,
-            error: attempt.error,
-          })),
-        )
-        .execute();
-      // The lease is given back (set to now) with the result: a retry is claimed by whichever
-      // dispatcher polls first once next_attempt_at has come. Every guard compares with a column of v:
-      // a constant `state = 'PENDING'` lets SQLite walk the (state, next_attempt_at) index over every
-      // pending row (50 ms for 50 results among 30,000 rows) instead of looking ids up (0.2 ms).
-      await sql`
-        with v(id, fence, from_state, state, attempt_count, next_attempt_at, last_error, at) as (values ${values})
-        update webhook_messages
-        set state = v.state, attempt_count = v.attempt_count, next_attempt_at = v.next_attempt_at,
-            lease_until = v.at, last_error = v.last_error, updated_at = v.at
-        from v
-        where webhook_messages.id = v.id
-          and webhook_messages.lease_until = v.fence
-          and webhook_messages.state = v.from_state
-      `.execute(trx);
+      for (const chunk of chunks(results)) {
+        await trx
+          .insertInto('webhook_attempts')
+          .values(
+            chunk.map(({ messageId, attempt }) => ({
+              id: attempt.id,
+              message_id: messageId,
+              attempted_at: attempt.attemptedAt,
+              status_code: attempt.statusCode,
+              latency_ms: attempt.latencyMs,
+              error: attempt.error,
+            })),
+          )
+          .execute();
+        const values = sql.join(
+          chunk.map(
+            (r) =>
+              sql`(${r.messageId}, cast(${r.leaseUntil} as bigint), ${r.from}, ${r.state}, cast(${r.attemptCount} as integer), cast(${r.nextAttemptAt} as bigint), ${r.lastError}, cast(${r.at} as bigint))`,
+          ),
+        );
+        // The lease is given back (set to now) with the result: a retry is claimed by whichever
+        // dispatcher polls first once next_attempt_at has come. Every guard compares with a column of v:
+        // a constant `state = 'PENDING'` lets SQLite walk the (state, next_attempt_at) index over every
+        // pending row (50 ms for 50 results among 30,000 rows) instead of looking ids up (0.2 ms).
+        await sql`
+          with v(id, fence, from_state, state, attempt_count, next_attempt_at, last_error, at) as (values ${values})
+          update webhook_messages
+          set state = v.state, attempt_count = v.attempt_count, next_attempt_at = v.next_attempt_at,
+              lease_until = v.at, last_error = v.last_error, updated_at = v.at
+          from v
+          where webhook_messages.id = v.id
+            and webhook_messages.lease_until = v.fence
+            and webhook_messages.state = v.from_state
+        `.execute(trx);
+      }
     });
   }
 

@@ -1,0 +1,139 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError, createApi } from './api.js';
+
+interface Call {
+  url: string;
+  init: RequestInit | undefined;
+}
+
+function fakeFetch(
+  answers: Array<{ status?: number; body?: unknown; headers?: Record<string, string> } | Error>,
+) {
+  const calls: Call[] = [];
+  const fetch = async (url: string, init?: RequestInit) => {
+    calls.push({ url, init });
+    const answer = answers.shift();
+    if (!answer) throw new Error('no more answers');
+    if (answer instanceof Error) throw answer;
+    return new Response(answer.body === undefined ? null : JSON.stringify(answer.body), {
+      status: answer.status ?? 200,
+      headers: answer.headers ?? {},
+    });
+  };
+  return { fetch, calls };
+}
+
+const headers = (call: Call | undefined) => (call?.init?.headers ?? {}) as Record<string, string>;
+
+describe('the checkout API client', () => {
+  it('keeps the shopper token in memory and sends it as a bearer token, never a cookie', async () => {
+    const { fetch, calls } = fakeFetch([
+      { body: { shopperToken: 'tok_secret', expiresAt: '2030-01-01T00:00:00Z' } },
+      { body: { email: 'a@b.example', phone: null, cards: [], addresses: [] } },
+    ]);
+    const api = createApi('ord_1', fetch);
+    expect(api.signedIn).toBe(false);
+    await api.verifyCode('a@b.example', '123456');
+    expect(api.signedIn).toBe(true);
+    await api.getWallet();
+    expect(calls[0]?.url).toBe('/checkout/api/orders/ord_1/otp/verify');
+    expect(JSON.parse(String(calls[0]?.init?.body))).toEqual({ email: 'a@b.example', code: '123456' });
+    expect(headers(calls[0]).authorization).toBeUndefined();
+    expect(calls[1]?.url).toBe('/checkout/api/wallet');
+    expect(headers(calls[1]).authorization).toBe('Bearer tok_secret');
+    expect(calls.every((call) => call.init?.credentials === 'omit')).toBe(true);
+    api.signOut();
+    expect(api.signedIn).toBe(false);
+  });
+
+  it('asks for an enrolment code only when told to', async () => {
+    const { fetch, calls } = fakeFetch([
+      { body: { status: 'enrol' } },
+      { body: { status: 'sent', destination: 'n***@x.example' } },
+    ]);
+    const api = createApi('ord 1', fetch);
+    expect(await api.requestCode('new@x.example')).toEqual({ status: 'enrol' });
+    await api.requestCode('new@x.example', true);
+    expect(calls[0]?.url).toBe('/checkout/api/orders/ord%201/otp');
+    expect(JSON.parse(String(calls[0]?.init?.body))).toEqual({ email: 'new@x.example' });
+    expect(JSON.parse(String(calls[1]?.init?.body))).toEqual({ email: 'new@x.example', enrol: true });
+  });
+
+  it('reads tries left from a wrong code, from a field or from the message', async () => {
+    const { fetch } = fakeFetch([
+      {
+        status: 401,
+        body: {
+          errorCode: 'OTP_INVALID',
+          errorMessage: 'The code is not correct; 3 tries left before a new code is needed.',
+        },
+      },
+      { status: 401, body: { errorCode: 'OTP_INVALID', errorMessage: 'Wrong.', triesLeft: 1 } },
+    ]);
+    const api = createApi('ord_1', fetch);
+    await expect(api.verifyCode('a@b.example', '000000')).rejects.toMatchObject({
+      errorCode: 'OTP_INVALID',
+      status: 401,
+      triesLeft: 3,
+    });
+    await expect(api.verifyCode('a@b.example', '000000')).rejects.toMatchObject({ triesLeft: 1 });
+    expect(api.signedIn).toBe(false);
+  });
+
+  it('reads the wait of a throttled resend from Retry-After or the message', async () => {
+    const { fetch } = fakeFetch([
+      {
+        status: 429,
+        body: { errorCode: 'OTP_THROTTLED', errorMessage: 'wait a bit' },
+        headers: { 'retry-after': '17' },
+      },
+      {
+        status: 429,
+        body: { errorCode: 'OTP_THROTTLED', errorMessage: 'wait 12 seconds before asking for another.' },
+      },
+    ]);
+    const api = createApi('ord_1', fetch);
+    await expect(api.requestCode('a@b.example')).rejects.toMatchObject({ retryAfterSeconds: 17 });
+    await expect(api.requestCode('a@b.example')).rejects.toMatchObject({ retryAfterSeconds: 12 });
+  });
+
+  it('turns a network failure or a non-JSON answer into an ApiError', async () => {
+    const { fetch } = fakeFetch([new TypeError('Failed to fetch'), { status: 502 }]);
+    const api = createApi('ord_1', fetch);
+    const offline = await api.getOrder().catch((error: unknown) => error);
+    expect(offline).toBeInstanceOf(ApiError);
+    expect(offline).toMatchObject({ status: 0, errorCode: 'NETWORK_ERROR' });
+    await expect(api.getOrder()).rejects.toMatchObject({ status: 502, errorCode: 'HTTP_502' });
+  });
+
+  it('pays with an Idempotency-Key and the CVV in the body only', async () => {
+    const { fetch, calls } = fakeFetch([
+      { body: { outcome: 'error', errorCode: '990', errorMessage: 'Card was declined' } },
+    ]);
+    const api = createApi('ord_1', fetch);
+    const result = await api.pay(
+      { paymentId: 'pm_1', shippingAddressId: 3, shippingMethodId: 'std', cvv: '123' },
+      'key-1',
+    );
+    expect(result).toEqual({ outcome: 'error', errorCode: '990', errorMessage: 'Card was declined' });
+    expect(calls[0]?.url).toBe('/checkout/api/orders/ord_1/pay');
+    expect(headers(calls[0])['idempotency-key']).toBe('key-1');
+    expect(JSON.parse(String(calls[0]?.init?.body))).toEqual({
+      paymentId: 'pm_1',
+      shippingAddressId: 3,
+      shippingMethodId: 'std',
+      cvv: '123',
+    });
+    expect(calls[0]?.url).not.toContain('123');
+  });
+
+  it('reports closing with a request that outlives the frame', async () => {
+    const { fetch, calls } = fakeFetch([{ status: 204 }]);
+    createApi('ord_1', fetch).close();
+    await Promise.resolve();
+    expect(calls[0]).toMatchObject({
+      url: '/checkout/api/orders/ord_1/close',
+      init: { method: 'POST', keepalive: true },
+    });
+  });
+});

@@ -1,0 +1,262 @@
+import type {
+  AddressInfo,
+  CustomerInfo,
+  PaymentSelection,
+  ShippingMethod,
+  TransactionDetails,
+} from '../../sdk/src/types.js';
+
+/**
+ * The checkout page's API (docs/internals/checkout-protocol.md §3): same origin, JSON, no cookies. The
+ * shopper token lives in this module's closure only — never a cookie or storage, which third-party
+ * iframes cannot rely on — and is lost with the page, by design. Where the protocol leaves a shape open,
+ * the choice is written in this package's README ("What the UI expects from the server").
+ */
+
+export type { ShippingMethod };
+
+export interface OrderLineItem {
+  name?: string;
+  SKU: string;
+  /** Integer cents. */
+  amount?: number;
+  quantity?: number;
+}
+
+/** `GET /checkout/api/orders/:orderId` */
+export interface OrderSummary {
+  orderId: string;
+  merchantName: string;
+  /** `merchant`: the last button reads "Continue" and the page hands the merchant the selection. */
+  authorizationMode: 'service' | 'merchant';
+  /** ISO 4217; USD when absent. */
+  currency?: string;
+  lineItems: OrderLineItem[];
+  /** Integer cents. */
+  subtotal: number;
+  /** The merchant's list, in its order; empty when the merchant does not ship (no shipping step). */
+  shippingMethods: ShippingMethod[];
+  theme?: 'light' | 'dark';
+}
+
+export type CodeRequest = { status: 'sent'; destination: string } | { status: 'enrol' };
+
+export interface ShopperTokenGrant {
+  shopperToken: string;
+  /** ISO 8601. */
+  expiresAt: string;
+}
+
+/** A saved card as the carousel shows it. Never a card number. */
+export interface WalletCard {
+  paymentId: string;
+  cardBrand: string;
+  last4CardNumber: string;
+  expMonth: number;
+  /** Four digits. */
+  expYear: number;
+  isDefault: boolean;
+  needsCvv: boolean;
+  /** Past its expiry month: shown, marked, not selectable. */
+  expired: boolean;
+  nickName: string | null;
+  fullNameCard: string;
+}
+
+export interface WalletAddress extends AddressInfo {
+  addressId: number;
+}
+
+/** `GET /checkout/api/wallet`: cards default first. */
+export interface Wallet {
+  email: string;
+  phone: string | null;
+  cards: WalletCard[];
+  addresses: WalletAddress[];
+}
+
+/** An address as the shopper types it (`POST /checkout/api/wallet/addresses`, enrolment's billing address). */
+export interface AddressInput {
+  firstName: string;
+  lastName: string;
+  company: string | null;
+  address1: string;
+  address2: string | null;
+  city: string;
+  state: string;
+  zip: string;
+  /** ISO 3166-1 alpha-2. */
+  country: string;
+  phoneNumber: string | null;
+}
+
+/** `POST /checkout/api/wallet/enrol` with the enrolment token from verifying the code. */
+export interface EnrolmentInput {
+  firstName: string;
+  lastName: string;
+  phone: string;
+  card: {
+    number: string;
+    expMonth: number;
+    expYear: number;
+    /** The name printed on the card. */
+    fullNameCard: string;
+  };
+  billingAddress: AddressInput;
+}
+
+export interface Selection {
+  paymentId: string;
+  shippingAddressId?: number;
+  shippingMethodId?: string;
+}
+
+/** `POST /checkout/api/orders/:orderId/quote`: integer cents. */
+export interface Quote {
+  subtotal: number;
+  shipping: number;
+  taxes: number;
+  total: number;
+}
+
+export interface SuccessArguments {
+  orderId: string;
+  customerInfo: CustomerInfo;
+  shippingInfo: AddressInfo | Record<string, never>;
+  billingInfo: AddressInfo;
+  shippingMethod: ShippingMethod | null;
+  taxes: number;
+  transactionDetails: TransactionDetails;
+}
+
+/** `POST /checkout/api/orders/:orderId/pay` */
+export type PayResult =
+  | ({ outcome: 'success' } & SuccessArguments)
+  | { outcome: 'error'; orderId?: string; errorCode: string; errorMessage: string | null }
+  | { outcome: 'payment-selected'; selection: PaymentSelection };
+
+/** A failed request: the server's `{ errorCode, errorMessage }`, or `NETWORK_ERROR` when it was not reached. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly errorCode: string,
+    message: string,
+    /** `OTP_INVALID`: tries left before the code locks. */
+    readonly triesLeft: number | null = null,
+    /** `OTP_THROTTLED` / 429: seconds until another code may be asked for. */
+    readonly retryAfterSeconds: number | null = null,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
+
+const firstNumber = (text: string, pattern: RegExp): number | null => {
+  const match = pattern.exec(text);
+  return match ? Number(match[1]) : null;
+};
+
+async function toApiError(response: Response): Promise<ApiError> {
+  let body: {
+    errorCode?: unknown;
+    errorMessage?: unknown;
+    triesLeft?: unknown;
+    retryAfterSeconds?: unknown;
+  } = {};
+  try {
+    body = await response.json();
+  } catch {
+    // Not our JSON (a proxy's error page): the status alone speaks.
+  }
+  const code = typeof body.errorCode === 'string' ? body.errorCode : `HTTP_${response.status}`;
+  const message =
+    typeof body.errorMessage === 'string'
+      ? body.errorMessage
+      : 'Something went wrong on our side. Try again.';
+  const triesLeft =
+    typeof body.triesLeft === 'number' ? body.triesLeft : firstNumber(message, /(\d+) (?:try|tries) left/);
+  const retryAfter =
+    typeof body.retryAfterSeconds === 'number'
+      ? body.retryAfterSeconds
+      : (firstNumber(response.headers.get('retry-after') ?? '', /^(\d+)$/) ??
+        firstNumber(message, /(\d+) seconds?/));
+  return new ApiError(response.status, code, message, triesLeft, code === 'OTP_INVALID' ? null : retryAfter);
+}
+
+export type CheckoutApi = ReturnType<typeof createApi>;
+
+export function createApi(
+  orderId: string,
+  fetchImpl: Fetch = (input, init) => fetch(input, init),
+  base = '/checkout/api',
+) {
+  let token: string | null = null;
+  const order = `${base}/orders/${encodeURIComponent(orderId)}`;
+
+  async function call<T>(
+    method: 'GET' | 'POST',
+    url: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<T> {
+    const init: RequestInit = {
+      method,
+      // Same origin, and still no cookies: the token is the only credential.
+      credentials: 'omit',
+      headers: {
+        accept: 'application/json',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...headers,
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    };
+    let response: Response;
+    try {
+      response = await fetchImpl(url, init);
+    } catch {
+      throw new ApiError(
+        0,
+        'NETWORK_ERROR',
+        'We could not reach the checkout service. Check your connection and try again.',
+      );
+    }
+    if (!response.ok) throw await toApiError(response);
+    if (response.status === 204) return undefined as T;
+    return (await response.json()) as T;
+  }
+
+  return {
+    get signedIn(): boolean {
+      return token !== null;
+    },
+    signOut(): void {
+      token = null;
+    },
+    getOrder: () => call<OrderSummary>('GET', order),
+    /** `enrol: true` sends a code to an email that has no wallet yet (after the enrolment form). */
+    requestCode: (email: string, enrol = false) =>
+      call<CodeRequest>('POST', `${order}/otp`, enrol ? { email, enrol: true } : { email }),
+    async verifyCode(email: string, code: string): Promise<void> {
+      const grant = await call<ShopperTokenGrant>('POST', `${order}/otp/verify`, { email, code });
+      token = grant.shopperToken;
+    },
+    getWallet: () => call<Wallet>('GET', `${base}/wallet`),
+    /** Creates the wallet of a shopper who just proved their email; answers the new card's id. */
+    enrol: (input: EnrolmentInput) =>
+      call<{ paymentId?: string } | undefined>('POST', `${base}/wallet/enrol`, input),
+    addAddress: (input: AddressInput) => call<WalletAddress>('POST', `${base}/wallet/addresses`, input),
+    quote: (selection: Selection) => call<Quote>('POST', `${order}/quote`, selection),
+    /** One `Idempotency-Key` per distinct payment attempt: a retried submit can never charge twice. */
+    pay: (request: Selection & { cvv?: string }, idempotencyKey: string) =>
+      call<PayResult>('POST', `${order}/pay`, request, { 'idempotency-key': idempotencyKey }),
+    /** The shopper left: the order becomes ABANDONED. Survives the frame being removed right after. */
+    close(): void {
+      void fetchImpl(`${order}/close`, { method: 'POST', keepalive: true, credentials: 'omit' }).catch(
+        () => {},
+      );
+    },
+  };
+}

@@ -1,0 +1,412 @@
+import { useCallback, useEffect, useReducer, useRef } from 'preact/hooks';
+import { ApiError, type CheckoutApi, type Selection } from './api.js';
+import type { CheckoutConfig } from './config.js';
+import { type EnrolmentDraft, type FlowState, initialState, reduce, selectedCard } from './flow.js';
+import type { Messenger } from './messages.js';
+import { formatMoney } from './money.js';
+import { EnrolStep } from './steps/enrol.js';
+import { CodeStep, codeErrorMessage, EmailStep } from './steps/sign-in.js';
+import { DoneStep, SummaryStep } from './steps/summary.js';
+import { AddressStep, CardStep, ShippingStep } from './steps/wallet.js';
+import { Alert, StepTitle } from './ui.js';
+
+const message = (error: unknown): string =>
+  error instanceof Error ? error.message : 'Something went wrong. Try again.';
+
+/** A random Idempotency-Key: crypto.randomUUID where the context allows it. */
+const newKey = (): string =>
+  typeof crypto.randomUUID === 'function'
+    ? crypto.randomUUID()
+    : Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
+
+export function App({
+  config,
+  api,
+  messenger,
+}: {
+  config: CheckoutConfig;
+  api: CheckoutApi;
+  messenger: Messenger;
+}) {
+  const [state, dispatch] = useReducer(reduce, initialState);
+  const latest = useRef<FlowState>(state);
+  latest.current = state;
+  const payKey = useRef<{ body: string; key: string } | null>(null);
+  const stepRef = useRef<HTMLDivElement>(null);
+
+  /** Errors every request shares: an ended session starts over at the email, the rest is shown. */
+  const fail = useCallback(
+    (error: unknown) => {
+      if (error instanceof ApiError && error.status === 401 && api.signedIn) {
+        api.signOut();
+        return dispatch({ type: 'session-expired' });
+      }
+      dispatch({ type: 'failed', message: message(error) });
+    },
+    [api],
+  );
+
+  const requestCode = useCallback(
+    async (email: string) => {
+      dispatch({ type: 'submitted' });
+      try {
+        const answer = await api.requestCode(email);
+        if (answer.status === 'enrol') dispatch({ type: 'enrol-required', email });
+        else dispatch({ type: 'code-sent', email, destination: answer.destination, now: Date.now() });
+      } catch (error) {
+        if (error instanceof ApiError && error.errorCode === 'OTP_THROTTLED' && latest.current.code) {
+          const wait = error.retryAfterSeconds ?? 30;
+          return dispatch({
+            type: 'code-throttled',
+            retryAt: Date.now() + wait * 1000,
+            message: error.message,
+          });
+        }
+        fail(error);
+      }
+    },
+    [api, fail],
+  );
+
+  // Load the order; a guest redirect (email in the fragment) asks for the code at once.
+  useEffect(() => {
+    messenger.send({ type: 'ready' });
+    api.getOrder().then(
+      (order) => {
+        dispatch({ type: 'order-loaded', order });
+        if (order.theme && !config.theme) document.documentElement.dataset.theme = order.theme;
+        if (config.email) void requestCode(config.email);
+      },
+      (error) =>
+        dispatch({
+          type: 'order-failed',
+          message:
+            error instanceof ApiError && error.status === 404
+              ? 'This checkout has ended. Close this window and start again from the shop.'
+              : message(error),
+        }),
+    );
+  }, []);
+
+  const close = useCallback(() => {
+    const { step, busy } = latest.current;
+    // A payment under way finishes first: closing now would leave the shopper unsure whether they paid.
+    if (busy && step === 'summary') return;
+    if (step !== 'done' && step !== 'unavailable') api.close();
+    messenger.send({ type: 'close' });
+  }, [api, messenger]);
+
+  useEffect(() => {
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key === 'Escape') {
+        event.preventDefault();
+        close();
+      }
+    };
+    document.addEventListener('keydown', onKey);
+    return () => document.removeEventListener('keydown', onKey);
+  }, [close]);
+
+  // Each new step takes focus: its first field, or its title.
+  useEffect(() => {
+    const root = stepRef.current;
+    if (!root) return;
+    const target =
+      root.querySelector<HTMLElement>('[data-autofocus]:not([disabled])') ?? root.querySelector('h2');
+    target?.focus();
+  }, [state.step]);
+
+  const sendEnrolment = async (draft: EnrolmentDraft) => {
+    const created = await api.enrol({
+      firstName: draft.firstName,
+      lastName: draft.lastName,
+      phone: draft.phone,
+      card: {
+        number: draft.cardNumber,
+        expMonth: draft.expMonth,
+        expYear: draft.expYear,
+        fullNameCard: draft.fullNameCard,
+      },
+      billingAddress: draft.billingAddress,
+    });
+    return created?.paymentId;
+  };
+
+  const verify = async (code: string) => {
+    const { email, enrolment } = latest.current;
+    dispatch({ type: 'submitted' });
+    try {
+      await api.verifyCode(email, code);
+    } catch (error) {
+      if (error instanceof ApiError) {
+        const reason = ({ OTP_INVALID: 'invalid', OTP_LOCKED: 'locked', OTP_EXPIRED: 'expired' } as const)[
+          error.errorCode as 'OTP_INVALID'
+        ];
+        if (reason) {
+          return dispatch({
+            type: 'code-rejected',
+            reason,
+            triesLeft: error.triesLeft,
+            message: codeErrorMessage(reason, error.triesLeft),
+          });
+        }
+      }
+      return fail(error);
+    }
+    try {
+      const paymentId = enrolment ? await sendEnrolment(enrolment) : undefined;
+      dispatch({ type: 'signed-in', wallet: await api.getWallet(), paymentId });
+    } catch (error) {
+      if (enrolment) {
+        // The email is proved; the card was refused. Back to the form (the token stays for the retry).
+        dispatch({ type: 'enrol-required', email });
+      }
+      fail(error);
+    }
+  };
+
+  const enrol = async (draft: EnrolmentDraft) => {
+    dispatch({ type: 'enrolment-filled', draft });
+    const { email } = latest.current;
+    try {
+      if (api.signedIn) {
+        // The email was proved before the card was refused: no new code needed.
+        const paymentId = await sendEnrolment(draft);
+        return dispatch({ type: 'signed-in', wallet: await api.getWallet(), paymentId });
+      }
+      const answer = await api.requestCode(email, true);
+      if (answer.status === 'sent')
+        dispatch({ type: 'code-sent', email, destination: answer.destination, now: Date.now() });
+      else dispatch({ type: 'failed', message: 'The code could not be sent. Try again.' });
+    } catch (error) {
+      fail(error);
+    }
+  };
+
+  const selection = (s: FlowState): Selection => ({
+    paymentId: s.paymentId as string,
+    ...(s.order?.shippingMethods.length && s.addressId !== null
+      ? { shippingAddressId: s.addressId, shippingMethodId: s.methodId ?? undefined }
+      : {}),
+  });
+
+  // The summary needs a quote for the current selection.
+  useEffect(() => {
+    if (state.step !== 'summary' || state.quote || state.busy || state.error) return;
+    let current = true;
+    api.quote(selection(state)).then(
+      (quote) => current && dispatch({ type: 'quoted', quote }),
+      (error) => current && fail(error),
+    );
+    return () => {
+      current = false;
+    };
+  }, [state.step, state.quote, state.paymentId, state.addressId, state.methodId, state.error]);
+
+  const pay = async (cvv: string | undefined) => {
+    const s = latest.current;
+    const request = { ...selection(s), ...(cvv ? { cvv } : {}) };
+    // The same attempt keeps its key (a retry after a lost answer cannot charge twice); a changed one gets a new key.
+    const body = JSON.stringify(request);
+    if (payKey.current?.body !== body) payKey.current = { body, key: newKey() };
+    dispatch({ type: 'submitted' });
+    try {
+      const result = await api.pay(request, payKey.current.key);
+      switch (result.outcome) {
+        case 'success': {
+          const { outcome: _, ...args } = result;
+          messenger.send({ type: 'success', ...args });
+          return dispatch({ type: 'finished', outcome: { kind: 'success' } });
+        }
+        case 'error':
+          messenger.send({
+            type: 'error',
+            orderId: result.orderId ?? config.orderId,
+            errorCode: result.errorCode,
+            errorMessage: result.errorMessage,
+          });
+          return dispatch({
+            type: 'finished',
+            outcome: {
+              kind: 'declined',
+              message: result.errorMessage ?? 'The payment could not be completed.',
+            },
+          });
+        case 'payment-selected':
+          messenger.send({ type: 'payment-selected', selection: result.selection });
+          return dispatch({ type: 'finished', outcome: { kind: 'selected' } });
+        default: {
+          const unreachable: never = result;
+          throw new Error(`unexpected answer ${JSON.stringify(unreachable)}`);
+        }
+      }
+    } catch (error) {
+      fail(error);
+    }
+  };
+
+  const order = state.order;
+  const card = selectedCard(state);
+  const total = state.quote?.total ?? order?.subtotal;
+
+  return (
+    <div class="shell">
+      <header class="top">
+        <div>
+          <h1>{order?.merchantName ?? 'Checkout'}</h1>
+          {order && total !== undefined && (
+            <p class="muted">
+              {state.quote ? 'Total' : 'Subtotal'} {formatMoney(total, order.currency ?? 'USD')}
+            </p>
+          )}
+        </div>
+        <button type="button" class="icon" aria-label="Close" onClick={close}>
+          <svg viewBox="0 0 24 24" width="20" height="20" aria-hidden="true">
+            <path d="M6 6l12 12M18 6L6 18" stroke="currentColor" stroke-width="2" stroke-linecap="round" />
+          </svg>
+        </button>
+      </header>
+      <div class="step" ref={stepRef} aria-busy={state.busy ? 'true' : 'false'}>
+        {renderStep()}
+      </div>
+      {(state.step === 'address' || state.step === 'shipping') && (
+        <nav class="back" aria-label="Checkout steps">
+          <button type="button" class="link" onClick={() => dispatch({ type: 'back' })}>
+            ← Back
+          </button>
+        </nav>
+      )}
+      <footer class="foot">
+        <svg viewBox="0 0 16 16" width="12" height="12" aria-hidden="true">
+          <path d="M4 7V5a4 4 0 0 1 8 0v2h1v8H3V7zm2 0h4V5a2 2 0 0 0-4 0z" fill="currentColor" />
+        </svg>{' '}
+        Secured by Wallet Checkout
+      </footer>
+    </div>
+  );
+
+  function renderStep() {
+    const { busy, error } = state;
+    switch (state.step) {
+      case 'loading':
+        return (
+          <p role="status" class="loading">
+            <span class="spinner" aria-hidden="true" /> Loading checkout…
+          </p>
+        );
+      case 'unavailable':
+        return (
+          <div>
+            <StepTitle>Checkout unavailable</StepTitle>
+            <Alert message={error} />
+          </div>
+        );
+      case 'email':
+        return (
+          <EmailStep
+            email={state.email || config.email || ''}
+            merchantName={order?.merchantName ?? 'the shop'}
+            busy={busy}
+            error={error}
+            onSubmit={(email) => void requestCode(email)}
+          />
+        );
+      case 'enrol':
+        return (
+          <EnrolStep
+            email={state.email}
+            draft={state.enrolment}
+            busy={busy}
+            error={error}
+            onSubmit={(draft) => void enrol(draft)}
+            onChangeEmail={() => dispatch({ type: 'change-email' })}
+          />
+        );
+      case 'code':
+        return (
+          state.code && (
+            <CodeStep
+              code={state.code}
+              busy={busy}
+              error={error}
+              onVerify={(code) => void verify(code)}
+              onResend={() => (state.enrolment ? void enrol(state.enrolment) : void requestCode(state.email))}
+              onChangeEmail={() => dispatch({ type: 'change-email' })}
+            />
+          )
+        );
+      case 'card':
+        return (
+          <CardStep
+            cards={state.wallet?.cards ?? []}
+            selected={state.paymentId}
+            busy={busy}
+            error={error}
+            onSelect={(paymentId) => dispatch({ type: 'card-selected', paymentId })}
+            onNext={() => dispatch({ type: 'next' })}
+          />
+        );
+      case 'address':
+        return (
+          <AddressStep
+            addresses={state.wallet?.addresses ?? []}
+            selected={state.addressId}
+            busy={busy}
+            error={error}
+            onSelect={(addressId) => dispatch({ type: 'address-selected', addressId })}
+            onAdd={async (input) => {
+              dispatch({ type: 'submitted' });
+              try {
+                dispatch({ type: 'address-added', address: await api.addAddress(input) });
+                dispatch({ type: 'next' });
+              } catch (e) {
+                fail(e);
+              }
+            }}
+            onNext={() => dispatch({ type: 'next' })}
+          />
+        );
+      case 'shipping':
+        return (
+          <ShippingStep
+            methods={order?.shippingMethods ?? []}
+            selected={state.methodId}
+            currency={order?.currency ?? 'USD'}
+            busy={busy}
+            error={error}
+            onSelect={(methodId) => dispatch({ type: 'method-selected', methodId })}
+            onNext={() => dispatch({ type: 'next' })}
+          />
+        );
+      case 'summary':
+        return (
+          order &&
+          card && (
+            <SummaryStep
+              order={order}
+              quote={state.quote}
+              card={card}
+              address={
+                order.shippingMethods.length
+                  ? (state.wallet?.addresses.find((a) => a.addressId === state.addressId) ?? null)
+                  : null
+              }
+              method={order.shippingMethods.find((m) => m.externalId === state.methodId) ?? null}
+              knownCvv={state.enrolmentCvv}
+              busy={busy}
+              error={error}
+              onChange={(step) => dispatch({ type: 'go', step })}
+              onPay={(cvv) => void pay(cvv)}
+              onRetryQuote={() => dispatch({ type: 'error-dismissed' })}
+            />
+          )
+        );
+      case 'done':
+        return (
+          state.outcome && (
+            <DoneStep outcome={state.outcome} merchantName={order?.merchantName ?? 'The shop'} />
+          )
+        );
+    }
+  }
+}

@@ -1,0 +1,227 @@
+import { describe, expect, it } from 'vitest';
+import type { OrderSummary, Wallet, WalletAddress, WalletCard } from './api.js';
+import { canContinue, type FlowEvent, type FlowState, initialState, RESEND_GAP_MS, reduce } from './flow.js';
+
+const order = (shippingMethods: OrderSummary['shippingMethods'] = []): OrderSummary => ({
+  orderId: 'ord_1',
+  merchantName: 'Demo Store',
+  authorizationMode: 'service',
+  lineItems: [{ SKU: 'A', name: 'Mug', amount: 2000 }],
+  subtotal: 2000,
+  shippingMethods,
+});
+const METHODS = [
+  { externalId: 'std', name: 'Standard', price: 599 },
+  { externalId: 'exp', name: 'Express', price: 1599 },
+];
+
+const card = (paymentId: string, extra: Partial<WalletCard> = {}): WalletCard => ({
+  paymentId,
+  cardBrand: 'visa',
+  last4CardNumber: paymentId.slice(-4),
+  expMonth: 12,
+  expYear: 2030,
+  isDefault: false,
+  needsCvv: false,
+  expired: false,
+  nickName: null,
+  fullNameCard: 'Test Shopper',
+  ...extra,
+});
+
+const address = (addressId: number, extra: Partial<WalletAddress> = {}): WalletAddress => ({
+  addressId,
+  externalId: `adr_${addressId}`,
+  firstName: 'Test',
+  lastName: 'Shopper',
+  company: null,
+  address1: '1 Main St',
+  address2: null,
+  city: 'Austin',
+  state: 'TX',
+  zip: '78701',
+  country: 'US',
+  phoneNumber: null,
+  isDefaultBilling: false,
+  isDefaultShipping: false,
+  ...extra,
+});
+
+const wallet = (cards: WalletCard[], addresses: WalletAddress[] = [address(1)]): Wallet => ({
+  email: 'test.shopper@example.com',
+  phone: null,
+  cards,
+  addresses,
+});
+
+const run = (events: FlowEvent[], from: FlowState = initialState) => events.reduce(reduce, from);
+
+const signedIn = (shippingMethods = METHODS, cards = [card('c_1111', { isDefault: true })]) =>
+  run([
+    { type: 'order-loaded', order: order(shippingMethods) },
+    { type: 'code-sent', email: 'test.shopper@example.com', destination: 't***r@example.com', now: 0 },
+    { type: 'signed-in', wallet: wallet(cards, [address(1), address(2, { isDefaultShipping: true })]) },
+  ]);
+
+describe('the checkout flow', () => {
+  it('goes email → code → card → address → shipping → summary for a known shopper', () => {
+    let state = run([{ type: 'order-loaded', order: order(METHODS) }]);
+    expect(state.step).toBe('email');
+    state = run([{ type: 'submitted' }], state);
+    expect(state.busy).toBe(true);
+    state = run(
+      [{ type: 'code-sent', email: 'test.shopper@example.com', destination: 't***r@example.com', now: 1000 }],
+      state,
+    );
+    expect(state).toMatchObject({ step: 'code', busy: false, code: { resendAt: 1000 + RESEND_GAP_MS } });
+    state = run([{ type: 'signed-in', wallet: wallet([card('c_1111')]) }], state);
+    expect(state).toMatchObject({ step: 'card', paymentId: 'c_1111', addressId: 1, methodId: 'std' });
+    state = run([{ type: 'next' }], state);
+    expect(state.step).toBe('address');
+    state = run([{ type: 'next' }], state);
+    expect(state.step).toBe('shipping');
+    state = run([{ type: 'next' }], state);
+    expect(state.step).toBe('summary');
+    expect(canContinue(state)).toBe(false); // no quote yet
+    state = run([{ type: 'quoted', quote: { subtotal: 2000, shipping: 599, taxes: 0, total: 2599 } }], state);
+    expect(canContinue(state)).toBe(true);
+  });
+
+  it('has no shipping steps when the merchant has no shipping methods', () => {
+    let state = signedIn([]);
+    expect(state.methodId).toBeNull();
+    state = run([{ type: 'next' }], state);
+    expect(state.step).toBe('summary');
+    expect(run([{ type: 'back' }], state).step).toBe('card');
+    expect(run([{ type: 'go', step: 'address' }], state).step).toBe('summary');
+  });
+
+  it('selects the default card first and never an expired one', () => {
+    const state = signedIn(METHODS, [
+      card('c_0001', { expired: true, isDefault: true }),
+      card('c_0002'),
+      card('c_0003', { isDefault: false }),
+    ]);
+    expect(state.paymentId).toBe('c_0002');
+    const onExpired = run([{ type: 'card-selected', paymentId: 'c_0001' }], state);
+    expect(canContinue(onExpired)).toBe(false);
+    expect(run([{ type: 'next' }], onExpired).step).toBe('card');
+  });
+
+  it('prefers the default shipping address and clears the quote when the selection changes', () => {
+    let state = signedIn();
+    expect(state.addressId).toBe(2);
+    state = run([{ type: 'quoted', quote: { subtotal: 1, shipping: 0, taxes: 0, total: 1 } }], state);
+    expect(run([{ type: 'address-selected', addressId: 1 }], state).quote).toBeNull();
+    expect(run([{ type: 'method-selected', methodId: 'exp' }], state).quote).toBeNull();
+    expect(run([{ type: 'card-selected', paymentId: 'c_1111' }], state).quote).toBeNull();
+  });
+
+  it('adds an address to the wallet and selects it', () => {
+    const state = run([{ type: 'address-added', address: address(9) }], signedIn());
+    expect(state.addressId).toBe(9);
+    expect(state.wallet?.addresses.map((a) => a.addressId)).toEqual([1, 2, 9]);
+  });
+
+  it('counts wrong codes down and locks', () => {
+    let state = run([
+      { type: 'order-loaded', order: order() },
+      { type: 'code-sent', email: 'a@b.example', destination: 'a***@b.example', now: 0 },
+      { type: 'code-rejected', reason: 'invalid', triesLeft: 3, message: '3 tries left' },
+    ]);
+    expect(state).toMatchObject({
+      step: 'code',
+      error: '3 tries left',
+      code: { triesLeft: 3, status: 'open' },
+    });
+    state = run([{ type: 'code-rejected', reason: 'locked', triesLeft: null, message: 'locked' }], state);
+    expect(state.code).toMatchObject({ status: 'locked', triesLeft: 0 });
+    state = run([{ type: 'code-sent', email: 'a@b.example', destination: 'a***@b.example', now: 5 }], state);
+    expect(state.code).toMatchObject({ status: 'open', triesLeft: null, resendAt: 5 + RESEND_GAP_MS });
+    expect(state.error).toBeNull();
+  });
+
+  it('moves the resend time when the server throttles', () => {
+    const state = run([
+      { type: 'order-loaded', order: order() },
+      { type: 'code-sent', email: 'a@b.example', destination: 'x', now: 0 },
+      { type: 'code-throttled', retryAt: 99_000, message: 'wait' },
+    ]);
+    expect(state.code?.resendAt).toBe(99_000);
+  });
+
+  it('enrols a new shopper, keeps the CVV for the first payment only, and skips the one-card carousel', () => {
+    const draft = {
+      firstName: 'New',
+      lastName: 'Shopper',
+      phone: '+15125550100',
+      cardNumber: '4111111111111111',
+      fullNameCard: 'New Shopper',
+      expMonth: 12,
+      expYear: 2030,
+      cvv: '123',
+      billingAddress: address(0),
+    };
+    let state = run([
+      { type: 'order-loaded', order: order(METHODS) },
+      { type: 'enrol-required', email: 'new@example.com' },
+    ]);
+    expect(state).toMatchObject({ step: 'enrol', email: 'new@example.com' });
+    state = run(
+      [
+        { type: 'enrolment-filled', draft },
+        { type: 'code-sent', email: 'new@example.com', destination: 'n***@example.com', now: 0 },
+      ],
+      state,
+    );
+    expect(state.step).toBe('code');
+    expect(state.enrolment?.cardNumber).toBe('4111111111111111');
+    state = run([{ type: 'signed-in', wallet: wallet([card('c_new')]), paymentId: 'c_new' }], state);
+    expect(state).toMatchObject({
+      step: 'address',
+      paymentId: 'c_new',
+      enrolment: null,
+      enrolmentCvv: '123',
+    });
+    state = run([{ type: 'finished', outcome: { kind: 'success' } }], state);
+    expect(state.enrolmentCvv).toBeNull();
+  });
+
+  it('goes back one step at a time, and from the code to the email', () => {
+    let state = run([{ type: 'next' }, { type: 'next' }], signedIn());
+    expect(state.step).toBe('shipping');
+    state = run([{ type: 'back' }], state);
+    expect(state.step).toBe('address');
+    const code = run([
+      { type: 'order-loaded', order: order() },
+      { type: 'code-sent', email: 'a@b.example', destination: 'x', now: 0 },
+      { type: 'back' },
+    ]);
+    expect(code).toMatchObject({ step: 'email', code: null, email: 'a@b.example' });
+  });
+
+  it('starts over at the email when the session ends, keeping the order', () => {
+    const state = run([{ type: 'session-expired' }], signedIn());
+    expect(state).toMatchObject({
+      step: 'email',
+      wallet: null,
+      paymentId: null,
+      email: 'test.shopper@example.com',
+    });
+    expect(state.order?.merchantName).toBe('Demo Store');
+    expect(state.error).toMatch(/Sign in again/);
+  });
+
+  it('ignores navigation while a request is under way', () => {
+    const busy = run([{ type: 'next' }, { type: 'submitted' }], signedIn());
+    expect(run([{ type: 'back' }], busy).step).toBe('address');
+    expect(run([{ type: 'go', step: 'card' }], busy).step).toBe('address');
+  });
+
+  it('shows the order as unavailable when it cannot be loaded', () => {
+    expect(run([{ type: 'order-failed', message: 'gone' }])).toMatchObject({
+      step: 'unavailable',
+      error: 'gone',
+    });
+  });
+});

@@ -1,0 +1,289 @@
+import type { AddressInput, OrderSummary, Quote, Wallet, WalletAddress, WalletCard } from './api.js';
+
+/**
+ * The checkout's steps as one pure reducer: components dispatch what happened, the reducer decides where
+ * the shopper is. Requests live in the components (app.tsx); nothing here touches the network or the DOM.
+ *
+ *   loading ─▶ email ─┬─(known)──▶ code ─▶ card ─▶ address ─▶ shipping ─▶ summary ─▶ done
+ *      │              └─(unknown)─▶ enrol ─▶ code ─┘   (no shipping methods: card ─▶ summary)
+ *      └─▶ unavailable
+ */
+
+export type Step =
+  | 'loading'
+  | 'unavailable'
+  | 'email'
+  | 'enrol'
+  | 'code'
+  | 'card'
+  | 'address'
+  | 'shipping'
+  | 'summary'
+  | 'done';
+
+/** What the enrolment form collected, held in memory until the code is proved and the wallet created. */
+export interface EnrolmentDraft {
+  firstName: string;
+  lastName: string;
+  phone: string;
+  cardNumber: string;
+  fullNameCard: string;
+  expMonth: number;
+  expYear: number;
+  cvv: string;
+  billingAddress: AddressInput;
+}
+
+export interface CodeState {
+  /** Where the code went, masked by the server (`t***r@example.com`). */
+  destination: string;
+  /** Epoch ms after which "Resend code" is enabled (30 s per email on the server). */
+  resendAt: number;
+  triesLeft: number | null;
+  status: 'open' | 'locked' | 'expired';
+}
+
+export type Outcome = { kind: 'success' } | { kind: 'selected' } | { kind: 'declined'; message: string };
+
+export interface FlowState {
+  step: Step;
+  order: OrderSummary | null;
+  email: string;
+  enrolment: EnrolmentDraft | null;
+  code: CodeState | null;
+  wallet: Wallet | null;
+  paymentId: string | null;
+  addressId: number | null;
+  methodId: string | null;
+  quote: Quote | null;
+  /** A security code typed at enrolment, sent with the first payment, never stored. */
+  enrolmentCvv: string | null;
+  busy: boolean;
+  error: string | null;
+  outcome: Outcome | null;
+}
+
+export type FlowEvent =
+  | { type: 'order-loaded'; order: OrderSummary }
+  | { type: 'order-failed'; message: string }
+  | { type: 'submitted' }
+  | { type: 'failed'; message: string }
+  | { type: 'error-dismissed' }
+  | { type: 'code-sent'; email: string; destination: string; now: number }
+  | { type: 'enrol-required'; email: string }
+  | { type: 'enrolment-filled'; draft: EnrolmentDraft }
+  | {
+      type: 'code-rejected';
+      reason: 'invalid' | 'locked' | 'expired';
+      triesLeft: number | null;
+      message: string;
+    }
+  | { type: 'code-throttled'; retryAt: number; message: string }
+  | { type: 'signed-in'; wallet: Wallet; paymentId?: string | undefined }
+  | { type: 'card-selected'; paymentId: string }
+  | { type: 'address-selected'; addressId: number }
+  | { type: 'address-added'; address: WalletAddress }
+  | { type: 'method-selected'; methodId: string }
+  | { type: 'next' }
+  | { type: 'back' }
+  | { type: 'go'; step: 'card' | 'address' | 'shipping' }
+  | { type: 'quoted'; quote: Quote }
+  | { type: 'session-expired' }
+  | { type: 'change-email' }
+  | { type: 'finished'; outcome: Outcome };
+
+/** 30 s: the server's resend throttle per email (docs/internals/checkout-protocol.md §3). */
+export const RESEND_GAP_MS = 30_000;
+
+export const initialState: FlowState = {
+  step: 'loading',
+  order: null,
+  email: '',
+  enrolment: null,
+  code: null,
+  wallet: null,
+  paymentId: null,
+  addressId: null,
+  methodId: null,
+  quote: null,
+  enrolmentCvv: null,
+  busy: false,
+  error: null,
+  outcome: null,
+};
+
+export const ships = (state: FlowState): boolean => (state.order?.shippingMethods.length ?? 0) > 0;
+
+/** The steps after sign-in, in order, for this merchant. */
+export function walletSteps(state: FlowState): Step[] {
+  return ships(state) ? ['card', 'address', 'shipping', 'summary'] : ['card', 'summary'];
+}
+
+export const selectableCards = (wallet: Wallet | null): WalletCard[] =>
+  wallet?.cards.filter((card) => !card.expired) ?? [];
+
+export const selectedCard = (state: FlowState): WalletCard | null =>
+  state.wallet?.cards.find((card) => card.paymentId === state.paymentId) ?? null;
+
+/** Can the shopper leave the current step forward? */
+export function canContinue(state: FlowState): boolean {
+  switch (state.step) {
+    case 'card':
+      return selectedCard(state)?.expired === false;
+    case 'address':
+      return state.wallet?.addresses.some((a) => a.addressId === state.addressId) ?? false;
+    case 'shipping':
+      return state.order?.shippingMethods.some((m) => m.externalId === state.methodId) ?? false;
+    case 'summary':
+      return state.quote !== null && selectedCard(state)?.expired === false;
+    default:
+      return false;
+  }
+}
+
+function defaultCard(wallet: Wallet, preferred?: string): string | null {
+  const usable = selectableCards(wallet);
+  return (
+    usable.find((card) => card.paymentId === preferred)?.paymentId ??
+    usable.find((card) => card.isDefault)?.paymentId ??
+    usable[0]?.paymentId ??
+    null
+  );
+}
+
+function defaultAddress(wallet: Wallet): number | null {
+  return (
+    wallet.addresses.find((a) => a.isDefaultShipping)?.addressId ??
+    wallet.addresses.find((a) => a.isDefaultBilling)?.addressId ??
+    wallet.addresses[0]?.addressId ??
+    null
+  );
+}
+
+const idle = { busy: false, error: null } as const;
+
+export function reduce(state: FlowState, event: FlowEvent): FlowState {
+  switch (event.type) {
+    case 'order-loaded':
+      return {
+        ...state,
+        ...idle,
+        order: event.order,
+        step: 'email',
+        methodId: event.order.shippingMethods[0]?.externalId ?? null,
+      };
+    case 'order-failed':
+      return { ...state, ...idle, step: 'unavailable', error: event.message };
+    case 'submitted':
+      return { ...state, busy: true, error: null };
+    case 'failed':
+      return { ...state, busy: false, error: event.message };
+    case 'error-dismissed':
+      return { ...state, error: null };
+    case 'code-sent':
+      return {
+        ...state,
+        ...idle,
+        step: 'code',
+        email: event.email,
+        code: {
+          destination: event.destination,
+          resendAt: event.now + RESEND_GAP_MS,
+          triesLeft: null,
+          status: 'open',
+        },
+      };
+    case 'enrol-required':
+      return { ...state, ...idle, step: 'enrol', email: event.email };
+    case 'enrolment-filled':
+      return { ...state, busy: true, error: null, enrolment: event.draft };
+    case 'code-rejected':
+      if (!state.code) return state;
+      return {
+        ...state,
+        busy: false,
+        error: event.message,
+        code: {
+          ...state.code,
+          triesLeft: event.reason === 'invalid' ? event.triesLeft : 0,
+          status: event.reason === 'invalid' ? 'open' : event.reason,
+        },
+      };
+    case 'code-throttled':
+      return {
+        ...state,
+        busy: false,
+        error: event.message,
+        code: state.code && { ...state.code, resendAt: event.retryAt },
+      };
+    case 'signed-in': {
+      const paymentId = defaultCard(event.wallet, event.paymentId);
+      // A new shopper has just chosen their one card: straight on to where it ships.
+      const steps = walletSteps(state);
+      const step = (state.enrolment && paymentId ? steps[1] : steps[0]) as Step;
+      return {
+        ...state,
+        ...idle,
+        wallet: event.wallet,
+        // The card data is in the wallet now; only the security code stays, for the first payment.
+        enrolmentCvv: state.enrolment?.cvv ?? null,
+        enrolment: null,
+        code: null,
+        paymentId,
+        addressId: defaultAddress(event.wallet),
+        step,
+        quote: null,
+      };
+    }
+    case 'card-selected':
+      return { ...state, paymentId: event.paymentId, quote: null, error: null };
+    case 'address-selected':
+      return { ...state, addressId: event.addressId, quote: null, error: null };
+    case 'address-added':
+      if (!state.wallet) return state;
+      return {
+        ...state,
+        ...idle,
+        wallet: { ...state.wallet, addresses: [...state.wallet.addresses, event.address] },
+        addressId: event.address.addressId,
+        quote: null,
+      };
+    case 'method-selected':
+      return { ...state, methodId: event.methodId, quote: null, error: null };
+    case 'next': {
+      if (!canContinue(state)) return state;
+      const steps = walletSteps(state);
+      const next = steps[steps.indexOf(state.step) + 1];
+      return next ? { ...state, ...idle, step: next } : state;
+    }
+    case 'back': {
+      if (state.busy) return state;
+      if (state.step === 'code' || state.step === 'enrol') return reduce(state, { type: 'change-email' });
+      const steps = walletSteps(state);
+      const previous = steps[steps.indexOf(state.step) - 1];
+      return previous ? { ...state, ...idle, step: previous } : state;
+    }
+    case 'go':
+      if (state.busy || !walletSteps(state).includes(event.step) || !state.wallet) return state;
+      return { ...state, ...idle, step: event.step };
+    case 'quoted':
+      return { ...state, busy: false, quote: event.quote };
+    case 'session-expired':
+      return {
+        ...initialState,
+        order: state.order,
+        email: state.email,
+        methodId: state.methodId,
+        step: 'email',
+        error: 'Your session has ended. Sign in again to continue.',
+      };
+    case 'change-email':
+      return { ...state, ...idle, step: 'email', code: null, enrolment: null };
+    case 'finished':
+      return { ...state, ...idle, step: 'done', outcome: event.outcome, enrolmentCvv: null };
+    default: {
+      const unreachable: never = event;
+      return unreachable;
+    }
+  }
+}

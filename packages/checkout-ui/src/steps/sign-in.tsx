@@ -1,0 +1,126 @@
+import { useEffect, useState } from 'preact/hooks';
+import type { CodeState } from '../flow.js';
+import { Alert, Field, onSubmitGuard, StepTitle, Submit } from '../ui.js';
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export function EmailStep(props: {
+  email: string;
+  merchantName: string;
+  busy: boolean;
+  error: string | null;
+  onSubmit: (email: string) => void;
+}) {
+  const [email, setEmail] = useState(props.email);
+  const [invalid, setInvalid] = useState<string | null>(null);
+  const submit = onSubmitGuard(props.busy, () => {
+    const value = email.trim();
+    if (!EMAIL.test(value)) return setInvalid('Enter an email address like name@example.com.');
+    setInvalid(null);
+    props.onSubmit(value);
+  });
+  return (
+    <form onSubmit={submit} noValidate>
+      <StepTitle>Check out with your wallet</StepTitle>
+      <p class="lead">
+        Pay {props.merchantName} with a card saved in your wallet. We’ll email you a one-time code.
+      </p>
+      <Field
+        label="Email"
+        type="email"
+        autocomplete="email"
+        inputMode="email"
+        value={email}
+        onValue={setEmail}
+        error={invalid}
+        data-autofocus
+      />
+      <Alert message={props.error} />
+      <Submit busy={props.busy}>Continue</Submit>
+    </form>
+  );
+}
+
+/** Seconds left until `at`, ticking once a second while positive. */
+function useCountdown(at: number): number {
+  const [now, setNow] = useState(Date.now());
+  const left = Math.max(0, Math.ceil((at - now) / 1000));
+  useEffect(() => {
+    if (left <= 0) return;
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(timer);
+  }, [left > 0, at]);
+  return left;
+}
+
+export function CodeStep(props: {
+  code: CodeState;
+  busy: boolean;
+  error: string | null;
+  onVerify: (code: string) => void;
+  onResend: () => void;
+  onChangeEmail: () => void;
+}) {
+  const [value, setValue] = useState('');
+  const [invalid, setInvalid] = useState<string | null>(null);
+  const secondsLeft = useCountdown(props.code.resendAt);
+  const usable = props.code.status === 'open';
+  // A new code clears the old attempt.
+  useEffect(() => setValue(''), [props.code.destination, props.code.resendAt]);
+
+  const submit = onSubmitGuard(props.busy, () => {
+    if (!/^\d{6}$/.test(value)) return setInvalid('Enter the 6 digits from the email.');
+    setInvalid(null);
+    props.onVerify(value);
+  });
+  return (
+    <form onSubmit={submit} noValidate>
+      <StepTitle>Enter your code</StepTitle>
+      <p class="lead">
+        We sent a 6-digit code to <strong>{props.code.destination}</strong>. It works for 10 minutes.
+      </p>
+      <Field
+        label="One-time code"
+        class="code"
+        inputMode="numeric"
+        autocomplete="one-time-code"
+        pattern="[0-9]*"
+        maxLength={6}
+        value={value}
+        onValue={(next) => setValue(next.replace(/\D/g, '').slice(0, 6))}
+        error={invalid}
+        disabled={!usable}
+        data-autofocus
+      />
+      <Alert message={props.error} />
+      {usable && <Submit busy={props.busy}>Verify</Submit>}
+      <div class="row">
+        <button
+          type="button"
+          class={usable ? 'link' : 'primary'}
+          onClick={props.onResend}
+          disabled={secondsLeft > 0 || props.busy}
+        >
+          {secondsLeft > 0 ? `Resend code in ${secondsLeft} s` : usable ? 'Resend code' : 'Send a new code'}
+        </button>
+        <button type="button" class="link" onClick={props.onChangeEmail}>
+          Use another email
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** What the shopper reads for each refusal of a code (the server's message is a fallback). */
+export function codeErrorMessage(reason: 'invalid' | 'locked' | 'expired', triesLeft: number | null): string {
+  switch (reason) {
+    case 'invalid':
+      return triesLeft === null
+        ? 'That code is not right. Check the email and try again.'
+        : `That code is not right. ${triesLeft} ${triesLeft === 1 ? 'try' : 'tries'} left.`;
+    case 'locked':
+      return 'Too many wrong tries: this code no longer works. Send a new code to continue.';
+    case 'expired':
+      return 'This code has expired or was already used. Send a new code to continue.';
+  }
+}

@@ -1,0 +1,169 @@
+import { useState } from 'preact/hooks';
+import type { OrderSummary, Quote, ShippingMethod, WalletAddress, WalletCard } from '../api.js';
+import { isValidCvv } from '../card.js';
+import type { Outcome } from '../flow.js';
+import { formatMoney } from '../money.js';
+import { Alert, brandName, Field, onSubmitGuard, StepTitle, Submit } from '../ui.js';
+import { addressLine, priceLabel } from './wallet.js';
+
+/** The last button: "Pay $25.99", or "Continue" when the merchant authorizes the payment itself. */
+export function payLabel(order: OrderSummary, quote: Quote | null): string {
+  if (order.authorizationMode === 'merchant') return 'Continue';
+  return quote ? `Pay ${formatMoney(quote.total, order.currency ?? 'USD')}` : 'Pay';
+}
+
+export function SummaryStep(props: {
+  order: OrderSummary;
+  quote: Quote | null;
+  card: WalletCard;
+  address: WalletAddress | null;
+  method: ShippingMethod | null;
+  /** A security code from enrolment: sent as is, not asked again. */
+  knownCvv: string | null;
+  busy: boolean;
+  error: string | null;
+  onChange: (step: 'card' | 'address' | 'shipping') => void;
+  onPay: (cvv: string | undefined) => void;
+  /** The quote failed: the button asks again. */
+  onRetryQuote: () => void;
+}) {
+  const { order, quote, card } = props;
+  const currency = order.currency ?? 'USD';
+  const money = (cents: number) => formatMoney(cents, currency);
+  const askCvv = card.needsCvv && !props.knownCvv;
+  const cvvSize = /amex|american/i.test(card.cardBrand) ? 4 : 3;
+  const [cvv, setCvv] = useState('');
+  const [cvvError, setCvvError] = useState<string | null>(null);
+
+  const quoting = !quote && !props.error;
+  const submit = onSubmitGuard(props.busy || quoting, () => {
+    if (!quote) return props.onRetryQuote();
+    if (askCvv && !isValidCvv(cvv, cvvSize)) {
+      setCvvError(`Enter the ${cvvSize}-digit security code on the card.`);
+      return;
+    }
+    setCvvError(null);
+    props.onPay(askCvv ? cvv : card.needsCvv ? (props.knownCvv ?? undefined) : undefined);
+  });
+
+  return (
+    <form onSubmit={submit} noValidate>
+      <StepTitle>Review and pay</StepTitle>
+      <dl class="review">
+        <div>
+          <dt>Card</dt>
+          <dd>
+            {brandName(card.cardBrand)} •••• {card.last4CardNumber}
+          </dd>
+          <button type="button" class="link" onClick={() => props.onChange('card')} aria-label="Change card">
+            Change
+          </button>
+        </div>
+        {props.address && (
+          <div>
+            <dt>Ship to</dt>
+            <dd>
+              {props.address.firstName} {props.address.lastName}, {addressLine(props.address)}
+            </dd>
+            <button
+              type="button"
+              class="link"
+              onClick={() => props.onChange('address')}
+              aria-label="Change address"
+            >
+              Change
+            </button>
+          </div>
+        )}
+        {props.method && (
+          <div>
+            <dt>Delivery</dt>
+            <dd>
+              {props.method.name} · {priceLabel(props.method.price, currency)}
+            </dd>
+            <button
+              type="button"
+              class="link"
+              onClick={() => props.onChange('shipping')}
+              aria-label="Change shipping method"
+            >
+              Change
+            </button>
+          </div>
+        )}
+      </dl>
+
+      {order.lineItems.length > 0 && (
+        <ul class="items" aria-label="Items">
+          {order.lineItems.map((item, i) => (
+            <li key={`${item.SKU}-${i}`}>
+              <span>
+                {item.name ?? item.SKU}
+                {item.quantity && item.quantity > 1 ? ` × ${item.quantity}` : ''}
+              </span>
+              {item.amount !== undefined && <span>{money(item.amount)}</span>}
+            </li>
+          ))}
+        </ul>
+      )}
+
+      <table class="totals" aria-busy={quote ? 'false' : 'true'}>
+        <caption class="sr-only">Order total</caption>
+        <tbody>
+          <tr>
+            <th scope="row">Subtotal</th>
+            <td>{money(quote?.subtotal ?? order.subtotal)}</td>
+          </tr>
+          {order.shippingMethods.length > 0 && (
+            <tr>
+              <th scope="row">Shipping</th>
+              <td>{quote ? money(quote.shipping) : '…'}</td>
+            </tr>
+          )}
+          <tr>
+            <th scope="row">Taxes</th>
+            <td>{quote ? money(quote.taxes) : '…'}</td>
+          </tr>
+          <tr class="total">
+            <th scope="row">Total</th>
+            <td>{quote ? money(quote.total) : '…'}</td>
+          </tr>
+        </tbody>
+      </table>
+
+      {askCvv && (
+        <Field
+          label="Security code (CVV)"
+          autocomplete="cc-csc"
+          inputMode="numeric"
+          maxLength={cvvSize}
+          value={cvv}
+          onValue={(value) => setCvv(value.replace(/\D/g, ''))}
+          error={cvvError}
+          hint={`The ${cvvSize} digits on your card. Used for this payment only, never saved.`}
+          data-autofocus
+        />
+      )}
+      {order.authorizationMode === 'merchant' && (
+        <p class="muted">{order.merchantName} will complete the payment with the card you chose.</p>
+      )}
+      <Alert message={props.error} />
+      <Submit busy={props.busy || quoting}>{quote || quoting ? payLabel(order, quote) : 'Try again'}</Submit>
+    </form>
+  );
+}
+
+export function DoneStep({ outcome, merchantName }: { outcome: Outcome; merchantName: string }) {
+  const [title, text] =
+    outcome.kind === 'success'
+      ? ['Payment complete', `Thank you. ${merchantName} has your order.`]
+      : outcome.kind === 'selected'
+        ? ['Card selected', `${merchantName} will finish your order.`]
+        : ['Payment not completed', outcome.message];
+  return (
+    <div class={`done ${outcome.kind}`}>
+      <StepTitle>{title}</StepTitle>
+      <p role="status">{text}</p>
+    </div>
+  );
+}

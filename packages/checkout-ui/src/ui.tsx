@@ -1,0 +1,134 @@
+import type { ComponentChildren } from 'preact';
+import { useId } from 'preact/hooks';
+
+/** Small building blocks shared by the steps: labelled fields, alerts, the primary button. */
+
+export interface FieldProps {
+  label: string;
+  type?: 'text' | 'email' | 'tel';
+  autocomplete?: string;
+  inputMode?: 'text' | 'numeric' | 'email' | 'tel';
+  maxLength?: number;
+  pattern?: string;
+  placeholder?: string;
+  disabled?: boolean;
+  class?: string;
+  /** Takes focus when its step appears. */
+  'data-autofocus'?: boolean;
+  value: string;
+  onValue: (value: string) => void;
+  error?: string | null | undefined;
+  hint?: ComponentChildren;
+  /** Shown after the input, inside the field's frame (the card brand). */
+  adornment?: ComponentChildren;
+}
+
+export function Field({
+  label,
+  value,
+  onValue,
+  error,
+  hint,
+  adornment,
+  class: className,
+  type,
+  ...input
+}: FieldProps) {
+  const id = useId();
+  const described = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
+  return (
+    <div class={`field ${className ?? ''}`}>
+      <label for={id}>{label}</label>
+      <div class="control">
+        <input
+          {...input}
+          // Preact 11 types <input> per `type` literal; a union of text-like types is still a text input.
+          type={(type ?? 'text') as 'text'}
+          id={id}
+          value={value}
+          aria-invalid={error ? 'true' : undefined}
+          aria-describedby={described || undefined}
+          onInput={(event) => onValue(event.currentTarget.value)}
+        />
+        {adornment}
+      </div>
+      {hint && (
+        <p class="hint" id={`${id}-hint`}>
+          {hint}
+        </p>
+      )}
+      {error && (
+        <p class="field-error" id={`${id}-error`}>
+          {error}
+        </p>
+      )}
+    </div>
+  );
+}
+
+/** Announced as soon as it appears (role="alert"). */
+export function Alert({ message }: { message: string | null }) {
+  if (!message) return null;
+  return (
+    <p class="alert" role="alert">
+      {message}
+    </p>
+  );
+}
+
+/** The step's main action. While busy it stays focusable (aria-disabled) so keyboard focus is not lost. */
+export function Submit({
+  busy,
+  disabled,
+  children,
+}: {
+  busy: boolean;
+  disabled?: boolean;
+  children: ComponentChildren;
+}) {
+  return (
+    <button
+      type="submit"
+      class="primary"
+      aria-busy={busy ? 'true' : 'false'}
+      aria-disabled={busy || disabled ? 'true' : undefined}
+    >
+      {busy && <span class="spinner" aria-hidden="true" />}
+      {children}
+    </button>
+  );
+}
+
+/** The step title: focused when the step appears, so screen readers say where the shopper now is. */
+export function StepTitle({ children }: { children: ComponentChildren }) {
+  return (
+    <h2 class="step-title" tabIndex={-1} data-step-title>
+      {children}
+    </h2>
+  );
+}
+
+/** Calls `action` unless the form is busy or the button says it is disabled; Enter lands here too. */
+export function onSubmitGuard(busy: boolean, action: () => void) {
+  return (event: Event) => {
+    event.preventDefault();
+    if (busy) return;
+    const submitter = (event as SubmitEvent).submitter;
+    if (submitter?.getAttribute('aria-disabled') === 'true') return;
+    action();
+  };
+}
+
+export const BRAND_NAMES: Record<string, string> = {
+  visa: 'Visa',
+  mastercard: 'Mastercard',
+  amex: 'American Express',
+  'american-express': 'American Express',
+  discover: 'Discover',
+  jcb: 'JCB',
+  'diners-club': 'Diners Club',
+  unionpay: 'UnionPay',
+};
+
+export const brandName = (brand: string): string =>
+  BRAND_NAMES[brand.toLowerCase()] ?? brand.charAt(0).toUpperCase() + brand.slice(1);

@@ -1,0 +1,69 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { Checkout } from '../../checkout/index.js';
+import { OtpThrottledError } from '../../shopper-auth/index.js';
+import { errorResponses } from '../schemas.js';
+import { CodeRequestAnswer } from './otp.js';
+import { AddressFields, CHECKOUT_TAG, OrderParams } from './shopper-api.js';
+
+const { firstName: _first, lastName: _last, ...BillingFields } = AddressFields;
+
+export const EnrolBody = Type.Object({
+  email: Type.String({ maxLength: 254, pattern: '^[^@\\s]+@[^@\\s]+$' }),
+  firstName: AddressFields.firstName,
+  lastName: AddressFields.lastName,
+  phone: Type.String({ pattern: '^\\+?[0-9 ()-]{7,20}$', description: 'Such as `+15125550100`.' }),
+  card: Type.Object({
+    number: Type.String({
+      minLength: 12,
+      maxLength: 23,
+      description: 'Digits; spaces and dashes are ignored.',
+    }),
+    expMonth: Type.Integer({ minimum: 1, maximum: 12 }),
+    expYear: Type.Integer({ minimum: 2000, maximum: 9999, description: 'Four digits.' }),
+    cvv: Type.String({ pattern: '^[0-9]{3,4}$', description: 'Checked for form only, never stored.' }),
+  }),
+  billingAddress: Type.Object(BillingFields, {
+    description: "The card's billing address; the name and phone are the shopper's.",
+  }),
+});
+
+/**
+ * A new shopper's enrolment: the details wait (without the CVV, which the page sends again with the
+ * payment) for the one-time code sent here; `POST …/otp/verify` completes it.
+ */
+export const enrolRoute =
+  (deps: { checkout: Checkout }): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.post(
+      '/checkout/api/orders/:orderId/enrol',
+      {
+        schema: {
+          tags: CHECKOUT_TAG,
+          summary: 'Enrol a new shopper: keep the card and address, send a one-time code',
+          params: OrderParams,
+          body: EnrolBody,
+          response: {
+            200: CodeRequestAnswer,
+            ...errorResponses([
+              'VALIDATION_ERROR',
+              'ORDER_NOT_FOUND',
+              'ORDER_STATE_CONFLICT',
+              'SHOPPER_ALREADY_EXISTS',
+              'OTP_THROTTLED',
+              'MESSAGE_NOT_SENT',
+            ]),
+          },
+        },
+      },
+      async (request, reply) => {
+        try {
+          return await deps.checkout.enrol(request.params.orderId, request.body);
+        } catch (error) {
+          if (error instanceof OtpThrottledError)
+            reply.header('retry-after', String(error.retryAfterSeconds));
+          throw error;
+        }
+      },
+    );
+  };

@@ -1,0 +1,48 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { Checkout } from '../../checkout/index.js';
+import { AUTHORIZATION_MODES, VARIANTS } from '../../merchants/index.js';
+import { ORDER_STATES } from '../../orders/index.js';
+import { errorResponses } from '../schemas.js';
+import { CHECKOUT_TAG, OrderParams, ShippingMethod } from './shopper-api.js';
+
+const literals = (values: readonly string[]) => Type.Union(values.map((value) => Type.Literal(value)));
+
+export const OrderSummary = Type.Object({
+  orderId: Type.String(),
+  status: literals(ORDER_STATES),
+  merchantName: Type.String(),
+  variant: literals(VARIANTS),
+  authorizationMode: literals(AUTHORIZATION_MODES),
+  currency: Type.String(),
+  lineItems: Type.Array(
+    Type.Object({
+      SKU: Type.String(),
+      name: Type.Optional(Type.String()),
+      amount: Type.Optional(Type.Integer()),
+      category: Type.Optional(Type.String()),
+    }),
+  ),
+  subtotal: Type.Integer({ description: 'Integer cents.' }),
+  description: Type.Union([Type.String(), Type.Null()]),
+  shippingMethods: Type.Array(ShippingMethod, { description: 'Empty when the merchant does not ship.' }),
+  expiresAt: Type.String({ format: 'date-time' }),
+});
+
+/** The order as the checkout page shows it; no token needed (the page is opened with the order id). */
+export const orderSummaryRoute =
+  (deps: { checkout: Checkout }): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.get(
+      '/checkout/api/orders/:orderId',
+      {
+        schema: {
+          tags: CHECKOUT_TAG,
+          summary: 'Order summary for the checkout page',
+          params: OrderParams,
+          response: { 200: OrderSummary, ...errorResponses(['ORDER_NOT_FOUND']) },
+        },
+      },
+      async (request) => deps.checkout.summary(request.params.orderId),
+    );
+  };

@@ -1,0 +1,104 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import { ERROR_STATUS } from '../../errors.js';
+import type { Order, Orders } from '../../orders/index.js';
+
+/** The checkout UI's built files (packages/checkout-ui), as same-origin URLs, in load order. */
+export interface CheckoutAssets {
+  scripts: string[];
+  styles: string[];
+}
+
+const NO_ASSETS: CheckoutAssets = { scripts: [], styles: [] };
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+
+/** JSON inside a <script> element: `<` escaped, so no value can close the element. */
+const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
+
+/**
+ * Only the order's page origin may frame the checkout (DESIGN.md §3); scripts, styles and requests stay
+ * on our origin.
+ */
+export function checkoutCsp(frameAncestor: string): string {
+  return [
+    "default-src 'self'",
+    "img-src 'self' data:",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "object-src 'none'",
+    `frame-ancestors ${frameAncestor}`,
+  ].join('; ');
+}
+
+/**
+ * The checkout page shell: the order id and the parent origin in a JSON element the UI reads
+ * (`#checkout-config`), a loading state in `#checkout`, and the UI bundle's files from `assets`.
+ */
+export function checkoutPage(order: Order, assets: CheckoutAssets = NO_ASSETS): string {
+  const config = { orderId: order.id, parentOrigin: order.origin };
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>Checkout</title>
+${assets.styles.map((href) => `<link rel="stylesheet" href="${escapeHtml(href)}">`).join('\n')}
+</head>
+<body>
+<main id="checkout" aria-busy="true"><p role="status">Loading checkout…</p></main>
+<script type="application/json" id="checkout-config">${scriptJson(config)}</script>
+${assets.scripts.map((src) => `<script type="module" src="${escapeHtml(src)}"></script>`).join('\n')}
+</body>
+</html>
+`;
+}
+
+function unavailablePage(message: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Checkout unavailable</title></head>
+<body><main><h1>Checkout unavailable</h1><p>${escapeHtml(message)}</p></main></body>
+</html>
+`;
+}
+
+/** `GET /checkout/:orderId`: the page the SDK opens in its iframe, while the order is open. */
+export const checkoutPageRoute =
+  (deps: { orders: Orders; assets?: CheckoutAssets }): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.get(
+      '/checkout/:orderId',
+      {
+        schema: {
+          hide: true,
+          params: Type.Object({ orderId: Type.String({ maxLength: 64 }) }),
+        },
+      },
+      async (request, reply) => {
+        const order = await deps.orders.find(request.params.orderId);
+        reply
+          .header('cache-control', 'no-store')
+          .header('x-content-type-options', 'nosniff')
+          .header('referrer-policy', 'no-referrer')
+          .type('text/html; charset=utf-8');
+        if (!order || !deps.orders.isOpen(order)) {
+          // An unknown order has no origin to name; the page says only that it cannot be shown.
+          return reply
+            .status(ERROR_STATUS.ORDER_NOT_FOUND)
+            .header('content-security-policy', `default-src 'none'; frame-ancestors ${order?.origin ?? '*'}`)
+            .send(
+              unavailablePage(
+                order
+                  ? 'This checkout has ended. Close this window and start again from the shop.'
+                  : 'This checkout does not exist.',
+              ),
+            );
+        }
+        return reply
+          .header('content-security-policy', checkoutCsp(order.origin))
+          .send(checkoutPage(order, deps.assets));
+      },
+    );
+  };

@@ -1,0 +1,573 @@
+import http from 'node:http';
+import type { AddressInfo as NetAddress } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { Webhook } from 'standardwebhooks';
+import { request as httpRequest } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_SHOPPER_EMAIL } from '../../sandbox/seed.js';
+import { engines } from '../../test-support/db.js';
+import { type Receiver, startReceiver } from '../../test-support/receiver.js';
+import { startTestService, type TestService } from '../../test-support/service.js';
+
+interface SandboxGatewayServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+// The gateway server is its own package, loaded from its source by a computed path (see sandbox.test.ts).
+const gatewayServerPath = fileURLToPath(
+  new URL('../../../../sandbox-gateway/src/server.js', import.meta.url),
+);
+const { startSandboxGateway } = (await import(gatewayServerPath)) as {
+  startSandboxGateway(options: { port: number; host: string }): Promise<SandboxGatewayServer>;
+};
+
+/** A pass-through in front of the sandbox gateway that counts the authorizations it forwards. */
+async function countingProxy(
+  target: string,
+): Promise<{ url: string; count(): number; close(): Promise<void> }> {
+  let authorizations = 0;
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', async () => {
+      if (request.method === 'POST') authorizations++;
+      const headers = { ...request.headers };
+      delete headers.host;
+      delete headers['content-length'];
+      const forwarded = await httpRequest(`${target}${request.url}`, {
+        method: request.method as 'POST',
+        headers,
+        body: Buffer.concat(chunks),
+      });
+      const body = Buffer.from(await forwarded.body.arrayBuffer());
+      response.writeHead(forwarded.statusCode, { 'content-type': String(forwarded.headers['content-type']) });
+      response.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as NetAddress;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    count: () => authorizations,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+const SHOP = 'https://shop.example';
+const GROUND = { externalId: 'ground', name: 'Ground', price: 500 };
+const ORDER = {
+  lineItems: [
+    { SKU: 'TEE', name: 'T-shirt', amount: 2500 },
+    { SKU: 'MUG', amount: 1200 },
+  ],
+};
+const ADDRESS_KEYS = [
+  'firstName',
+  'lastName',
+  'company',
+  'address1',
+  'address2',
+  'city',
+  'state',
+  'zip',
+  'country',
+  'phoneNumber',
+  'isDefaultBilling',
+  'isDefaultShipping',
+  'externalId',
+];
+
+describe.each(engines())('checkout page API: sign-in, wallet and payment on %s', (engine) => {
+  let gateway: SandboxGatewayServer;
+  let proxy: Awaited<ReturnType<typeof countingProxy>>;
+  let receiver: Receiver;
+  let service: TestService;
+  let shop: string;
+  let plain: string;
+  let plainSecret: string;
+  let connected: string;
+  let xml: string;
+  let merchantMode: { merchantId: string; apiKey: string };
+
+  const createOrder = async (merchantId: string) => {
+    const response = await service.call('POST', '/checkout/orders', {
+      body: { merchantId, order: ORDER },
+      headers: { origin: SHOP },
+    });
+    expect(response.status).toBe(201);
+    return response.json.orderId as string;
+  };
+  const signIn = async (orderId: string) => {
+    const sent = await service.call('POST', `/checkout/api/orders/${orderId}/otp`, {
+      body: { email: TEST_SHOPPER_EMAIL },
+    });
+    expect(sent.json).toEqual({ status: 'sent', destination: expect.stringContaining('@example.com') });
+    const verified = await service.call('POST', `/checkout/api/orders/${orderId}/otp/verify`, {
+      body: { email: TEST_SHOPPER_EMAIL, code: '123456' },
+    });
+    expect(verified.status).toBe(200);
+    return verified.json.shopperToken as string;
+  };
+  const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+  const walletOf = async (token: string) =>
+    (await service.call('GET', '/checkout/api/wallet', { headers: bearer(token) })).json;
+  const cardEnding = async (token: string, last4: string) =>
+    (await walletOf(token)).cards.find((card: { last4CardNumber: string }) => card.last4CardNumber === last4);
+  const pay = (orderId: string, token: string, body: Record<string, unknown>) =>
+    service.call('POST', `/checkout/api/orders/${orderId}/pay`, { body, headers: bearer(token) });
+  /** Signs the test shopper in to a new order of `merchantId` and pays with the card ending `last4`. */
+  const payWith = async (merchantId: string, last4: string, shipping = false) => {
+    const orderId = await createOrder(merchantId);
+    const token = await signIn(orderId);
+    const wallet = await walletOf(token);
+    const card = wallet.cards.find((entry: { last4CardNumber: string }) => entry.last4CardNumber === last4);
+    const response = await pay(orderId, token, {
+      paymentId: card.paymentId,
+      ...(shipping ? { shippingAddressId: wallet.addresses[0].addressId, shippingMethodId: 'ground' } : {}),
+    });
+    return { orderId, token, wallet, card, response };
+  };
+
+  beforeAll(async () => {
+    gateway = await startSandboxGateway({ port: 0, host: '127.0.0.1' });
+    proxy = await countingProxy(gateway.url);
+    receiver = await startReceiver();
+    service = await startTestService(engine, { SANDBOX_GATEWAY_URL: proxy.url });
+    const base = { allowedOrigins: [SHOP], webhookUrl: receiver.url };
+    ({ merchantId: shop } = await service.merchant({
+      ...base,
+      name: 'Shipping Shop',
+      shippingMethods: [GROUND],
+      taxSettings: { ratesByState: { TX: 825 } },
+    }));
+    ({ merchantId: plain, webhookSecret: plainSecret } = await service.merchant({
+      ...base,
+      name: 'Digital Shop',
+      taxSettings: { ratesByState: { TX: 625 } },
+    }));
+    ({ merchantId: connected } = await service.merchant({
+      ...base,
+      name: 'Connected',
+      variant: 'connected',
+    }));
+    ({ merchantId: xml } = await service.merchant({ ...base, name: 'XML Shop' }));
+    await service.services.gateways.set(
+      xml,
+      { gateway: 'sandbox', style: 'xml', url: proxy.url, timeoutMs: 5_000 },
+      { apiKey: 'sk_sandbox_xml' },
+    );
+    merchantMode = await service.merchant({ ...base, name: 'Own Processor', authorizationMode: 'merchant' });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await receiver?.close();
+    await proxy?.close();
+    await gateway?.close();
+  });
+
+  it('shows the order summary to the checkout page', async () => {
+    const orderId = await createOrder(shop);
+    const response = await service.call('GET', `/checkout/api/orders/${orderId}`);
+    expect(response.status).toBe(200);
+    expect(response.json).toEqual({
+      orderId,
+      status: 'CREATED',
+      merchantName: 'Shipping Shop',
+      variant: 'standard',
+      authorizationMode: 'service',
+      currency: 'USD',
+      lineItems: ORDER.lineItems,
+      subtotal: 3700,
+      description: null,
+      shippingMethods: [GROUND],
+      expiresAt: expect.any(String),
+    });
+    expect((await service.call('GET', '/checkout/api/orders/ord_nothing')).json.errorCode).toBe(
+      'ORDER_NOT_FOUND',
+    );
+  });
+
+  it('gives the wallet to a signed-in shopper: default card first, expiry flagged', async () => {
+    const token = await signIn(await createOrder(shop));
+    const wallet = await walletOf(token);
+    expect(wallet.email).toBe(TEST_SHOPPER_EMAIL);
+    expect(wallet.phone).toBe('+15125550100');
+    expect(wallet.cards.map((card: { last4CardNumber: string }) => card.last4CardNumber)[0]).toBe('1111');
+    expect(wallet.cards).toHaveLength(5);
+    expect(wallet.cards[0]).toMatchObject({
+      cardBrand: 'visa',
+      isDefault: true,
+      expired: false,
+      needsCvv: false,
+    });
+    expect(wallet.addresses[0]).toMatchObject({ addressId: expect.any(Number), state: 'TX', zip: '78701' });
+
+    const added = await service.call('POST', '/checkout/api/wallet/addresses', {
+      headers: bearer(token),
+      body: {
+        firstName: 'Taylor',
+        lastName: 'Shopper',
+        address1: '1 Main St',
+        city: 'Portland',
+        state: 'OR',
+        zip: '97201',
+        country: 'US',
+      },
+    });
+    expect(added.status).toBe(201);
+    expect(added.json).toMatchObject({
+      addressId: expect.any(Number),
+      state: 'OR',
+      isDefaultShipping: false,
+    });
+
+    expect((await service.call('GET', '/checkout/api/wallet')).json.errorCode).toBe('SHOPPER_UNAUTHORIZED');
+    expect((await service.call('GET', '/checkout/api/wallet', { headers: bearer('nonsense') })).status).toBe(
+      401,
+    );
+  });
+
+  it('pays with 1111: the seven success arguments in exactly the interface shapes', async () => {
+    const before = proxy.count();
+    const { orderId, wallet, card, response } = await payWith(shop, '1111', true);
+    expect(response.status).toBe(200);
+    const address = wallet.addresses[0];
+    const { addressId: _addressId, ...addressInfo } = address;
+    const body = response.json;
+    expect(Object.keys(body)).toEqual([
+      'outcome',
+      'orderId',
+      'customerInfo',
+      'shippingInfo',
+      'billingInfo',
+      'shippingMethod',
+      'taxes',
+      'transactionDetails',
+    ]);
+    const networkTransactionId = body.transactionDetails.networkTransactionId;
+    expect(networkTransactionId).toMatch(/^\d{15}$/);
+    expect(body).toEqual({
+      outcome: 'success',
+      orderId,
+      customerInfo: {
+        email: TEST_SHOPPER_EMAIL,
+        paymentMethod: {
+          address: addressInfo,
+          addressId: card.billingAddressId,
+          cardBrand: 'visa',
+          expMonth: 12,
+          expYear: card.expYear,
+          externalId: card.paymentId,
+          fullNameCard: 'Taylor Shopper',
+          isDefault: true,
+          last4CardNumber: '1111',
+          needsCvv: false,
+          nickName: null,
+          paymentToken: expect.stringMatching(/^ptk_[A-Za-z0-9_-]{32}$/),
+          storedCredentialsIdentifier: networkTransactionId,
+        },
+        phoneNumber: '+15125550100',
+      },
+      shippingInfo: addressInfo,
+      billingInfo: addressInfo,
+      shippingMethod: GROUND,
+      taxes: 305, // 3700 ¢ at 8.25 % = 305.25 ¢
+      transactionDetails: {
+        networkTransactionId,
+        gatewayTransactionId: expect.stringMatching(/^gtx_/),
+        gatewayResponse: expect.objectContaining({ status: 'AUTHORIZED' }),
+      },
+    });
+    expect(Object.keys(body.customerInfo.paymentMethod.address)).toEqual(ADDRESS_KEYS);
+    expect(Number.isInteger(body.customerInfo.paymentMethod.addressId)).toBe(true);
+    const { gatewayResponse, gatewayTransactionId } = body.transactionDetails;
+    expect(gatewayResponse.id).toBe(gatewayTransactionId);
+    expect(gatewayResponse.network.transactionId).toBe(networkTransactionId);
+    expect(gatewayResponse.amount).toBe(3700 + 500 + 305);
+    expect(JSON.stringify(body)).not.toContain('4111111111111111');
+    expect(proxy.count()).toBe(before + 1);
+
+    const order = await service.services.orders.find(orderId);
+    expect(order).toMatchObject({ status: 'SUCCEEDED', payment: { chargedAmount: 4505, taxAmount: 305 } });
+    expect((await cardEnding(await signIn(await createOrder(shop)), '1111')).paymentId).toBe(card.paymentId);
+  });
+
+  it('pays with 4444 and names the first payment as the stored credential of the next', async () => {
+    const first = await payWith(plain, '4444');
+    expect(first.response.json.outcome).toBe('success');
+    const firstId = first.response.json.transactionDetails.networkTransactionId;
+    expect(first.response.json.customerInfo.paymentMethod).toMatchObject({
+      cardBrand: 'mastercard',
+      last4CardNumber: '4444',
+      isDefault: false,
+      storedCredentialsIdentifier: firstId,
+    });
+    expect(first.response.json.transactionDetails.gatewayResponse.storedCredential).toMatchObject({
+      type: 'initial',
+    });
+    const second = await payWith(plain, '4444');
+    expect(second.response.json.transactionDetails.gatewayResponse.storedCredential).toMatchObject({
+      type: 'subsequent',
+      previousNetworkTransactionId: firstId,
+    });
+    expect(second.response.json.customerInfo.paymentMethod.storedCredentialsIdentifier).toBe(firstId);
+  });
+
+  it.each([
+    ['0002', '995', 'Unable to process card'],
+    ['0069', '990', 'Card was declined'],
+    ['0119', '-1', null],
+  ])('answers the card ending %s with error %s', async (last4, errorCode, errorMessage) => {
+    const { orderId, response } = await payWith(plain, last4);
+    expect(response.status).toBe(200);
+    expect(response.json).toEqual({ outcome: 'error', orderId, errorCode, errorMessage });
+    const order = await service.services.orders.find(orderId);
+    expect(order).toMatchObject({ status: 'FAILED', error: { code: errorCode, message: errorMessage } });
+  });
+
+  it('computes taxes on the billing state when nothing is shipped, and answers {} for shipping', async () => {
+    const { response } = await payWith(plain, '1111');
+    expect(response.json).toMatchObject({
+      outcome: 'success',
+      shippingInfo: {},
+      shippingMethod: {},
+      taxes: 231,
+    });
+    // 3700 ¢ at 6.25 % = 231.25 ¢
+  });
+
+  it('quotes subtotal, shipping, taxes and total', async () => {
+    const orderId = await createOrder(shop);
+    const token = await signIn(orderId);
+    const wallet = await walletOf(token);
+    const quote = (body: Record<string, unknown>) =>
+      service.call('POST', `/checkout/api/orders/${orderId}/quote`, { body, headers: bearer(token) });
+    expect((await quote({})).json).toEqual({
+      currency: 'USD',
+      subtotal: 3700,
+      shipping: 0,
+      taxes: 0,
+      total: 3700,
+    });
+    expect(
+      (await quote({ shippingAddressId: wallet.addresses[0].addressId, shippingMethodId: 'ground' })).json,
+    ).toEqual({ currency: 'USD', subtotal: 3700, shipping: 500, taxes: 305, total: 4505 });
+    const unknownMethod = await quote({ shippingMethodId: 'express' });
+    expect(unknownMethod.status).toBe(400);
+    expect(unknownMethod.json.errorMessage).toBe('shippingMethodId: must be one of ground');
+  });
+
+  it('requires the shipping choice when the merchant ships, and refuses it when it does not', async () => {
+    const orderId = await createOrder(shop);
+    const token = await signIn(orderId);
+    const card = await cardEnding(token, '1111');
+    const missing = await pay(orderId, token, { paymentId: card.paymentId });
+    expect(missing.status).toBe(400);
+    expect(missing.json.errorMessage).toBe('shippingAddressId is required: Shipping Shop ships this order');
+
+    const other = await createOrder(plain);
+    const otherToken = await signIn(other);
+    const refused = await pay(other, otherToken, { paymentId: card.paymentId, shippingMethodId: 'ground' });
+    expect(refused.status).toBe(400);
+    expect(refused.json.errorMessage).toBe('shippingMethodId: Digital Shop does not ship; leave it out');
+  });
+
+  it('gives an XML gateway response as its text', async () => {
+    const { response } = await payWith(xml, '1111');
+    const { transactionDetails } = response.json;
+    expect(typeof transactionDetails.gatewayResponse).toBe('string');
+    expect(transactionDetails.gatewayResponse).toContain(transactionDetails.gatewayTransactionId);
+    expect(transactionDetails.gatewayResponse).toContain(transactionDetails.networkTransactionId);
+    expect(transactionDetails.stpReferenceNum).toBeUndefined();
+  });
+
+  it('gives connected merchants an stpReferenceNum', async () => {
+    const { response } = await payWith(connected, '1111');
+    const { transactionDetails } = response.json;
+    expect(transactionDetails.stpReferenceNum).toEqual(expect.any(String));
+    expect(transactionDetails.gatewayResponse.stpReferenceNum).toBe(transactionDetails.stpReferenceNum);
+  });
+
+  it('never charges twice: a repeated pay answers the first outcome, concurrent ones are refused', async () => {
+    const orderId = await createOrder(plain);
+    const token = await signIn(orderId);
+    const card = await cardEnding(token, '1111');
+    const before = proxy.count();
+    const [a, b] = await Promise.all([
+      pay(orderId, token, { paymentId: card.paymentId }),
+      pay(orderId, token, { paymentId: card.paymentId }),
+    ]);
+    const statuses = [a.status, b.status].sort();
+    const first = a.status === 200 ? a : b;
+    expect(first.json.outcome).toBe('success');
+    if (statuses[1] === 409)
+      expect([a, b].find((r) => r.status === 409)?.json.errorCode).toBe('ORDER_STATE_CONFLICT');
+    const again = await pay(orderId, token, { paymentId: card.paymentId });
+    expect(again.status).toBe(200);
+    expect(again.json).toEqual(first.json);
+    expect(proxy.count()).toBe(before + 1);
+  });
+
+  it('emits a signed ORDER_SUCCEEDED webhook', async () => {
+    const { orderId } = await payWith(plain, '1111');
+    const delivered = () =>
+      receiver.received.find(
+        (webhook) => (JSON.parse(webhook.body) as { orderId?: string }).orderId === orderId,
+      );
+    await expect.poll(delivered, { timeout: 5_000 }).toBeDefined();
+    const webhook = delivered();
+    if (!webhook) throw new Error('no webhook');
+    const payload = new Webhook(plainSecret).verify(webhook.body, {
+      'webhook-id': String(webhook.headers['webhook-id']),
+      'webhook-timestamp': String(webhook.headers['webhook-timestamp']),
+      'webhook-signature': String(webhook.headers['webhook-signature']),
+    });
+    expect(payload).toMatchObject({
+      eventName: 'ORDER_SUCCEEDED',
+      merchantId: plain,
+      orderId,
+      status: 'SUCCEEDED',
+    });
+  });
+
+  it('refuses a token issued for another order', async () => {
+    const mine = await createOrder(plain);
+    const token = await signIn(mine);
+    const card = await cardEnding(token, '1111');
+    const other = await createOrder(plain);
+    const response = await pay(other, token, { paymentId: card.paymentId });
+    expect(response.status).toBe(401);
+    expect(response.json).toEqual({
+      errorCode: 'SHOPPER_UNAUTHORIZED',
+      errorMessage: `The shopper token was issued for another order than ${other}.`,
+    });
+    expect((await service.services.orders.find(other))?.status).toBe('CREATED');
+  });
+
+  it('refuses a card that is not the shopper’s, and a CVV-less pay of a card that needs one', async () => {
+    const orderId = await createOrder(plain);
+    const token = await signIn(orderId);
+    const unknown = await pay(orderId, token, { paymentId: '00000000-0000-4000-8000-000000000000' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.json.errorCode).toBe('PAYMENT_METHOD_NOT_FOUND');
+
+    const { wallet } = service.services;
+    const shopper = await wallet.findShopperByEmail(TEST_SHOPPER_EMAIL);
+    const [address] = await wallet.listAddresses(shopper?.id as string);
+    const card = await wallet.addCard({
+      shopperId: shopper?.id as string,
+      pan: '5105105105105100',
+      expMonth: 12,
+      expYear: new Date().getUTCFullYear() + 2,
+      nameOnCard: 'Taylor Shopper',
+      billingAddressId: address?.id as number,
+      needsCvv: true,
+    });
+    const withoutCvv = await pay(orderId, token, { paymentId: card.id });
+    expect(withoutCvv.status).toBe(400);
+    expect(withoutCvv.json.errorMessage).toBe('cvv is required: this card needs its security code');
+    expect((await service.services.orders.find(orderId))?.status).toBe('CREATED');
+    const withCvv = await pay(orderId, token, { paymentId: card.id, cvv: '123' });
+    expect(withCvv.json.outcome).toBe('success');
+  });
+
+  it('hands a merchant-mode order over as a payment selection usable by POST /payments/credentials', async () => {
+    const before = proxy.count();
+    const { orderId, card, wallet, response } = await payWith(merchantMode.merchantId, '4444');
+    expect(response.status).toBe(200);
+    const { addressId: _addressId, ...billing } = wallet.addresses[0];
+    expect(response.json).toEqual({
+      outcome: 'payment-selected',
+      selection: {
+        orderId,
+        sessionId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        paymentId: card.paymentId,
+        billingInfo: billing,
+        shippingInfo: {},
+        shippingMethod: {},
+        taxes: 0,
+      },
+    });
+    expect(proxy.count()).toBe(before);
+    const credentials = await service.call('POST', '/payments/credentials', {
+      apiKey: merchantMode.apiKey,
+      body: {
+        paymentId: card.paymentId,
+        sessionId: response.json.selection.sessionId,
+        amount: 3700,
+        merchantReference: orderId,
+        currency: 'USD',
+      },
+    });
+    expect(credentials.status).toBe(200);
+    expect(credentials.json).toMatchObject({ code: 200, message: 'OK' });
+  });
+
+  it('closes the order', async () => {
+    const orderId = await createOrder(plain);
+    const closed = await service.call('POST', `/checkout/api/orders/${orderId}/close`);
+    expect(closed.json).toEqual({ orderId, status: 'ABANDONED' });
+    expect((await service.call('POST', `/checkout/api/orders/${orderId}/close`)).status).toBe(200);
+    const otp = await service.call('POST', `/checkout/api/orders/${orderId}/otp`, {
+      body: { email: TEST_SHOPPER_EMAIL },
+    });
+    expect(otp.status).toBe(409);
+    expect(otp.json.errorCode).toBe('ORDER_STATE_CONFLICT');
+  });
+
+  it('enrols a new shopper, who then pays with the new card (CVV from the page, never stored)', async () => {
+    const orderId = await createOrder(plain);
+    const email = `new.${engine}@example.com`;
+    const unknown = await service.call('POST', `/checkout/api/orders/${orderId}/otp`, { body: { email } });
+    expect(unknown.json).toEqual({ status: 'enrol' });
+    const enrolment = {
+      email,
+      firstName: 'Nova',
+      lastName: 'Buyer',
+      phone: '+15035550123',
+      card: {
+        number: '4242 4242 4242 4242',
+        expMonth: 11,
+        expYear: new Date().getUTCFullYear() + 2,
+        cvv: '737',
+      },
+      billingAddress: { address1: '5 Pine St', city: 'Austin', state: 'TX', zip: '78702', country: 'US' },
+    };
+    const enrol = await service.call('POST', `/checkout/api/orders/${orderId}/enrol`, { body: enrolment });
+    expect(enrol.status).toBe(200);
+    expect(enrol.json).toEqual({ status: 'sent', destination: expect.any(String) });
+    const throttled = await service.call('POST', `/checkout/api/orders/${orderId}/enrol`, {
+      body: enrolment,
+    });
+    expect(throttled.status).toBe(429);
+    expect(throttled.json.errorCode).toBe('OTP_THROTTLED');
+    expect(Number(throttled.headers['retry-after'])).toBeGreaterThan(0);
+    const stored = await service.services.db.kysely.selectFrom('pending_enrolments').selectAll().execute();
+    expect(JSON.stringify(stored)).not.toContain('4242');
+    expect(JSON.stringify(stored)).not.toContain('737');
+
+    const messages = await service.call('GET', `/sandbox/messages?to=${encodeURIComponent(email)}`);
+    const code = /\b(\d{6})\b/.exec(JSON.stringify(messages.json))?.[1];
+    expect(code).toBeDefined();
+    const verified = await service.call('POST', `/checkout/api/orders/${orderId}/otp/verify`, {
+      body: { email, code },
+    });
+    expect(verified.status).toBe(200);
+    const token = verified.json.shopperToken;
+    const wallet = await walletOf(token);
+    expect(wallet).toMatchObject({ email, phone: '+15035550123', firstName: 'Nova' });
+    expect(wallet.cards).toEqual([expect.objectContaining({ last4CardNumber: '4242', isDefault: true })]);
+    const response = await pay(orderId, token, { paymentId: wallet.cards[0].paymentId, cvv: '737' });
+    expect(response.json).toMatchObject({
+      outcome: 'success',
+      taxes: 231,
+      customerInfo: { email, phoneNumber: '+15035550123', paymentMethod: { last4CardNumber: '4242' } },
+    });
+    const again = await service.call('POST', `/checkout/api/orders/${await createOrder(plain)}/enrol`, {
+      body: enrolment,
+    });
+    expect(again.status).toBe(409);
+    expect(again.json.errorCode).toBe('SHOPPER_ALREADY_EXISTS');
+  });
+});

@@ -1,0 +1,134 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { Checkout } from '../../checkout/index.js';
+import { errorResponses } from '../schemas.js';
+import {
+  AddressInfo,
+  CHECKOUT_TAG,
+  Empty,
+  OrderParams,
+  SHOPPER_SECURITY,
+  ShippingMethod,
+  shopperTokenOf,
+} from './shopper-api.js';
+
+const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
+  Type.Union([schema, Type.Null()]);
+
+export const ShippingChoice = {
+  // 2^31 - 1: the largest address id either database can hold.
+  shippingAddressId: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'An `addressId` of the wallet.' }),
+  ),
+  shippingMethodId: Type.Optional(
+    Type.String({ maxLength: 64, description: "A shipping method's `externalId`." }),
+  ),
+};
+
+const PaymentMethodInfo = Type.Object({
+  address: AddressInfo,
+  addressId: Type.Integer(),
+  cardBrand: Type.String(),
+  expMonth: Type.Integer(),
+  expYear: Type.Integer(),
+  externalId: Type.String(),
+  fullNameCard: Type.String(),
+  isDefault: Type.Boolean(),
+  last4CardNumber: Type.String(),
+  needsCvv: Type.Boolean(),
+  nickName: nullable(Type.String()),
+  paymentToken: Type.String({ description: 'Opaque reference; never card data.' }),
+  storedCredentialsIdentifier: nullable(Type.String()),
+});
+
+const TransactionDetails = Type.Object(
+  {
+    networkTransactionId: nullable(Type.String()),
+    gatewayTransactionId: Type.String(),
+    gatewayResponse: Type.Unknown({ description: 'An object (JSON gateways) or the text (XML gateways).' }),
+    stpReferenceNum: Type.Optional(Type.String({ description: 'Connected variant only.' })),
+  },
+  { description: 'Interface section 2.11.' },
+);
+
+export const PayAnswer = Type.Union([
+  Type.Object({
+    outcome: Type.Literal('success'),
+    orderId: Type.String(),
+    customerInfo: Type.Object({
+      email: Type.String(),
+      paymentMethod: PaymentMethodInfo,
+      phoneNumber: nullable(Type.String()),
+    }),
+    shippingInfo: Type.Union([AddressInfo, Empty]),
+    billingInfo: AddressInfo,
+    shippingMethod: Type.Union([ShippingMethod, Empty]),
+    taxes: Type.Integer({ description: 'Integer cents.' }),
+    transactionDetails: TransactionDetails,
+  }),
+  Type.Object({
+    outcome: Type.Literal('error'),
+    orderId: Type.String(),
+    errorCode: Type.String({ description: '`990`, `995` or `-1`.' }),
+    errorMessage: nullable(Type.String()),
+  }),
+  Type.Object({
+    outcome: Type.Literal('payment-selected'),
+    selection: Type.Object({
+      orderId: Type.String(),
+      sessionId: Type.String(),
+      paymentId: Type.String(),
+      billingInfo: AddressInfo,
+      shippingInfo: Type.Union([AddressInfo, Empty]),
+      shippingMethod: Type.Union([ShippingMethod, Empty]),
+      taxes: Type.Integer(),
+    }),
+  }),
+]);
+
+/** Pay (or, in the merchant's authorization mode, hand over the selection). See docs/internals/checkout-protocol.md. */
+export const payRoute =
+  (deps: { checkout: Checkout }): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.post(
+      '/checkout/api/orders/:orderId/pay',
+      {
+        schema: {
+          tags: CHECKOUT_TAG,
+          summary: 'Pay the order with a saved card',
+          description:
+            'A decided payment is 200 with `outcome` `success` or `error`; a repeated submit answers the same outcome and never charges twice.',
+          security: SHOPPER_SECURITY,
+          params: OrderParams,
+          body: Type.Object({
+            paymentId: Type.String({
+              minLength: 1,
+              maxLength: 64,
+              description: 'A `paymentId` of the wallet.',
+            }),
+            ...ShippingChoice,
+            cvv: Type.Optional(
+              Type.String({ pattern: '^[0-9]{3,4}$', description: 'Sent to the gateway, never stored.' }),
+            ),
+          }),
+          response: {
+            200: PayAnswer,
+            ...errorResponses([
+              'VALIDATION_ERROR',
+              'SHOPPER_UNAUTHORIZED',
+              'ORDER_NOT_FOUND',
+              'PAYMENT_METHOD_NOT_FOUND',
+              'ADDRESS_NOT_FOUND',
+              'ORDER_STATE_CONFLICT',
+              'PAYMENT_METHOD_EXPIRED',
+            ]),
+          },
+        },
+      },
+      async (request) => {
+        const { orderId } = request.params;
+        const shopperId = await deps.checkout.authenticate(shopperTokenOf(request), orderId);
+        return deps.checkout.pay(shopperId, orderId, request.body);
+      },
+    );
+  };

@@ -1,0 +1,94 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { ORDER_STATES, type Orders, toOrderView } from '../../orders/index.js';
+import { merchantOf } from '../plugins/auth.js';
+import { BEARER_SECURITY, errorResponses } from '../schemas.js';
+
+const Cents = Type.Integer({ description: 'Integer cents.' });
+const Timestamp = Type.String({ format: 'date-time' });
+const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+const ShippingMethod = Type.Object({ externalId: Type.String(), name: Type.String(), price: Cents });
+
+export const OrderResource = Type.Object({
+  orderId: Type.String({ description: "The service's order id (`ord_…`)." }),
+  merchantOrderId: nullable(
+    Type.String({ description: 'The `orderId` the merchant gave to `createOrder`.' }),
+  ),
+  status: Type.Union(
+    ORDER_STATES.map((state) => Type.Literal(state)),
+    { description: 'CREATED → PROCESSING → SUCCEEDED | FAILED; CREATED → ABANDONED (closed or expired).' },
+  ),
+  currency: Type.String(),
+  lineItems: Type.Array(
+    Type.Object({
+      SKU: Type.String(),
+      name: Type.Optional(Type.String()),
+      amount: Type.Optional(Cents),
+      category: Type.Optional(Type.String()),
+    }),
+  ),
+  subtotal: Cents,
+  total: Type.Integer({
+    description:
+      "Integer cents: the merchant's total (or the subtotal) until the shopper pays; from then on subtotal + shipping + taxes as submitted to the gateway.",
+  }),
+  description: nullable(Type.String()),
+  email: nullable(Type.String({ description: "The shopper's email, once the shopper has paid." })),
+  shipping: nullable(
+    Type.Object({
+      addressId: nullable(Type.String({ description: 'The shipping address `externalId`.' })),
+      method: nullable(ShippingMethod),
+      amount: Cents,
+    }),
+  ),
+  taxes: nullable(Cents),
+  transactionDetails: nullable(
+    Type.Object(
+      {
+        networkTransactionId: nullable(Type.String()),
+        gatewayTransactionId: Type.String(),
+        gatewayResponse: Type.Unknown({
+          description: "The gateway's response: an object or an XML/JSON string.",
+        }),
+        stpReferenceNum: Type.Optional(Type.String({ description: 'Connected checkout variant only.' })),
+      },
+      { description: 'Interface section 2.11; null until the order SUCCEEDED.' },
+    ),
+  ),
+  error: nullable(
+    Type.Object(
+      { errorCode: Type.String(), errorMessage: nullable(Type.String()) },
+      { description: 'Set when the order FAILED: `990`, `995` or `-1` (with a null message).' },
+    ),
+  ),
+  expiresAt: Timestamp,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type OrderResource = Static<typeof OrderResource>;
+
+export const orderGetRoute =
+  (orders: Orders): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    app.get(
+      '/orders/:orderId',
+      {
+        config: { auth: 'merchant' },
+        schema: {
+          tags: ['Orders'],
+          summary: 'Get an order',
+          description:
+            "The order with the merchant's own id as `merchantOrderId`, its status, amounts and transaction details. Confirm an order here (or by the signed ORDER_SUCCEEDED webhook) rather than trusting the browser. Another merchant's order is ORDER_NOT_FOUND.",
+          security: BEARER_SECURITY,
+          params: Type.Object({ orderId: Type.String({ minLength: 1, maxLength: 64 }) }),
+          response: {
+            200: OrderResource,
+            ...errorResponses(['UNAUTHORIZED', 'ORDER_NOT_FOUND']),
+          },
+        },
+      },
+      async (request): Promise<OrderResource> =>
+        toOrderView(await orders.get(merchantOf(request).id, request.params.orderId)),
+    );
+  };

@@ -1,0 +1,136 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_SHOPPER_EMAIL } from '../../sandbox/seed.js';
+import { engines } from '../../test-support/db.js';
+import { startTestService, type TestService } from '../../test-support/service.js';
+import { startSmtpServer, type TestSmtpServer } from '../../test-support/smtp.js';
+
+const PRODUCTION = {
+  WALLET_ENV: 'production',
+  VAULT_KEYS: `k1:${randomBytes(32).toString('base64')}`,
+  PUBLIC_URL: 'https://pay.example',
+};
+
+describe.each(engines())('GET /sandbox/messages on %s', (engine) => {
+  describe('in staging', () => {
+    let service: TestService;
+    beforeAll(async () => {
+      service = await startTestService(engine);
+    });
+    afterAll(() => service.close());
+
+    it("shows the test shopper's one-time codes, newest first, and logs them", async () => {
+      const { shopperAuth } = service.services;
+      await shopperAuth.requestCode('ord_first', TEST_SHOPPER_EMAIL);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await shopperAuth.requestCode('ord_second', TEST_SHOPPER_EMAIL);
+
+      const response = await service.call(
+        'GET',
+        `/sandbox/messages?to=${encodeURIComponent('Test.Shopper@Example.com')}`,
+      );
+      expect(response.status).toBe(200);
+      const { data } = response.json as {
+        data: { to: string; subject: string; text: string; sentAt: string }[];
+      };
+      expect(data).toHaveLength(2);
+      for (const message of data) {
+        expect(message).toEqual({
+          to: TEST_SHOPPER_EMAIL,
+          subject: 'Your checkout code',
+          text: expect.stringMatching(/^123456 is your one-time code/),
+          sentAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        });
+      }
+      expect(Date.parse(data[0]?.sentAt ?? '')).toBeGreaterThan(Date.parse(data[1]?.sentAt ?? ''));
+      expect(service.logs.join('')).toContain('123456 is your one-time code');
+
+      // The code read from the mailbox signs the shopper in.
+      const { shopperToken } = await shopperAuth.verifyCode('ord_second', TEST_SHOPPER_EMAIL, '123456');
+      expect((await shopperAuth.authenticate(shopperToken))?.orderId).toBe('ord_second');
+    });
+
+    it("keeps a new shopper's code for enrolment, and no one else's messages", async () => {
+      const email = 'someone.new@example.com';
+      await service.services.shopperAuth.requestCode('ord_new', email, { enrol: true });
+      const mine = await service.call('GET', `/sandbox/messages?to=${email}`);
+      expect(mine.json.data).toHaveLength(1);
+      expect(mine.json.data[0].text).toMatch(/^\d{6} is your one-time code/);
+      const nobody = await service.call('GET', '/sandbox/messages?to=nobody@example.com');
+      expect([nobody.status, nobody.json]).toEqual([200, { data: [] }]);
+    });
+
+    it('asks for the recipient', async () => {
+      const response = await service.call('GET', '/sandbox/messages');
+      expect(response.status).toBe(400);
+      expect(response.json.errorCode).toBe('VALIDATION_ERROR');
+      expect(response.json.errorMessage).toMatch(/to/);
+    });
+  });
+
+  describe('in production', () => {
+    let smtp: TestSmtpServer;
+    let service: TestService;
+    beforeAll(async () => {
+      smtp = await startSmtpServer();
+      service = await startTestService(engine, {
+        ...PRODUCTION,
+        SMTP_URL: smtp.url,
+        SMTP_FROM: 'Wallet Checkout <codes@pay.example>',
+      });
+    });
+    afterAll(async () => {
+      await service.close();
+      await smtp.close();
+    });
+
+    it('does not exist', async () => {
+      const response = await service.call('GET', `/sandbox/messages?to=${TEST_SHOPPER_EMAIL}`);
+      expect(response.status).toBe(404);
+      expect(response.json.errorCode).toBe('NOT_FOUND');
+    });
+
+    it('e-mails codes by SMTP and never logs them', async () => {
+      const { wallet, shopperAuth } = service.services;
+      const shopper = await wallet.createShopper({
+        email: 'ada@example.com',
+        firstName: 'Ada',
+        lastName: 'L',
+      });
+      expect(await shopperAuth.requestCode('ord_1', shopper.email)).toEqual({
+        status: 'sent',
+        destination: 'a***a@example.com',
+      });
+      expect(smtp.received).toHaveLength(1);
+      const code = /(\d{6}) is your one-time code/.exec(smtp.received[0]?.raw ?? '')?.[1];
+      expect(code).toMatch(/^\d{6}$/);
+      expect(service.logs.join('')).not.toContain(code);
+      const { shopperToken } = await shopperAuth.verifyCode('ord_1', shopper.email, code as string);
+      expect(await shopperAuth.authenticate(shopperToken)).toEqual({
+        shopperId: shopper.id,
+        orderId: 'ord_1',
+      });
+    });
+  });
+
+  describe('in production without SMTP_URL', () => {
+    let service: TestService;
+    beforeAll(async () => {
+      service = await startTestService(engine, PRODUCTION);
+    });
+    afterAll(() => service.close());
+
+    it('warns at start and refuses to send codes', async () => {
+      expect(service.logs.join('')).toContain('SMTP_URL is not set');
+      const { wallet, shopperAuth } = service.services;
+      const shopper = await wallet.createShopper({
+        email: 'bob@example.com',
+        firstName: 'Bob',
+        lastName: 'B',
+      });
+      await expect(shopperAuth.requestCode('ord_1', shopper.email)).rejects.toMatchObject({
+        errorCode: 'MESSAGE_NOT_SENT',
+      });
+    });
+  });
+});

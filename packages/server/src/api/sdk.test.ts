@@ -1,0 +1,84 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Fastify from 'fastify';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { engines } from '../test-support/db.js';
+import { startTestService, type TestService } from '../test-support/service.js';
+import { errorsPlugin } from './plugins/errors.js';
+import { SDK_PACKAGE_DIR, sdkRoutes } from './sdk.js';
+
+const BUNDLE = path.join(SDK_PACKAGE_DIR, 'dist', 'wallet-sdk.js');
+const VERSION = (
+  JSON.parse(fs.readFileSync(path.join(SDK_PACKAGE_DIR, 'package.json'), 'utf8')) as { version: string }
+).version;
+
+describe.each(engines())('GET /sdk/wallet-sdk.js on %s', (engine) => {
+  let service: TestService;
+
+  beforeAll(async () => {
+    // The route serves what `npm run build` made; a fresh checkout has not built it yet.
+    if (!fs.existsSync(BUNDLE)) execFileSync(process.execPath, ['build.mjs'], { cwd: SDK_PACKAGE_DIR });
+    service = await startTestService(engine);
+  });
+  afterAll(() => service.close());
+
+  it('serves the built SDK as JavaScript, cached 5 minutes with an ETag, whatever the merchantId', async () => {
+    const response = await service.call('GET', '/sdk/wallet-sdk.js?merchantId=mch_any');
+    expect(response.status).toBe(200);
+    expect(response.headers['content-type']).toBe('application/javascript; charset=utf-8');
+    expect(response.headers['cache-control']).toBe('public, max-age=300');
+    expect(response.headers.etag).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
+    expect(response.headers['x-content-type-options']).toBe('nosniff');
+    expect(response.text).toBe(fs.readFileSync(BUNDLE, 'utf8'));
+    expect(response.text).toContain('WalletSDK');
+
+    const again = await service.call('GET', '/sdk/wallet-sdk.js', {
+      headers: { 'if-none-match': response.headers.etag as string },
+    });
+    expect(again.status).toBe(304);
+    expect(again.text).toBe('');
+  });
+
+  it('serves the same file under its version, immutable for a year', async () => {
+    const latest = await service.call('GET', '/sdk/wallet-sdk.js');
+    const versioned = await service.call('GET', `/sdk/${VERSION}/wallet-sdk.js`);
+    expect(versioned.status).toBe(200);
+    expect(versioned.headers['content-type']).toBe('application/javascript; charset=utf-8');
+    expect(versioned.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(versioned.text).toBe(latest.text);
+  });
+
+  it('answers another version with 404 naming the one served', async () => {
+    const response = await service.call('GET', '/sdk/0.0.1/wallet-sdk.js');
+    expect(response.status).toBe(404);
+    expect(response.json).toEqual({
+      errorCode: 'NOT_FOUND',
+      errorMessage: `SDK version 0.0.1 is not served here; use /sdk/${VERSION}/wallet-sdk.js or /sdk/wallet-sdk.js.`,
+    });
+  });
+});
+
+describe('GET /sdk/wallet-sdk.js before the SDK is built', () => {
+  it('answers 503 saying how to build it', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wallet-sdk-'));
+    const app = Fastify();
+    await app.register(errorsPlugin);
+    await app.register(sdkRoutes({ dir }));
+    const url = await app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const response = await request(`${url}/sdk/wallet-sdk.js`);
+      expect(response.statusCode).toBe(503);
+      expect(await response.body.json()).toEqual({
+        errorCode: 'SERVICE_UNAVAILABLE',
+        errorMessage:
+          'The browser SDK is not built (packages/sdk/dist/wallet-sdk.js is missing); run npm run build.',
+      });
+    } finally {
+      await app.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

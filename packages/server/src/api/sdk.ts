@@ -1,0 +1,111 @@
+import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from '@sinclair/typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { DomainError } from '../errors.js';
+
+/** packages/sdk, from src/api/ here and from dist/api/ once built. */
+export const SDK_PACKAGE_DIR = fileURLToPath(new URL('../../../sdk/', import.meta.url));
+
+/** 5 min: merchants' pages pick up a new SDK within minutes; the ETag makes the re-check cheap. */
+const LATEST_CACHE = 'public, max-age=300';
+/** 1 year: a versioned URL never changes content (the HTTP maximum by convention). */
+const VERSIONED_CACHE = 'public, max-age=31536000, immutable';
+
+interface Bundle {
+  body: Buffer;
+  etag: string;
+  version: string;
+}
+
+/**
+ * The script-tag SDK, `packages/sdk/dist/wallet-sdk.js` as `npm run build` makes it, read on first use
+ * and kept in memory (a new build is served after a restart). Before the SDK is built the routes answer
+ * 503 SERVICE_UNAVAILABLE saying so; the file is looked for again on the next request.
+ */
+async function loadBundle(dir: string): Promise<Bundle> {
+  let body: Buffer;
+  let manifest: string;
+  try {
+    [body, manifest] = await Promise.all([
+      fs.readFile(path.join(dir, 'dist', 'wallet-sdk.js')),
+      fs.readFile(path.join(dir, 'package.json'), 'utf8'),
+    ]);
+  } catch {
+    throw new DomainError(
+      'SERVICE_UNAVAILABLE',
+      'The browser SDK is not built (packages/sdk/dist/wallet-sdk.js is missing); run npm run build.',
+    );
+  }
+  const hash = createHash('sha256').update(body).digest('base64url').slice(0, 27);
+  return { body, etag: `"${hash}"`, version: (JSON.parse(manifest) as { version: string }).version };
+}
+
+function send(request: FastifyRequest, reply: FastifyReply, bundle: Bundle, cacheControl: string) {
+  reply
+    .header('cache-control', cacheControl)
+    .header('etag', bundle.etag)
+    .header('x-content-type-options', 'nosniff')
+    // Loaded by merchants' pages, some of which require cross-origin resources to opt in (COEP).
+    .header('cross-origin-resource-policy', 'cross-origin')
+    .type('application/javascript; charset=utf-8');
+  const match = request.headers['if-none-match'];
+  if (match?.split(',').some((tag) => tag.trim() === bundle.etag || tag.trim() === '*')) {
+    return reply.status(304).send();
+  }
+  return reply.send(bundle.body);
+}
+
+/**
+ * `GET /sdk/wallet-sdk.js` (the current SDK, short cache, ETag) and `GET /sdk/<version>/wallet-sdk.js`
+ * (the same file under its version, cached for good; other versions are not served by this build).
+ * The merchant id is read by the SDK itself from `?merchantId=` on the script URL.
+ */
+export const sdkRoutes =
+  (options: { dir: string }): FastifyPluginAsyncTypebox =>
+  async (app) => {
+    let loaded: Bundle | undefined;
+    const bundle = async () => {
+      loaded ??= await loadBundle(options.dir);
+      return loaded;
+    };
+    const schema = { tags: ['Browser SDK'], produces: ['application/javascript'] };
+
+    app.get(
+      '/sdk/wallet-sdk.js',
+      {
+        schema: {
+          ...schema,
+          summary: 'The browser SDK (script tag)',
+          description:
+            'Load with `<script src=".../sdk/wallet-sdk.js?merchantId=mch_…">`; defines `window.WalletSDK`. Cached 5 minutes, with an ETag.',
+        },
+      },
+      async (request, reply) => send(request, reply, await bundle(), LATEST_CACHE),
+    );
+
+    app.get(
+      '/sdk/:version/wallet-sdk.js',
+      {
+        schema: {
+          ...schema,
+          summary: 'The browser SDK at a fixed version',
+          description: 'The same file under its version, cached for a year (immutable).',
+          params: Type.Object({ version: Type.String({ maxLength: 32 }) }),
+        },
+      },
+      async (request, reply) => {
+        const current = await bundle();
+        if (request.params.version !== current.version) {
+          throw new DomainError(
+            'NOT_FOUND',
+            `SDK version ${request.params.version} is not served here; use /sdk/${current.version}/wallet-sdk.js or /sdk/wallet-sdk.js.`,
+          );
+        }
+        return send(request, reply, current, VERSIONED_CACHE);
+      },
+    );
+  };

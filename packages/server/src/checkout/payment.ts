@@ -1,0 +1,292 @@
+/**
+ * The payment step: checks what the shopper chose, computes the amounts, moves the order to PROCESSING
+ * (one payment per order), authorizes with the merchant's gateway and records the outcome. In the
+ * merchant's own authorization mode it hands over a payment-carousel session instead of paying.
+ */
+import { DomainError, NotFoundError, ValidationError } from '../errors.js';
+import {
+  type AuthorizationRequest,
+  type GatewayAccounts,
+  type GatewayAddress,
+  GatewayError,
+  type GatewayResult,
+  sdkResult,
+} from '../gateways/index.js';
+import type { Logger } from '../log.js';
+import type { Merchant } from '../merchants/index.js';
+import type { Order, Orders, PaymentAttempt, TransactionDetails } from '../orders/index.js';
+import { Secret } from '../secret.js';
+import type { KeyRing } from '../vault/keyring.js';
+import type { CardVault } from '../vault/vault.js';
+import type { Address, Card, Sessions, Shopper, Wallet } from '../wallet/index.js';
+import {
+  chooseShipping,
+  findMerchant,
+  findOpenOrder,
+  findOrder,
+  paymentToken,
+  type Shipping,
+  type ShippingChoice,
+  shopperAddress,
+} from './common.js';
+import {
+  addressInfo,
+  customerInfo,
+  type ErrorResult,
+  type PaymentSelectedResult,
+  type PayResult,
+  type SuccessResult,
+} from './shapes.js';
+import { taxesFor } from './taxes.js';
+
+/** Section 7.2's code for anything unexpected. */
+const GENERIC_ERROR = { errorCode: '-1', errorMessage: null } as const;
+
+export interface PayInput extends ShippingChoice {
+  paymentId: string;
+  /** Entered for this payment; sent to the gateway, never stored. */
+  cvv?: string;
+}
+
+export interface PaymentStepDeps {
+  keyRing: KeyRing;
+  log: Logger;
+  orders: Orders;
+  merchants: { get(id: string): Promise<Merchant | undefined> };
+  wallet: Wallet;
+  sessions: Sessions;
+  vault: CardVault;
+  gateways: GatewayAccounts;
+  /** Life of the payment-carousel session of the merchant authorization mode. */
+  sessionTtlSeconds: number;
+  now?: () => number;
+}
+
+interface Choice {
+  order: Order;
+  merchant: Merchant;
+  shopper: Shopper;
+  card: Card;
+  billing: Address;
+  shipping: Shipping;
+  taxes: number;
+}
+
+export class PaymentStep {
+  readonly #tokenKey: Buffer;
+  readonly #now: () => number;
+
+  constructor(private readonly deps: PaymentStepDeps) {
+    this.#tokenKey = deps.keyRing.deriveKey('payment-token');
+    this.#now = deps.now ?? Date.now;
+  }
+
+  /**
+   * Pays `orderId` for the signed-in shopper. A repeated submit never charges twice: the order's state
+   * machine lets one payment through (`markProcessing`), the order id is the gateway's idempotency key,
+   * and a submit after the outcome answers that outcome again.
+   */
+  async pay(shopperId: string, orderId: string, input: PayInput): Promise<PayResult> {
+    const existing = await findOrder(this.deps.orders, orderId);
+    if (existing.status === 'SUCCEEDED' || existing.status === 'FAILED') {
+      return this.#outcomeOf(existing, shopperId);
+    }
+    if (existing.status === 'PROCESSING') {
+      throw new DomainError('ORDER_STATE_CONFLICT', `order ${orderId} has a payment under way.`);
+    }
+    const choice = await this.#choose(shopperId, orderId, input);
+    if (choice.merchant.authorizationMode === 'merchant') return this.#select(choice);
+    if (choice.card.needsCvv && !input.cvv) {
+      throw new ValidationError('cvv is required: this card needs its security code');
+    }
+    return this.#authorize(choice, input.cvv);
+  }
+
+  async #choose(shopperId: string, orderId: string, input: PayInput): Promise<Choice> {
+    const order = await findOpenOrder(this.deps.orders, orderId);
+    const merchant = await findMerchant(this.deps.merchants, order);
+    const shopper = await this.deps.wallet.getShopper(shopperId);
+    const card = await this.deps.wallet.findCard(input.paymentId);
+    if (card?.shopperId !== shopperId) {
+      throw new NotFoundError(
+        'PAYMENT_METHOD_NOT_FOUND',
+        `paymentId: no card ${input.paymentId} in the shopper's wallet.`,
+      );
+    }
+    if (this.deps.wallet.isExpired(card, new Date(this.#now()))) {
+      throw new DomainError(
+        'PAYMENT_METHOD_EXPIRED',
+        `paymentId: the card ending ${card.last4} expired at the end of ${card.expMonth}/${card.expYear}.`,
+      );
+    }
+    const billing = await shopperAddress(
+      this.deps.wallet,
+      shopperId,
+      card.billingAddressId,
+      'billing address',
+    );
+    const shipping = await chooseShipping(this.deps.wallet, merchant, shopperId, input, true);
+    const taxes = taxesFor(merchant.taxSettings, order.subtotal, (shipping.address ?? billing).state);
+    return { order, merchant, shopper, card, billing, shipping, taxes };
+  }
+
+  async #select(choice: Choice): Promise<PaymentSelectedResult> {
+    const session = await this.deps.sessions.create({
+      merchantId: choice.merchant.id,
+      shopperId: choice.shopper.id,
+      ttlSeconds: this.deps.sessionTtlSeconds,
+      now: new Date(this.#now()),
+    });
+    return {
+      outcome: 'payment-selected',
+      selection: {
+        orderId: choice.order.id,
+        sessionId: session.id,
+        paymentId: choice.card.id,
+        billingInfo: addressInfo(choice.billing),
+        shippingInfo: choice.shipping.address ? addressInfo(choice.shipping.address) : {},
+        shippingMethod: choice.shipping.method ?? {},
+        taxes: choice.taxes,
+      },
+    };
+  }
+
+  async #authorize(choice: Choice, cvv: string | undefined): Promise<PayResult> {
+    const { order, merchant, shopper, card, billing, shipping, taxes } = choice;
+    const shippingAmount = shipping.method?.price ?? 0;
+    const attempt: PaymentAttempt = {
+      email: shopper.email,
+      shopperId: shopper.id,
+      paymentId: card.id,
+      shippingAddressId: shipping.address?.externalId ?? null,
+      billingAddressId: billing.externalId,
+      shippingMethod: shipping.method,
+      shippingAmount,
+      taxAmount: taxes,
+      chargedAmount: order.subtotal + shippingAmount + taxes,
+    };
+    // The state machine lets one submit through; a concurrent one gets ORDER_STATE_CONFLICT here.
+    await this.deps.orders.markProcessing(order.id, attempt);
+
+    const answer = await this.#callGateway(choice, attempt.chargedAmount, cvv);
+    const result = sdkResult(answer instanceof GatewayError ? answer : answer.outcome);
+    if (result.kind === 'error' || answer instanceof GatewayError) {
+      // sdkResult gives every GatewayError the generic -1; the fallback only satisfies the types.
+      const { errorCode, errorMessage } = result.kind === 'error' ? result : GENERIC_ERROR;
+      await this.deps.orders.markFailed(order.id, errorCode, errorMessage);
+      return this.#errorResult(order.id, errorCode, errorMessage);
+    }
+    const details: TransactionDetails = {
+      networkTransactionId: answer.networkTransactionId,
+      gatewayTransactionId: answer.gatewayTransactionId,
+      gatewayResponse: answer.rawResponse,
+      ...(merchant.variant === 'connected' && answer.stpReferenceNum !== undefined
+        ? { stpReferenceNum: answer.stpReferenceNum }
+        : {}),
+    };
+    const succeeded = await this.deps.orders.markSucceeded(order.id, details);
+    if (card.storedCredentialsIdentifier === null && answer.networkTransactionId !== null) {
+      await this.deps.wallet.recordStoredCredentialsIdentifier(card.id, answer.networkTransactionId);
+    }
+    return this.#outcomeOf(succeeded, shopper.id);
+  }
+
+  /** The gateway's decision, or the GatewayError that stands for none; any other failure is logged as one. */
+  async #callGateway(
+    choice: Choice,
+    amount: number,
+    cvv: string | undefined,
+  ): Promise<GatewayResult | GatewayError> {
+    const { order, merchant, card, billing } = choice;
+    try {
+      const gateway = await this.deps.gateways.gatewayOf(merchant.id);
+      const request: AuthorizationRequest = {
+        amount,
+        currency: order.currency,
+        orderReference: order.id,
+        source: {
+          type: 'card',
+          pan: await this.deps.vault.reveal(card.vaultId),
+          expMonth: card.expMonth,
+          expYear: card.expYear,
+          ...(cvv ? { cvv: new Secret(cvv) } : {}),
+        },
+        billingAddress: gatewayAddress(billing),
+        storedCredential:
+          card.storedCredentialsIdentifier === null
+            ? { kind: 'initial', initiator: 'cardholder' }
+            : {
+                kind: 'subsequent',
+                initiator: 'cardholder',
+                previousNetworkTransactionId: card.storedCredentialsIdentifier,
+              },
+        variant: merchant.variant,
+        idempotencyKey: order.id,
+      };
+      return await gateway.connector.authorize(request, gateway.credentials);
+    } catch (error) {
+      const gatewayError =
+        error instanceof GatewayError
+          ? error
+          : new GatewayError('unexpected_response', 'the payment could not be sent', { cause: error });
+      this.deps.log.warn(
+        { err: gatewayError, orderId: order.id, kind: gatewayError.kind },
+        'the gateway gave no decision; the order fails with -1',
+      );
+      return gatewayError;
+    }
+  }
+
+  /** The answer of a paid or failed order, to its shopper; the same whenever it is asked again. */
+  async #outcomeOf(order: Order, shopperId: string): Promise<SuccessResult | ErrorResult> {
+    const { payment } = order;
+    if (!payment || payment.shopperId !== shopperId) {
+      throw new DomainError(
+        'ORDER_STATE_CONFLICT',
+        `order ${order.id} is ${order.status}; this checkout has ended.`,
+      );
+    }
+    if (order.status === 'FAILED') {
+      return this.#errorResult(order.id, order.error?.code ?? '-1', order.error?.message ?? null);
+    }
+    if (!order.transactionDetails) throw new Error(`order ${order.id} succeeded without transaction details`);
+    const { wallet } = this.deps;
+    const shopper = await wallet.getShopper(shopperId);
+    const card = await wallet.findCard(payment.paymentId);
+    if (!card) throw new Error(`card ${payment.paymentId} of order ${order.id} no longer exists`);
+    const addresses = await wallet.listAddresses(shopperId);
+    const byExternalId = (externalId: string | null) =>
+      addresses.find((address) => address.externalId === externalId);
+    const billing = byExternalId(payment.billingAddressId);
+    if (!billing) throw new Error(`billing address of order ${order.id} no longer exists`);
+    const shipping = byExternalId(payment.shippingAddressId);
+    return {
+      outcome: 'success',
+      orderId: order.id,
+      customerInfo: customerInfo(shopper, card, billing, paymentToken(this.#tokenKey, order.id, card.id)),
+      shippingInfo: shipping ? addressInfo(shipping) : {},
+      billingInfo: addressInfo(billing),
+      shippingMethod: payment.shippingMethod ?? {},
+      taxes: payment.taxAmount,
+      transactionDetails: order.transactionDetails,
+    };
+  }
+
+  #errorResult(orderId: string, errorCode: string, errorMessage: string | null): ErrorResult {
+    return { outcome: 'error', orderId, errorCode, errorMessage };
+  }
+}
+
+function gatewayAddress(address: Address): GatewayAddress {
+  return {
+    firstName: address.firstName,
+    lastName: address.lastName,
+    address1: address.address1,
+    address2: address.address2,
+    city: address.city,
+    state: address.state,
+    zip: address.zip,
+    country: address.country,
+    phoneNumber: address.phoneNumber,
+  };
+}

@@ -1,0 +1,207 @@
+/**
+ * The hosted checkout's use cases, one service over the faces of orders, merchants, shopper sign-in,
+ * the wallet and the payment step: what the checkout page's API (`api/checkout/`) calls.
+ */
+import type { Db } from '../db/index.js';
+import { DomainError } from '../errors.js';
+import type { GatewayAccounts } from '../gateways/index.js';
+import type { Logger } from '../log.js';
+import type { AuthorizationMode, Merchant, ShippingMethod, Variant } from '../merchants/index.js';
+import type { LineItem, OrderState, Orders } from '../orders/index.js';
+import type { CodeRequestResult, ShopperAuth, ShopperTokenGrant } from '../shopper-auth/index.js';
+import type { KeyRing } from '../vault/keyring.js';
+import type { CardVault } from '../vault/vault.js';
+import type { NewAddress, Sessions, Wallet } from '../wallet/index.js';
+import {
+  chooseShipping,
+  findMerchant,
+  findOpenOrder,
+  findOrder,
+  type ShippingChoice,
+  shopperAddress,
+} from './common.js';
+import { type EnrolInput, Enrolments } from './enrolment.js';
+import { type PayInput, PaymentStep } from './payment.js';
+import { type PayResult, type WalletAddress, type WalletCard, walletAddress, walletCard } from './shapes.js';
+import { taxesFor } from './taxes.js';
+
+export interface CheckoutDeps {
+  db: Db;
+  keyRing: KeyRing;
+  log: Logger;
+  orders: Orders;
+  merchants: { get(id: string): Promise<Merchant | undefined> };
+  wallet: Wallet;
+  sessions: Sessions;
+  vault: CardVault;
+  gateways: GatewayAccounts;
+  shopperAuth: ShopperAuth;
+  sessionTtlSeconds: number;
+  now?: () => number;
+}
+
+export interface OrderSummary {
+  orderId: string;
+  status: OrderState;
+  merchantName: string;
+  variant: Variant;
+  authorizationMode: AuthorizationMode;
+  currency: string;
+  lineItems: LineItem[];
+  /** Integer cents, like every amount here. */
+  subtotal: number;
+  description: string | null;
+  /** Empty when the merchant does not ship: no shipping step. */
+  shippingMethods: ShippingMethod[];
+  expiresAt: string;
+}
+
+export interface WalletView {
+  email: string;
+  phone: string | null;
+  firstName: string;
+  lastName: string;
+  /** Default first, then newest. */
+  cards: WalletCard[];
+  /** Defaults first, then newest. */
+  addresses: WalletAddress[];
+}
+
+export interface Quote {
+  currency: string;
+  subtotal: number;
+  shipping: number;
+  taxes: number;
+  total: number;
+}
+
+export interface QuoteInput extends ShippingChoice {
+  /** The card whose billing address sets the tax state when nothing is shipped. */
+  paymentId?: string;
+}
+
+function unauthorized(message: string): DomainError {
+  return new DomainError('SHOPPER_UNAUTHORIZED', message);
+}
+
+export class Checkout {
+  readonly #payments: PaymentStep;
+  readonly #enrolments: Enrolments;
+
+  constructor(private readonly deps: CheckoutDeps) {
+    this.#payments = new PaymentStep(deps);
+    this.#enrolments = new Enrolments(deps);
+  }
+
+  async summary(orderId: string): Promise<OrderSummary> {
+    const order = await findOrder(this.deps.orders, orderId);
+    const merchant = await findMerchant(this.deps.merchants, order);
+    return {
+      orderId: order.id,
+      status: order.status,
+      merchantName: merchant.name,
+      variant: merchant.variant,
+      authorizationMode: merchant.authorizationMode,
+      currency: order.currency,
+      lineItems: order.lineItems,
+      subtotal: order.subtotal,
+      description: order.description,
+      shippingMethods: merchant.shippingMethods,
+      expiresAt: new Date(order.expiresAt).toISOString(),
+    };
+  }
+
+  /** A code for a known shopper; `{ status: 'enrol' }` for an email without a wallet. */
+  async requestCode(orderId: string, email: string): Promise<CodeRequestResult> {
+    await findOpenOrder(this.deps.orders, orderId);
+    return this.deps.shopperAuth.requestCode(orderId, email);
+  }
+
+  async enrol(orderId: string, input: EnrolInput): Promise<CodeRequestResult> {
+    await findOpenOrder(this.deps.orders, orderId);
+    return this.#enrolments.start(orderId, input);
+  }
+
+  /** Proves the code; for a new shopper, also completes the enrolment the code was sent for. */
+  async verify(orderId: string, email: string, code: string): Promise<ShopperTokenGrant> {
+    await findOpenOrder(this.deps.orders, orderId);
+    const grant = await this.deps.shopperAuth.verifyCode(orderId, email, code);
+    if (!(await this.deps.shopperAuth.authenticate(grant.shopperToken))) {
+      await this.#enrolments.complete(orderId, email, grant.shopperToken);
+    }
+    return grant;
+  }
+
+  /** The shopper a token signs in; with `orderId`, the token must have been issued for that order. */
+  async authenticate(token: string | undefined, orderId?: string): Promise<string> {
+    if (!token) throw unauthorized('Send the shopper token as "Authorization: Bearer <shopperToken>".');
+    const identity = await this.deps.shopperAuth.authenticate(token);
+    if (!identity) throw unauthorized('The shopper token is unknown or expired; sign in again.');
+    if (orderId !== undefined && identity.orderId !== orderId) {
+      throw unauthorized(`The shopper token was issued for another order than ${orderId}.`);
+    }
+    return identity.shopperId;
+  }
+
+  async walletOf(shopperId: string): Promise<WalletView> {
+    const { wallet } = this.deps;
+    const now = new Date(this.deps.now?.() ?? Date.now());
+    const [shopper, cards, addresses] = await Promise.all([
+      wallet.getShopper(shopperId),
+      wallet.listCards(shopperId),
+      wallet.listAddresses(shopperId),
+    ]);
+    return {
+      email: shopper.email,
+      phone: shopper.phone,
+      firstName: shopper.firstName,
+      lastName: shopper.lastName,
+      cards: cards.map((card) => walletCard(card, wallet.isExpired(card, now))),
+      addresses: addresses.map(walletAddress),
+    };
+  }
+
+  async addAddress(shopperId: string, input: NewAddress): Promise<WalletAddress> {
+    return walletAddress(await this.deps.wallet.addAddress(shopperId, input));
+  }
+
+  /** The amounts as chosen so far; taxes follow the shipping address, else the card's billing address. */
+  async quote(shopperId: string, orderId: string, input: QuoteInput): Promise<Quote> {
+    const order = await findOpenOrder(this.deps.orders, orderId);
+    const merchant = await findMerchant(this.deps.merchants, order);
+    const { wallet } = this.deps;
+    const shipping = await chooseShipping(wallet, merchant, shopperId, input, false);
+    let state = shipping.address?.state ?? null;
+    if (state === null && input.paymentId !== undefined) {
+      const card = await wallet.findCard(input.paymentId);
+      if (card?.shopperId === shopperId) {
+        state = (await shopperAddress(wallet, shopperId, card.billingAddressId, 'billing address')).state;
+      }
+    }
+    const shippingAmount = shipping.method?.price ?? 0;
+    const taxes = taxesFor(merchant.taxSettings, order.subtotal, state);
+    return {
+      currency: order.currency,
+      subtotal: order.subtotal,
+      shipping: shippingAmount,
+      taxes,
+      total: order.subtotal + shippingAmount + taxes,
+    };
+  }
+
+  pay(shopperId: string, orderId: string, input: PayInput): Promise<PayResult> {
+    return this.#payments.pay(shopperId, orderId, input);
+  }
+
+  /** The shopper closed the checkout: ABANDONED. Closing an abandoned order again changes nothing. */
+  async close(orderId: string): Promise<{ orderId: string; status: 'ABANDONED' }> {
+    const order = await findOrder(this.deps.orders, orderId);
+    if (order.status !== 'ABANDONED') await this.deps.orders.abandon(orderId);
+    return { orderId, status: 'ABANDONED' };
+  }
+
+  /** Deletes enrolments past their life. Run periodically. */
+  sweep(): Promise<number> {
+    return this.#enrolments.sweep();
+  }
+}

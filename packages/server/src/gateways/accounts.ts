@@ -1,0 +1,152 @@
+/**
+ * Merchants' gateway accounts: which gateway a merchant pays through, with which settings, and its
+ * credentials there (a key-ring envelope, associated data the merchant id). The only table read or
+ * written here is `gateway_accounts` (migration `004_gateway_accounts`).
+ */
+import type { WalletEnv } from '../config.js';
+import type { Db } from '../db/index.js';
+import { ValidationError } from '../errors.js';
+import { Secret } from '../secret.js';
+import type { KeyRing } from '../vault/keyring.js';
+import { GatewayError } from './errors.js';
+import type { GatewayConnector, GatewayCredentials } from './gateway.js';
+import { connectorFor, type GatewaySettings, parseGatewaySettings } from './registry.js';
+
+/** 10 s: a shopper waits on the pay button for the whole authorization. */
+export const DEFAULT_SANDBOX_TIMEOUT_MS = 10_000;
+
+export interface GatewayAccount {
+  merchantId: string;
+  settings: GatewaySettings;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface GatewayAccountsOptions {
+  db: Db;
+  keyRing: KeyRing;
+  env: WalletEnv;
+  /** Staging: the gateway of merchants without an account (JSON style). */
+  sandboxGatewayUrl: string;
+  now?: () => number;
+}
+
+/** The connector to authorize with and the credentials to give it, for one payment. */
+export interface MerchantGateway {
+  connector: GatewayConnector;
+  credentials: GatewayCredentials;
+}
+
+export class GatewayAccounts {
+  readonly #db: Db;
+  readonly #keyRing: KeyRing;
+  readonly #env: WalletEnv;
+  readonly #sandboxGatewayUrl: string;
+  readonly #now: () => number;
+
+  constructor(options: GatewayAccountsOptions) {
+    this.#db = options.db;
+    this.#keyRing = options.keyRing;
+    this.#env = options.env;
+    this.#sandboxGatewayUrl = options.sandboxGatewayUrl;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Creates or replaces the merchant's account. Production refuses the sandbox gateway. */
+  async set(
+    merchantId: string,
+    settings: unknown,
+    credentials: Record<string, string>,
+  ): Promise<GatewayAccount> {
+    let parsed: GatewaySettings;
+    try {
+      parsed = parseGatewaySettings(settings);
+      this.#refuseSandboxInProduction(parsed);
+    } catch (error) {
+      if (error instanceof GatewayError) throw new ValidationError(`settings: ${error.message}`);
+      throw error;
+    }
+    const now = this.#now();
+    const row = {
+      merchant_id: merchantId,
+      settings: JSON.stringify(parsed),
+      credentials_ciphertext: this.#keyRing.encrypt(JSON.stringify(credentials), merchantId),
+      created_at: now,
+      updated_at: now,
+    };
+    await this.#db.kysely
+      .insertInto('gateway_accounts')
+      .values(row)
+      .onConflict((conflict) =>
+        conflict.column('merchant_id').doUpdateSet({
+          settings: row.settings,
+          credentials_ciphertext: row.credentials_ciphertext,
+          updated_at: now,
+        }),
+      )
+      .execute();
+    const account = await this.find(merchantId);
+    if (!account) throw new Error(`gateway account of ${merchantId} vanished while being saved`);
+    return account;
+  }
+
+  async find(merchantId: string): Promise<GatewayAccount | undefined> {
+    const row = await this.#db.kysely
+      .selectFrom('gateway_accounts')
+      .select(['merchant_id', 'settings', 'created_at', 'updated_at'])
+      .where('merchant_id', '=', merchantId)
+      .executeTakeFirst();
+    return (
+      row && {
+        merchantId: row.merchant_id,
+        settings: parseGatewaySettings(JSON.parse(row.settings)),
+        createdAt: row.created_at,
+        updatedAt: row.updated_at,
+      }
+    );
+  }
+
+  /**
+   * The merchant's connector and credentials. In staging a merchant without an account pays through
+   * the sandbox gateway at `SANDBOX_GATEWAY_URL`; in production it has none, and neither may use the
+   * sandbox: both are a `configuration` GatewayError, which the payment step reports as `-1`.
+   */
+  async gatewayOf(merchantId: string): Promise<MerchantGateway> {
+    const row = await this.#db.kysely
+      .selectFrom('gateway_accounts')
+      .select(['settings', 'credentials_ciphertext'])
+      .where('merchant_id', '=', merchantId)
+      .executeTakeFirst();
+    if (!row) {
+      if (this.#env === 'production') {
+        throw new GatewayError('configuration', `merchant ${merchantId} has no gateway account`);
+      }
+      return {
+        connector: connectorFor({
+          gateway: 'sandbox',
+          style: 'json',
+          url: this.#sandboxGatewayUrl,
+          timeoutMs: DEFAULT_SANDBOX_TIMEOUT_MS,
+        }),
+        // The sandbox accepts any key; one per merchant keeps their idempotency keys apart.
+        credentials: { apiKey: new Secret(`sk_sandbox_${merchantId}`) },
+      };
+    }
+    const settings = parseGatewaySettings(JSON.parse(row.settings));
+    this.#refuseSandboxInProduction(settings);
+    const plain = JSON.parse(this.#keyRing.decrypt(row.credentials_ciphertext, merchantId)) as Record<
+      string,
+      string
+    >;
+    const credentials = Object.fromEntries(
+      Object.entries(plain).map(([name, value]) => [name, new Secret(value)]),
+    );
+    return { connector: connectorFor(settings), credentials };
+  }
+
+  #refuseSandboxInProduction(settings: GatewaySettings): void {
+    if (this.#env === 'production' && settings.gateway === 'sandbox') {
+      throw new GatewayError('configuration', 'production does not use the sandbox gateway');
+    }
+  }
+}

@@ -1,0 +1,122 @@
+import type { Kysely, Transaction } from 'kysely';
+import type { Database, Db } from '../db/index.js';
+import type { OrdersTable } from '../db/schema.js';
+import type { KeyRing } from '../vault/keyring.js';
+import type { Order, OrderId, OrderState } from './types.js';
+
+type Executor = Kysely<Database> | Transaction<Database>;
+
+/**
+ * All SQL of the `orders` table. Transaction details are sealed with the key ring here (associated
+ * data: the order id, so a ciphertext copied to another order does not open), because a gateway's raw
+ * response may echo card data.
+ */
+export class OrdersRepo {
+  constructor(
+    private readonly db: Db,
+    private readonly keyRing: KeyRing,
+  ) {}
+
+  async insert(order: Order): Promise<void> {
+    await this.db.kysely.insertInto('orders').values(this.#toRow(order)).execute();
+  }
+
+  async find(id: string, executor: Executor = this.db.kysely): Promise<Order | undefined> {
+    const row = await executor.selectFrom('orders').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && this.#toOrder(row);
+  }
+
+  /** Writes `order` if the row is still in state `from`; false when another writer got there first. */
+  async update(executor: Executor, order: Order, from: OrderState): Promise<boolean> {
+    const { id: _id, created_at: _created, ...changes } = this.#toRow(order);
+    const result = await executor
+      .updateTable('orders')
+      .set(changes)
+      .where('id', '=', order.id)
+      .where('status', '=', from)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  /** Moves every `from` order whose `expires_at` has passed to `to`; returns how many. */
+  async expire(from: OrderState, to: OrderState, now: number): Promise<number> {
+    const result = await this.db.kysely
+      .updateTable('orders')
+      .set({ status: to, updated_at: now })
+      .where('status', '=', from)
+      .where('expires_at', '<=', now)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
+  #toRow(order: Order): OrdersTable {
+    const { payment } = order;
+    return {
+      id: order.id,
+      merchant_id: order.merchantId,
+      merchant_order_id: order.merchantOrderId,
+      origin: order.origin,
+      status: order.status,
+      currency: order.currency,
+      line_items: JSON.stringify(order.lineItems),
+      subtotal: order.subtotal,
+      total: order.total,
+      description: order.description,
+      email: payment?.email ?? null,
+      shopper_id: payment?.shopperId ?? null,
+      payment_id: payment?.paymentId ?? null,
+      shipping_address_id: payment?.shippingAddressId ?? null,
+      billing_address_id: payment?.billingAddressId ?? null,
+      shipping_method: payment?.shippingMethod ? JSON.stringify(payment.shippingMethod) : null,
+      shipping_amount: payment?.shippingAmount ?? null,
+      tax_amount: payment?.taxAmount ?? null,
+      charged_amount: payment?.chargedAmount ?? null,
+      transaction_details_ciphertext: order.transactionDetails
+        ? this.keyRing.encrypt(JSON.stringify(order.transactionDetails), order.id)
+        : null,
+      error_code: order.error?.code ?? null,
+      error_message: order.error?.message ?? null,
+      expires_at: order.expiresAt,
+      created_at: order.createdAt,
+      updated_at: order.updatedAt,
+    };
+  }
+
+  #toOrder(row: OrdersTable): Order {
+    const payment =
+      row.payment_id === null || row.email === null
+        ? null
+        : {
+            email: row.email,
+            shopperId: row.shopper_id,
+            paymentId: row.payment_id,
+            shippingAddressId: row.shipping_address_id,
+            billingAddressId: row.billing_address_id,
+            shippingMethod: row.shipping_method === null ? null : JSON.parse(row.shipping_method),
+            shippingAmount: row.shipping_amount ?? 0,
+            taxAmount: row.tax_amount ?? 0,
+            chargedAmount: row.charged_amount ?? 0,
+          };
+    return {
+      id: row.id as OrderId,
+      merchantId: row.merchant_id,
+      merchantOrderId: row.merchant_order_id,
+      origin: row.origin,
+      status: row.status,
+      currency: row.currency,
+      lineItems: JSON.parse(row.line_items),
+      subtotal: row.subtotal,
+      total: row.total,
+      description: row.description,
+      payment,
+      transactionDetails:
+        row.transaction_details_ciphertext === null
+          ? null
+          : JSON.parse(this.keyRing.decrypt(row.transaction_details_ciphertext, row.id)),
+      error: row.error_code === null ? null : { code: row.error_code, message: row.error_message },
+      expiresAt: row.expires_at,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    };
+  }
+}

@@ -1,0 +1,85 @@
+import type { Id } from '../ids.js';
+
+export type OrderId = Id<'order'>;
+
+export const ORDER_STATES = ['CREATED', 'PROCESSING', 'SUCCEEDED', 'FAILED', 'ABANDONED'] as const;
+export type OrderState = (typeof ORDER_STATES)[number];
+
+export const SUPPORTED_CURRENCIES = ['USD'] as const;
+
+/** One line of the order input (interface section 2.6); amounts are integer cents. */
+export interface LineItem {
+  /** Written in capitals, exactly `SKU`. */
+  SKU: string;
+  name?: string;
+  amount?: number;
+  category?: string;
+}
+
+/** The argument of the SDK's `actions.createOrder`, checked by `validateOrder`. */
+export interface OrderInput {
+  lineItems: LineItem[];
+  subtotal?: number;
+  total?: number;
+  /** The merchant's own order id; the API returns it as `merchantOrderId`. */
+  orderId?: string;
+  orderDescription?: string;
+  currencyCode?: string;
+}
+
+/** Interface section 2.9. */
+export interface ShippingMethod {
+  externalId: string;
+  name: string;
+  /** Integer cents. */
+  price: number;
+}
+
+/** Interface section 2.11: the gateway's answer, passed through to the merchant. */
+export interface TransactionDetails {
+  networkTransactionId: string | null;
+  gatewayTransactionId: string;
+  /** An object or an XML/JSON string, as the gateway answered. */
+  gatewayResponse: unknown;
+  /** Connected checkout variant only. */
+  stpReferenceNum?: string;
+}
+
+/** What the payment step knows when it submits the payment (CREATED → PROCESSING). */
+export interface PaymentAttempt {
+  email: string;
+  shopperId: string | null;
+  paymentId: string;
+  shippingAddressId: string | null;
+  billingAddressId: string | null;
+  shippingMethod: ShippingMethod | null;
+  /** Integer cents. */
+  shippingAmount: number;
+  taxAmount: number;
+  /** subtotal + shipping + taxes: what the gateway is asked to charge. */
+  chargedAmount: number;
+}
+
+export interface Order {
+  id: OrderId;
+  merchantId: string;
+  merchantOrderId: string | null;
+  origin: string;
+  status: OrderState;
+  currency: string;
+  lineItems: LineItem[];
+  /** Integer cents: the merchant's subtotal, or the sum of the line item amounts. */
+  subtotal: number;
+  /** Integer cents: the merchant's total, or the subtotal. */
+  total: number;
+  description: string | null;
+  /** Null until the payment step. */
+  payment: PaymentAttempt | null;
+  /** Null until the order SUCCEEDED. */
+  transactionDetails: TransactionDetails | null;
+  /** Set when the order FAILED: `"990"`, `"995"` or `"-1"` (whose message is null). */
+  error: { code: string; message: string | null } | null;
+  expiresAt: number;
+  createdAt: number;
+  updatedAt: number;
+}

@@ -1,0 +1,93 @@
+import { DomainError, ValidationError } from '../errors.js';
+import { type LineItem, type OrderInput, SUPPORTED_CURRENCIES } from './types.js';
+
+/** $999,999.99: the upper bound of one order, in cents. */
+export const MAX_CENTS = 99_999_999;
+
+/*
+ * The rules and their messages are the SDK's (packages/sdk/src/order.ts), word for word, so a merchant
+ * sees the same sentence whether the browser or the service refused the order; validation.test.ts runs
+ * both on the same cases.
+ */
+
+function cents(value: unknown, field: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value)) {
+    throw new ValidationError(`${field} must be an integer number of cents, got ${JSON.stringify(value)}`);
+  }
+  if (value < 0 || value > MAX_CENTS) {
+    throw new ValidationError(`${field} must be between 0 and ${MAX_CENTS} cents`);
+  }
+  return value;
+}
+
+function text(value: unknown, field: string, max: number): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw new ValidationError(`${field} must be a string`);
+  if (value.length > max) throw new ValidationError(`${field} must be at most ${max} characters long`);
+  return value;
+}
+
+function lineItem(item: unknown, index: number): LineItem {
+  const field = `lineItems[${index}]`;
+  if (typeof item !== 'object' || item === null) {
+    throw new ValidationError(`${field} must be an object`);
+  }
+  const record = item as Record<string, unknown>;
+  if (typeof record.SKU !== 'string' || record.SKU === '') {
+    const hint = 'sku' in record || 'Sku' in record ? ' (the key is written in capitals: SKU)' : '';
+    throw new ValidationError(`${field}.SKU is required and must be a non-empty string${hint}`);
+  }
+  const name = text(record.name, `${field}.name`, 200);
+  const category = text(record.category, `${field}.category`, 100);
+  const amount = cents(record.amount, `${field}.amount`);
+  return {
+    SKU: record.SKU,
+    ...(name !== undefined && { name }),
+    ...(amount !== undefined && { amount }),
+    ...(category !== undefined && { category }),
+  };
+}
+
+/**
+ * Checks an order input (interface section 2.6, amounts in integer cents per DESIGN.md §4) and returns
+ * it with only the known fields. Throws `VALIDATION_ERROR` (or `UNSUPPORTED_CURRENCY`) naming the field
+ * and the rule.
+ */
+export function validateOrder(input: unknown): OrderInput {
+  if (typeof input !== 'object' || input === null) {
+    throw new ValidationError('createOrder: the order must be an object');
+  }
+  const order = input as Record<string, unknown>;
+  if (!Array.isArray(order.lineItems)) {
+    throw new ValidationError('lineItems is required and must be an array (it may be empty)');
+  }
+  const lineItems = order.lineItems.map(lineItem);
+  const sum = lineItems.reduce((total, item) => total + (item.amount ?? 0), 0);
+  const subtotal = cents(order.subtotal, 'subtotal');
+  const total = cents(order.total, 'total');
+  const everyItemPriced = lineItems.length > 0 && lineItems.every((item) => item.amount !== undefined);
+  if (subtotal !== undefined && everyItemPriced && subtotal !== sum) {
+    throw new ValidationError(`subtotal ${subtotal} is not the sum of the line item amounts (${sum})`);
+  }
+  if (subtotal !== undefined && total !== undefined && total < subtotal) {
+    throw new ValidationError(`total ${total} is less than subtotal ${subtotal}`);
+  }
+  const orderId = text(order.orderId, 'orderId', 128);
+  const orderDescription = text(order.orderDescription, 'orderDescription', 500);
+  const currencyCode = text(order.currencyCode, 'currencyCode', 3);
+  if (currencyCode !== undefined && !(SUPPORTED_CURRENCIES as readonly string[]).includes(currencyCode)) {
+    throw new DomainError(
+      'UNSUPPORTED_CURRENCY',
+      `currencyCode must be one of ${SUPPORTED_CURRENCIES.join(', ')}, got ${JSON.stringify(currencyCode)}`,
+    );
+  }
+  return {
+    lineItems,
+    ...(subtotal !== undefined && { subtotal }),
+    ...(total !== undefined && { total }),
+    ...(orderId !== undefined && { orderId }),
+    ...(orderDescription !== undefined && { orderDescription }),
+    ...(currencyCode !== undefined && { currencyCode }),
+  };
+}

@@ -1,0 +1,54 @@
+import type { LineItem, Order, OrderState, ShippingMethod, TransactionDetails } from './types.js';
+
+/**
+ * The order as merchants see it, in `GET /orders/{orderId}` and in the ORDER_SUCCEEDED / ORDER_FAILED
+ * webhooks alike, so one parser serves both. Amounts are integer cents.
+ */
+export interface OrderView {
+  orderId: string;
+  merchantOrderId: string | null;
+  status: OrderState;
+  currency: string;
+  lineItems: LineItem[];
+  subtotal: number;
+  /** The merchant's total (or the subtotal) until payment; then subtotal + shipping + taxes as charged. */
+  total: number;
+  description: string | null;
+  email: string | null;
+  shipping: { addressId: string | null; method: ShippingMethod | null; amount: number } | null;
+  taxes: number | null;
+  transactionDetails: TransactionDetails | null;
+  error: { errorCode: string; errorMessage: string | null } | null;
+  expiresAt: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function toOrderView(order: Order): OrderView {
+  const { payment } = order;
+  const shipped = payment && (payment.shippingMethod !== null || payment.shippingAddressId !== null);
+  return {
+    orderId: order.id,
+    merchantOrderId: order.merchantOrderId,
+    status: order.status,
+    currency: order.currency,
+    lineItems: order.lineItems,
+    subtotal: order.subtotal,
+    total: payment?.chargedAmount ?? order.total,
+    description: order.description,
+    email: payment?.email ?? null,
+    shipping: shipped
+      ? {
+          addressId: payment.shippingAddressId,
+          method: payment.shippingMethod,
+          amount: payment.shippingAmount,
+        }
+      : null,
+    taxes: payment?.taxAmount ?? null,
+    transactionDetails: order.transactionDetails,
+    error: order.error && { errorCode: order.error.code, errorMessage: order.error.message },
+    expiresAt: new Date(order.expiresAt).toISOString(),
+    createdAt: new Date(order.createdAt).toISOString(),
+    updatedAt: new Date(order.updatedAt).toISOString(),
+  };
+}

@@ -1,0 +1,20 @@
+/** The public face of shopper sign-in for the hosted checkout; see README.md in this folder. */
+export { OtpInvalidError, OtpThrottledError } from './errors.js';
+export type { Message, MessageSender } from './messages.js';
+export { SandboxMailbox, type SandboxMessage } from './sandbox-mailbox.js';
+export { createSenders, type Senders } from './senders.js';
+export {
+  CODE_TTL_MS,
+  type CodeRequestResult,
+  type EnrolmentIdentity,
+  MAX_ATTEMPTS,
+  RESEND_GAP_MS,
+  SHOPPER_TOKEN_TTL_MS,
+  ShopperAuth,
+  type ShopperAuthOptions,
+  type ShopperDirectory,
+  type ShopperIdentity,
+  type ShopperTokenGrant,
+  TEST_SHOPPER_CODE,
+} from './service.js';
+export { SmtpSender } from './smtp-sender.js';

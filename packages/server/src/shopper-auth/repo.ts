@@ -1,0 +1,177 @@
+/** The tables this folder owns: one_time_codes, one_time_code_sends, shopper_tokens, sandbox_messages. */
+import type { Kysely, Selectable } from 'kysely';
+import type { Database } from '../db/index.js';
+import type { OneTimeCodesTable, SandboxMessagesTable, ShopperTokensTable } from '../db/schema.js';
+
+type Q = Kysely<Database>;
+export type CodeRow = Selectable<OneTimeCodesTable>;
+export type TokenRow = Selectable<ShopperTokensTable>;
+export type SandboxMessageRow = Selectable<SandboxMessagesTable>;
+
+/**
+ * Records a send to `email` at `now` unless the last one was less than `gapMs` ago. One statement, so two
+ * requests at the same moment cannot both pass. Returns the last send time when throttled.
+ */
+export async function claimSend(
+  db: Q,
+  email: string,
+  now: number,
+  gapMs: number,
+): Promise<{ claimed: true } | { claimed: false; lastSentAt: number }> {
+  const claimed = await db
+    .insertInto('one_time_code_sends')
+    .values({ email_normalized: email, last_sent_at: now })
+    .onConflict((conflict) =>
+      conflict
+        .column('email_normalized')
+        .doUpdateSet({ last_sent_at: now })
+        .where('one_time_code_sends.last_sent_at', '<=', now - gapMs),
+    )
+    .returning('email_normalized')
+    .executeTakeFirst();
+  if (claimed) return { claimed: true };
+  const row = await db
+    .selectFrom('one_time_code_sends')
+    .select('last_sent_at')
+    .where('email_normalized', '=', email)
+    .executeTakeFirst();
+  // The row can only have gone if a sweep removed it in between: then nothing throttles any more.
+  return row ? { claimed: false, lastSentAt: row.last_sent_at } : claimSend(db, email, now, gapMs);
+}
+
+/** Gives a send back when the message could not be delivered, so the shopper may retry at once. */
+export async function releaseSend(db: Q, email: string, sentAt: number): Promise<void> {
+  await db
+    .deleteFrom('one_time_code_sends')
+    .where('email_normalized', '=', email)
+    .where('last_sent_at', '=', sentAt)
+    .execute();
+}
+
+/** Stores a new code for the order and email, replacing any earlier one with its tries. */
+export async function saveCode(db: Q, row: CodeRow): Promise<void> {
+  await db
+    .insertInto('one_time_codes')
+    .values(row)
+    .onConflict((conflict) =>
+      conflict.columns(['order_id', 'email_normalized']).doUpdateSet({
+        code_hash: row.code_hash,
+        attempts: row.attempts,
+        created_at: row.created_at,
+        expires_at: row.expires_at,
+        used_at: row.used_at,
+      }),
+    )
+    .execute();
+}
+
+export async function deleteCode(db: Q, orderId: string, email: string, codeHash: string): Promise<void> {
+  await db
+    .deleteFrom('one_time_codes')
+    .where('order_id', '=', orderId)
+    .where('email_normalized', '=', email)
+    .where('code_hash', '=', codeHash)
+    .execute();
+}
+
+/**
+ * Counts one try against a live code and returns its hash, or nothing when the code is used, locked or
+ * expired. Counting before comparing, in one statement, means parallel guesses cannot pass the limit.
+ */
+export function claimAttempt(
+  db: Q,
+  input: { orderId: string; email: string; now: number; maxAttempts: number },
+): Promise<Pick<CodeRow, 'code_hash' | 'attempts'> | undefined> {
+  return db
+    .updateTable('one_time_codes')
+    .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+    .where('order_id', '=', input.orderId)
+    .where('email_normalized', '=', input.email)
+    .where('used_at', 'is', null)
+    .where('attempts', '<', input.maxAttempts)
+    .where('expires_at', '>', input.now)
+    .returning(['code_hash', 'attempts'])
+    .executeTakeFirst();
+}
+
+export function findCode(db: Q, orderId: string, email: string): Promise<CodeRow | undefined> {
+  return db
+    .selectFrom('one_time_codes')
+    .selectAll()
+    .where('order_id', '=', orderId)
+    .where('email_normalized', '=', email)
+    .executeTakeFirst();
+}
+
+/** True for the one caller that uses the code; a second, even a simultaneous one, gets false. */
+export async function markCodeUsed(
+  db: Q,
+  input: { orderId: string; email: string; codeHash: string; now: number },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('one_time_codes')
+    .set({ used_at: input.now })
+    .where('order_id', '=', input.orderId)
+    .where('email_normalized', '=', input.email)
+    .where('code_hash', '=', input.codeHash)
+    .where('used_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function insertToken(db: Q, row: TokenRow): Promise<void> {
+  await db.insertInto('shopper_tokens').values(row).execute();
+}
+
+export function findLiveToken(db: Q, tokenHash: string, now: number): Promise<TokenRow | undefined> {
+  return db
+    .selectFrom('shopper_tokens')
+    .selectAll()
+    .where('token_hash', '=', tokenHash)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+}
+
+/** Gives a live enrolment token its new shopper; false when the token is gone or already has one. */
+export async function attachShopper(
+  db: Q,
+  input: { tokenHash: string; shopperId: string; now: number },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('shopper_tokens')
+    .set({ shopper_id: input.shopperId })
+    .where('token_hash', '=', input.tokenHash)
+    .where('shopper_id', 'is', null)
+    .where('expires_at', '>', input.now)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function insertSandboxMessage(db: Q, row: SandboxMessageRow): Promise<void> {
+  await db.insertInto('sandbox_messages').values(row).execute();
+}
+
+export function listSandboxMessages(db: Q, recipient: string, limit: number): Promise<SandboxMessageRow[]> {
+  return db
+    .selectFrom('sandbox_messages')
+    .selectAll()
+    .where('recipient_normalized', '=', recipient)
+    .orderBy('sent_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}
+
+/** Deletes what can no longer be used: dead codes, expired tokens, stale sends and old sandbox messages. */
+export async function sweep(
+  db: Q,
+  input: { codesBefore: number; tokensBefore: number; sendsBefore: number; messagesBefore: number },
+): Promise<number> {
+  const results = await Promise.all([
+    db.deleteFrom('one_time_codes').where('expires_at', '<=', input.codesBefore).executeTakeFirst(),
+    db.deleteFrom('shopper_tokens').where('expires_at', '<=', input.tokensBefore).executeTakeFirst(),
+    db.deleteFrom('one_time_code_sends').where('last_sent_at', '<=', input.sendsBefore).executeTakeFirst(),
+    db.deleteFrom('sandbox_messages').where('sent_at', '<=', input.messagesBefore).executeTakeFirst(),
+  ]);
+  return results.reduce((total, result) => total + Number(result.numDeletedRows), 0);
+}

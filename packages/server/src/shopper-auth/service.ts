@@ -1,0 +1,270 @@
+import type { WalletEnv } from '../config.js';
+import type { Db } from '../db/index.js';
+import { DomainError, ValidationError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { TEST_SHOPPER_EMAIL } from '../sandbox/seed.js';
+import type { KeyRing } from '../vault/keyring.js';
+import {
+  hashCode,
+  hashToken,
+  isCodeShaped,
+  isEmail,
+  maskEmail,
+  newCode,
+  newShopperToken,
+  normalizeEmail,
+  sameHash,
+} from './codes.js';
+import { OtpInvalidError, OtpThrottledError } from './errors.js';
+import type { Message, MessageSender } from './messages.js';
+import * as repo from './repo.js';
+
+/** 10 min: long enough to switch to the mail app and back, short enough that a leaked code soon dies. */
+export const CODE_TTL_MS = 10 * 60_000;
+/** 5 tries in all per code: a guesser's odds are 5 in a million per code sent. */
+export const MAX_ATTEMPTS = 5;
+/** 30 s between codes to one email: stops a page from flooding a mailbox, and guessing by resending. */
+export const RESEND_GAP_MS = 30_000;
+/** 30 min: one checkout, as long as a payment-carousel session. */
+export const SHOPPER_TOKEN_TTL_MS = 30 * 60_000;
+/** DESIGN.md §3: in staging the test shopper's code is always this. */
+export const TEST_SHOPPER_CODE = '123456';
+/** 1 day: staging messages are for reading the code of a test run, not an archive. */
+const SANDBOX_MESSAGE_LIFE_MS = 24 * 60 * 60_000;
+
+/** The wallet's face as far as sign-in needs it. */
+export interface ShopperDirectory {
+  findShopperByEmail(email: string): Promise<{ id: string } | undefined>;
+}
+
+export type CodeRequestResult = { status: 'sent'; destination: string } | { status: 'enrol' };
+
+export interface ShopperTokenGrant {
+  /** Bearer token for the checkout page's API; kept in the page's memory, never in a cookie. */
+  shopperToken: string;
+  /** ISO 8601. */
+  expiresAt: string;
+}
+
+export interface ShopperIdentity {
+  shopperId: string;
+  orderId: string;
+}
+
+export interface EnrolmentIdentity {
+  /** The email the new shopper proved, as they typed it. */
+  email: string;
+  orderId: string;
+}
+
+export interface ShopperAuthOptions {
+  db: Db;
+  keyRing: KeyRing;
+  shoppers: ShopperDirectory;
+  sender: MessageSender;
+  env: WalletEnv;
+  log: Logger;
+  now?: () => number;
+}
+
+/**
+ * Signs shoppers in to the hosted checkout: a one-time code sent to their email, proved for one order,
+ * gives a bearer token bound to that order. New shoppers prove their email the same way before enrolling.
+ */
+export class ShopperAuth {
+  readonly #db: Db;
+  readonly #codeKey: Buffer;
+  readonly #shoppers: ShopperDirectory;
+  readonly #sender: MessageSender;
+  readonly #env: WalletEnv;
+  readonly #log: Logger;
+  readonly #now: () => number;
+
+  constructor(options: ShopperAuthOptions) {
+    this.#db = options.db;
+    // From the primary key: after a key rotation, codes sent before it stop working (10 minutes at most).
+    this.#codeKey = options.keyRing.deriveKey('otp');
+    this.#shoppers = options.shoppers;
+    this.#sender = options.sender;
+    this.#env = options.env;
+    this.#log = options.log;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /**
+   * Sends a code for `orderId` to a known shopper's email. An unknown email gets `{ status: 'enrol' }`
+   * and nothing is sent, unless `enrol` is set: a new shopper proves the email before the card is saved.
+   */
+  async requestCode(
+    orderId: string,
+    email: string,
+    options: { enrol?: boolean } = {},
+  ): Promise<CodeRequestResult> {
+    const address = checkEmail(email);
+    checkOrderId(orderId);
+    const normalized = normalizeEmail(address);
+    const shopper = await this.#shoppers.findShopperByEmail(normalized);
+    if (!shopper && !options.enrol) return { status: 'enrol' };
+
+    const now = this.#now();
+    const testShopper = this.#isTestShopper(normalized);
+    // The test shopper's code never changes, so throttling it guards nothing and would only make
+    // checkouts in end-to-end tests, which sign it in many times a minute, wait.
+    if (!testShopper) {
+      const send = await repo.claimSend(this.#db.kysely, normalized, now, RESEND_GAP_MS);
+      if (!send.claimed) {
+        throw new OtpThrottledError(Math.ceil((send.lastSentAt + RESEND_GAP_MS - now) / 1000));
+      }
+    }
+    const code = testShopper ? TEST_SHOPPER_CODE : newCode();
+    const codeHash = hashCode(this.#codeKey, { orderId, email: normalized, code });
+    await repo.saveCode(this.#db.kysely, {
+      order_id: orderId,
+      email_normalized: normalized,
+      code_hash: codeHash,
+      attempts: 0,
+      created_at: now,
+      expires_at: now + CODE_TTL_MS,
+      used_at: null,
+    });
+    try {
+      await this.#sender.send(codeMessage(address, code));
+    } catch (error) {
+      await repo.deleteCode(this.#db.kysely, orderId, normalized, codeHash);
+      await repo.releaseSend(this.#db.kysely, normalized, now);
+      if (error instanceof DomainError) throw error;
+      this.#log.warn({ err: error }, 'a one-time code could not be sent');
+      throw new DomainError('MESSAGE_NOT_SENT', 'The code could not be sent; try again in a moment.');
+    }
+    return { status: 'sent', destination: maskEmail(address) };
+  }
+
+  /**
+   * Proves the code sent for `orderId` to `email` and returns a shopper token bound to that order. The
+   * token of an email without a shopper yet only serves `authenticateEnrolment` until `completeEnrolment`.
+   */
+  async verifyCode(orderId: string, email: string, code: string): Promise<ShopperTokenGrant> {
+    const address = checkEmail(email);
+    checkOrderId(orderId);
+    if (!isCodeShaped(code)) throw new ValidationError('code: must be 6 digits');
+    const normalized = normalizeEmail(address);
+    const now = this.#now();
+    const attempt = await repo.claimAttempt(this.#db.kysely, {
+      orderId,
+      email: normalized,
+      now,
+      maxAttempts: MAX_ATTEMPTS,
+    });
+    if (!attempt) throw await this.#whyNoLiveCode(orderId, normalized, now);
+    const codeHash = hashCode(this.#codeKey, { orderId, email: normalized, code });
+    if (!sameHash(codeHash, attempt.code_hash)) {
+      const triesLeft = MAX_ATTEMPTS - attempt.attempts;
+      if (triesLeft === 0) throw lockedError();
+      throw new OtpInvalidError(triesLeft);
+    }
+    const used = await repo.markCodeUsed(this.#db.kysely, { orderId, email: normalized, codeHash, now });
+    if (!used) throw usedError();
+
+    const shopper = await this.#shoppers.findShopperByEmail(normalized);
+    const shopperToken = newShopperToken();
+    const expiresAt = now + SHOPPER_TOKEN_TTL_MS;
+    await repo.insertToken(this.#db.kysely, {
+      token_hash: hashToken(shopperToken),
+      order_id: orderId,
+      email: address,
+      shopper_id: shopper?.id ?? null,
+      created_at: now,
+      expires_at: expiresAt,
+    });
+    return { shopperToken, expiresAt: new Date(expiresAt).toISOString() };
+  }
+
+  /** The shopper and order of a live token; undefined for an unknown, expired or enrolment-only token. */
+  async authenticate(token: string): Promise<ShopperIdentity | undefined> {
+    const row = await repo.findLiveToken(this.#db.kysely, hashToken(token), this.#now());
+    if (!row?.shopper_id) return undefined;
+    return { shopperId: row.shopper_id, orderId: row.order_id };
+  }
+
+  /** The proved email and order of a live token whose email has no shopper yet. */
+  async authenticateEnrolment(token: string): Promise<EnrolmentIdentity | undefined> {
+    const row = await repo.findLiveToken(this.#db.kysely, hashToken(token), this.#now());
+    if (!row || row.shopper_id) return undefined;
+    return { email: row.email, orderId: row.order_id };
+  }
+
+  /** After enrolment created the shopper, the same token signs them in for the rest of the checkout. */
+  async completeEnrolment(token: string, shopperId: string): Promise<void> {
+    const attached = await repo.attachShopper(this.#db.kysely, {
+      tokenHash: hashToken(token),
+      shopperId,
+      now: this.#now(),
+    });
+    if (!attached) {
+      throw new DomainError('UNAUTHORIZED', 'The shopper token is unknown, expired or already signed in.');
+    }
+  }
+
+  /** Deletes dead codes, expired tokens, stale throttle entries and day-old sandbox messages. */
+  sweep(): Promise<number> {
+    const now = this.#now();
+    return repo.sweep(this.#db.kysely, {
+      codesBefore: now,
+      tokensBefore: now,
+      sendsBefore: now - RESEND_GAP_MS,
+      messagesBefore: now - SANDBOX_MESSAGE_LIFE_MS,
+    });
+  }
+
+  #isTestShopper(normalizedEmail: string): boolean {
+    return this.#env === 'staging' && normalizedEmail === TEST_SHOPPER_EMAIL;
+  }
+
+  async #whyNoLiveCode(orderId: string, email: string, now: number): Promise<DomainError> {
+    const row = await repo.findCode(this.#db.kysely, orderId, email);
+    if (!row || row.used_at !== null) return usedError();
+    if (row.attempts >= MAX_ATTEMPTS) return lockedError();
+    if (row.expires_at <= now) {
+      return new DomainError(
+        'OTP_EXPIRED',
+        'The code has expired (codes last 10 minutes); ask for a new one.',
+      );
+    }
+    // A new code replaced this one between the two reads: the shopper should try the newest code.
+    return new DomainError('OTP_EXPIRED', 'A newer code was sent; enter the newest code.');
+  }
+}
+
+function checkEmail(email: string): string {
+  const trimmed = email.trim();
+  if (!isEmail(trimmed)) throw new ValidationError('email: must be an email address');
+  return trimmed;
+}
+
+function checkOrderId(orderId: string): void {
+  if (!orderId) throw new ValidationError('orderId: must not be empty');
+}
+
+function lockedError(): DomainError {
+  return new DomainError('OTP_LOCKED', `The code was tried ${MAX_ATTEMPTS} times; ask for a new code.`);
+}
+
+function usedError(): DomainError {
+  return new DomainError(
+    'OTP_EXPIRED',
+    'There is no code to check for this email and order: it was used already or none was sent; ask for a new one.',
+  );
+}
+
+function codeMessage(to: string, code: string): Message {
+  return {
+    to,
+    subject: 'Your checkout code',
+    text: [
+      `${code} is your one-time code to check out with Wallet Checkout.`,
+      'It works once, within 10 minutes.',
+      '',
+      'If you did not ask for it, ignore this e-mail: no one can use your wallet without the code.',
+    ].join('\n'),
+  };
+}

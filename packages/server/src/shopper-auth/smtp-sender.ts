@@ -1,0 +1,48 @@
+import nodemailer, { type Transporter } from 'nodemailer';
+import { DomainError } from '../errors.js';
+import type { Secret } from '../secret.js';
+import type { Message, MessageSender } from './messages.js';
+
+/** 10 s to connect and be greeted, 20 s of silence mid-message: the shopper is waiting for the code. */
+const CONNECTION_TIMEOUT_MS = 10_000;
+const SOCKET_TIMEOUT_MS = 20_000;
+
+/** Sends e-mail through the SMTP server of `SMTP_URL`, from `SMTP_FROM`. */
+export class SmtpSender implements MessageSender {
+  readonly #transport: Transporter;
+  readonly #from: string;
+
+  constructor(options: { url: Secret<string>; from: string }) {
+    this.#transport = nodemailer.createTransport({
+      url: options.url.reveal(),
+      connectionTimeout: CONNECTION_TIMEOUT_MS,
+      greetingTimeout: CONNECTION_TIMEOUT_MS,
+      socketTimeout: SOCKET_TIMEOUT_MS,
+    });
+    this.#from = options.from;
+  }
+
+  /** Resolves once the server accepted the message; rejects with nodemailer's error otherwise. */
+  async send(message: Message): Promise<void> {
+    await this.#transport.sendMail({
+      from: this.#from,
+      to: message.to,
+      subject: message.subject,
+      text: message.text,
+    });
+  }
+
+  close(): void {
+    this.#transport.close();
+  }
+}
+
+/** Production without `SMTP_URL`: the service runs, but no shopper can be sent a code. */
+export const noSender: MessageSender = {
+  async send() {
+    throw new DomainError(
+      'MESSAGE_NOT_SENT',
+      'This service cannot send one-time codes: its operator has not configured e-mail (SMTP_URL).',
+    );
+  },
+};
