@@ -318,6 +318,11 @@ async function main(): Promise<void> {
   service = await startService(dataDir, {});
   while (receiver.arrivals.size - before < BACKLOG) await new Promise((resolve) => setTimeout(resolve, 5));
   const drainS = (performance.now() - drainStart) / 1000;
+  const backlogArrivals = [...receiver.arrivals]
+    .filter(([reference]) => reference.startsWith('backlog-'))
+    .map(([, at]) => at);
+  // From the first delivery to the last: the queue's own drain rate, without the process start-up.
+  const deliveringS = (Math.max(...backlogArrivals) - Math.min(...backlogArrivals)) / 1000;
   await stop(service.child);
   await receiver.close();
   const dbBytes = ['wallet.db', 'wallet.db-wal'].reduce(
@@ -348,7 +353,7 @@ async function main(): Promise<void> {
     `| steady ${STEADY_RATE}/s: backlog (acked − received) each second | ${steady.backlog.join(', ')}; undelivered at the end: ${steady.missing} |`,
   );
   report(
-    `| backlog of ${BACKLOG} drained | ${(BACKLOG / drainS).toFixed(0)} deliveries/s (${drainS.toFixed(2)} s, process start included) |`,
+    `| backlog of ${BACKLOG} drained | ${(BACKLOG / deliveringS).toFixed(0)} deliveries/s from first to last delivery (${deliveringS.toFixed(2)} s); ${(BACKLOG / drainS).toFixed(0)}/s counting the process start (${drainS.toFixed(2)} s) |`,
   );
   report(
     `| database size after ${acks.requests.total + STEADY_RATE * DURATION_S + BACKLOG} requests | ${(dbBytes / 1024 / 1024).toFixed(1)} MiB |`,

@@ -30,12 +30,6 @@ describe('signing', () => {
     expect(() => new Webhook(OTHER_SECRET).verify(body, headers)).toThrow(WebhookVerificationError);
   });
 
-  it('gives the signature the standardwebhooks package computes, for any text in the body', () => {
-    const text = JSON.stringify({ merchantReference: 'Ünïcødé ✓ 注文 🛒', amount: 2599 });
-    const headers = new Signer().headers('msg_5', at, text, [NEW_SECRET]);
-    expect(headers['webhook-signature']).toBe(new Webhook(NEW_SECRET).sign('msg_5', at, text));
-  });
-
   it('does not verify a changed body', () => {
     const headers = new Signer().headers('msg_3', at, body, [NEW_SECRET]);
     expect(() => new Webhook(NEW_SECRET).verify(`${body} `, headers)).toThrow(WebhookVerificationError);
