@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines, openTestDb } from '../test-support/db.js';
+import { insertMerchantRow } from '../test-support/rows.js';
 import { KeyRing, type KeyRingKey } from './keyring.js';
 import { reencryptAll } from './rotate.js';
 import { SandboxTokenService } from './sandbox-token-service.js';
@@ -29,23 +30,7 @@ describe.each(engines())('reencryptAll on %s', (engine) => {
       tokens.set(vaultId, token.token.reveal());
     }
     // Rows of the other envelope columns, sealed as their writers seal them (see rotate.ts).
-    await kysely
-      .insertInto('merchants')
-      .values({
-        id: 'mch_1',
-        name: 'Shop',
-        webhook_url: null,
-        allowed_origins: '[]',
-        credential_types: '[]',
-        credentials_approved_at: null,
-        variant: 'standard',
-        authorization_mode: 'merchant',
-        shipping_methods: '[]',
-        tax_settings: '{"ratesByState":{}}',
-        created_at: 1,
-        updated_at: 1,
-      })
-      .execute();
+    await insertMerchantRow(handle.db, 'mch_1', { authorization_mode: 'merchant' });
     await kysely
       .insertInto('webhook_secrets')
       .values({

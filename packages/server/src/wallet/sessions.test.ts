@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines, openTestDb } from '../test-support/db.js';
+import { insertMerchantRow } from '../test-support/rows.js';
 import { Sessions } from './index.js';
 
 describe.each(engines())('Sessions on %s', (engine) => {
@@ -9,23 +10,7 @@ describe.each(engines())('Sessions on %s', (engine) => {
     handle = await openTestDb(engine);
     sessions = new Sessions(handle.db);
     const { kysely } = handle.db;
-    await kysely
-      .insertInto('merchants')
-      .values({
-        id: 'mch_1',
-        name: 'Shop',
-        webhook_url: null,
-        allowed_origins: '[]',
-        credential_types: '[]',
-        credentials_approved_at: null,
-        variant: 'standard',
-        authorization_mode: 'service',
-        shipping_methods: '[]',
-        tax_settings: '{"ratesByState":{}}',
-        created_at: 1,
-        updated_at: 1,
-      })
-      .execute();
+    await insertMerchantRow(handle.db, 'mch_1');
     await kysely
       .insertInto('shoppers')
       .values({

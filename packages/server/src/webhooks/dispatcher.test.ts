@@ -6,6 +6,7 @@ import { createDb, type Db } from '../db/index.js';
 import { migrate } from '../db/migrate.js';
 import { createLogger } from '../log.js';
 import { engines, testDatabase } from '../test-support/db.js';
+import { insertMerchantRow } from '../test-support/rows.js';
 import {
   Dispatcher,
   type DispatcherOptions,
@@ -88,24 +89,13 @@ function signal<T = void>(): { promise: Promise<T>; resolve(value: T): void } {
   return { promise, resolve };
 }
 
-async function insertMerchant(db: Db): Promise<void> {
-  await db.kysely
-    .insertInto('merchants')
-    .values({
-      id: MERCHANT,
-      name: 'Dispatch test shop',
-      webhook_url: null,
-      allowed_origins: '[]',
-      credential_types: '["PAN"]',
-      credentials_approved_at: 1,
-      variant: 'standard',
-      authorization_mode: 'merchant',
-      shipping_methods: '[]',
-      tax_settings: '{"ratesByState":{}}',
-      created_at: 1,
-      updated_at: 1,
-    })
-    .execute();
+function insertMerchant(db: Db): Promise<void> {
+  return insertMerchantRow(db, MERCHANT, {
+    name: 'Dispatch test shop',
+    credential_types: '["PAN"]',
+    credentials_approved_at: 1,
+    authorization_mode: 'merchant',
+  });
 }
 
 /** The payload carries a card number, as PAYMENT_CREDENTIALS does; it must never reach the tables. */

@@ -3,31 +3,12 @@ import type { Db } from '../db/index.js';
 import { DomainError } from '../errors.js';
 import { newId } from '../ids.js';
 import { engines, openTestDb } from '../test-support/db.js';
+import { insertMerchantRow } from '../test-support/rows.js';
 import { insertMessages, newMessage, type WebhookMessageRow } from './outbox.js';
 import { type AttemptResult, type LeasedMessage, toLeased, WebhookRepo } from './repo.js';
 
 const MERCHANT = 'mch_repo_a';
 const OTHER_MERCHANT = 'mch_repo_b';
-
-async function insertMerchant(db: Db, id: string): Promise<void> {
-  await db.kysely
-    .insertInto('merchants')
-    .values({
-      id,
-      name: id,
-      webhook_url: null,
-      allowed_origins: '[]',
-      credential_types: '[]',
-      credentials_approved_at: null,
-      variant: 'standard',
-      authorization_mode: 'service',
-      shipping_methods: '[]',
-      tax_settings: '{"ratesByState":{}}',
-      created_at: 1,
-      updated_at: 1,
-    })
-    .execute();
-}
 
 function message(overrides: Partial<WebhookMessageRow> = {}, now = 1_000, leaseMs = 0): WebhookMessageRow {
   return {
@@ -64,8 +45,8 @@ describe.each(engines())('webhook repo on %s', (engine) => {
     handle = await openTestDb(engine);
     db = handle.db;
     repo = new WebhookRepo(db);
-    await insertMerchant(db, MERCHANT);
-    await insertMerchant(db, OTHER_MERCHANT);
+    await insertMerchantRow(db, MERCHANT);
+    await insertMerchantRow(db, OTHER_MERCHANT);
   });
   afterAll(() => handle.close());
   beforeEach(async () => {
