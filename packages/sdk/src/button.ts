@@ -95,7 +95,7 @@ export function createButton(config: SdkConfig, rawOptions: unknown): WalletButt
       const message = event.data as CheckoutMessage;
       switch (message.type) {
         case 'ready':
-          return;
+          return modal.ready();
         case 'close':
           return dismiss();
         case 'success':

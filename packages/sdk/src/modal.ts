@@ -17,6 +17,8 @@ export interface Modal {
   readonly frameWindow: Window | null;
   /** Shows the checkout at `url` in place of the loading state. */
   load(url: string): void;
+  /** The checkout said it is ready: it has its own Close control, so ours steps aside. */
+  ready(): void;
   close(): void;
 }
 
@@ -54,14 +56,15 @@ export function openModal(onDismiss: () => void): Modal {
   document.body.append(host);
   close.focus();
 
+  let checkoutReady = false;
   const onKey = (event: KeyboardEvent) => {
     if (event.key === 'Escape') {
       event.preventDefault();
       onDismiss();
     } else if (event.key === 'Tab') {
-      // Two stops on the page side: the close button and the checkout frame (which tabs within itself).
+      // Page-side stops: our close button until the checkout is ready, and the frame (which tabs within itself).
       event.preventDefault();
-      (root.activeElement === close ? frame : close).focus();
+      (checkoutReady || root.activeElement === close ? frame : close).focus();
     }
   };
   document.addEventListener('keydown', onKey, true);
@@ -82,6 +85,11 @@ export function openModal(onDismiss: () => void): Modal {
         { once: true },
       );
       frame.src = url;
+    },
+    ready() {
+      checkoutReady = true;
+      close.hidden = true;
+      frame.focus();
     },
     close() {
       if (closed) return;
