@@ -20,22 +20,28 @@ export interface OrderLineItem {
   SKU: string;
   /** Integer cents. */
   amount?: number;
-  quantity?: number;
+  category?: string;
 }
 
 /** `GET /checkout/api/orders/:orderId` */
 export interface OrderSummary {
   orderId: string;
+  status: 'CREATED' | 'PROCESSING' | 'SUCCEEDED' | 'FAILED' | 'ABANDONED';
   merchantName: string;
+  variant: 'standard' | 'connected';
   /** `merchant`: the last button reads "Continue" and the page hands the merchant the selection. */
   authorizationMode: 'service' | 'merchant';
-  /** ISO 4217; USD when absent. */
-  currency?: string;
+  /** ISO 4217. */
+  currency: string;
   lineItems: OrderLineItem[];
   /** Integer cents. */
   subtotal: number;
   /** The merchant's list, in its order; empty when the merchant does not ship (no shipping step). */
   shippingMethods: ShippingMethod[];
+  description: string | null;
+  /** ISO 8601. */
+  expiresAt: string;
+  /** Not sent by the server today; honoured if it ever is. */
   theme?: 'light' | 'dark';
 }
 
@@ -61,6 +67,8 @@ export interface WalletCard {
   expired: boolean;
   nickName: string | null;
   fullNameCard: string;
+  /** The `addressId` of the card's billing address in the wallet. */
+  billingAddressId: number;
 }
 
 export interface WalletAddress extends AddressInfo {
@@ -71,6 +79,8 @@ export interface WalletAddress extends AddressInfo {
 export interface Wallet {
   email: string;
   phone: string | null;
+  firstName: string;
+  lastName: string;
   cards: WalletCard[];
   addresses: WalletAddress[];
 }
@@ -113,6 +123,7 @@ export interface Selection {
 
 /** `POST /checkout/api/orders/:orderId/quote`: integer cents. */
 export interface Quote {
+  currency: string;
   subtotal: number;
   shipping: number;
   taxes: number;
@@ -124,7 +135,8 @@ export interface SuccessArguments {
   customerInfo: CustomerInfo;
   shippingInfo: AddressInfo | Record<string, never>;
   billingInfo: AddressInfo;
-  shippingMethod: ShippingMethod | null;
+  /** `{}` when the merchant does not ship (docs/internals/checkout-protocol.md §3). */
+  shippingMethod: ShippingMethod | Record<string, never>;
   taxes: number;
   transactionDetails: TransactionDetails;
 }
@@ -132,7 +144,7 @@ export interface SuccessArguments {
 /** `POST /checkout/api/orders/:orderId/pay` */
 export type PayResult =
   | ({ outcome: 'success' } & SuccessArguments)
-  | { outcome: 'error'; orderId?: string; errorCode: string; errorMessage: string | null }
+  | { outcome: 'error'; orderId: string; errorCode: string; errorMessage: string | null }
   | { outcome: 'payment-selected'; selection: PaymentSelection };
 
 /** A failed request: the server's `{ errorCode, errorMessage }`, or `NETWORK_ERROR` when it was not reached. */

@@ -215,13 +215,14 @@ export function App({
       switch (result.outcome) {
         case 'success': {
           const { outcome: _, ...args } = result;
+          // Posted as the server sent it (`shippingMethod` and `shippingInfo` are `{}` when nothing ships).
           messenger.send({ type: 'success', ...args });
           return dispatch({ type: 'finished', outcome: { kind: 'success' } });
         }
         case 'error':
           messenger.send({
             type: 'error',
-            orderId: result.orderId ?? config.orderId,
+            orderId: result.orderId,
             errorCode: result.errorCode,
             errorMessage: result.errorMessage,
           });
@@ -256,7 +257,7 @@ export function App({
           <h1>{order?.merchantName ?? 'Checkout'}</h1>
           {order && total !== undefined && (
             <p class="muted">
-              {state.quote ? 'Total' : 'Subtotal'} {formatMoney(total, order.currency ?? 'USD')}
+              {state.quote ? 'Total' : 'Subtotal'} {formatMoney(total, order.currency)}
             </p>
           )}
         </div>

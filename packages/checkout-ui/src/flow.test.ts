@@ -4,11 +4,16 @@ import { canContinue, type FlowEvent, type FlowState, initialState, RESEND_GAP_M
 
 const order = (shippingMethods: OrderSummary['shippingMethods'] = []): OrderSummary => ({
   orderId: 'ord_1',
+  status: 'CREATED',
   merchantName: 'Demo Store',
+  variant: 'standard',
   authorizationMode: 'service',
+  currency: 'USD',
   lineItems: [{ SKU: 'A', name: 'Mug', amount: 2000 }],
   subtotal: 2000,
+  description: null,
   shippingMethods,
+  expiresAt: '2030-01-01T00:00:00.000Z',
 });
 const METHODS = [
   { externalId: 'std', name: 'Standard', price: 599 },
@@ -26,6 +31,7 @@ const card = (paymentId: string, extra: Partial<WalletCard> = {}): WalletCard =>
   expired: false,
   nickName: null,
   fullNameCard: 'Test Shopper',
+  billingAddressId: 1,
   ...extra,
 });
 
@@ -50,6 +56,8 @@ const address = (addressId: number, extra: Partial<WalletAddress> = {}): WalletA
 const wallet = (cards: WalletCard[], addresses: WalletAddress[] = [address(1)]): Wallet => ({
   email: 'test.shopper@example.com',
   phone: null,
+  firstName: 'Test',
+  lastName: 'Shopper',
   cards,
   addresses,
 });
@@ -83,7 +91,10 @@ describe('the checkout flow', () => {
     state = run([{ type: 'next' }], state);
     expect(state.step).toBe('summary');
     expect(canContinue(state)).toBe(false); // no quote yet
-    state = run([{ type: 'quoted', quote: { subtotal: 2000, shipping: 599, taxes: 0, total: 2599 } }], state);
+    state = run(
+      [{ type: 'quoted', quote: { currency: 'USD', subtotal: 2000, shipping: 599, taxes: 0, total: 2599 } }],
+      state,
+    );
     expect(canContinue(state)).toBe(true);
   });
 
@@ -111,7 +122,10 @@ describe('the checkout flow', () => {
   it('prefers the default shipping address and clears the quote when the selection changes', () => {
     let state = signedIn();
     expect(state.addressId).toBe(2);
-    state = run([{ type: 'quoted', quote: { subtotal: 1, shipping: 0, taxes: 0, total: 1 } }], state);
+    state = run(
+      [{ type: 'quoted', quote: { currency: 'USD', subtotal: 1, shipping: 0, taxes: 0, total: 1 } }],
+      state,
+    );
     expect(run([{ type: 'address-selected', addressId: 1 }], state).quote).toBeNull();
     expect(run([{ type: 'method-selected', methodId: 'exp' }], state).quote).toBeNull();
     expect(run([{ type: 'card-selected', paymentId: 'c_1111' }], state).quote).toBeNull();

@@ -22,7 +22,7 @@ export type CheckoutMessage =
       customerInfo: CustomerInfo;
       shippingInfo: AddressInfo | Record<string, never>;
       billingInfo: AddressInfo;
-      shippingMethod: ShippingMethod | null;
+      shippingMethod: ShippingMethod | Record<string, never>;
       taxes: number;
       transactionDetails: TransactionDetails;
     }

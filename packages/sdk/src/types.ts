@@ -60,7 +60,8 @@ export interface PaymentMethodInfo {
 export interface CustomerInfo {
   email: string;
   paymentMethod: PaymentMethodInfo;
-  phoneNumber: string;
+  /** Null when the shopper's account has no phone number. */
+  phoneNumber: string | null;
 }
 
 export interface ShippingMethod {
@@ -85,7 +86,7 @@ export interface PaymentSelection {
   paymentId: string;
   billingInfo: AddressInfo;
   shippingInfo: AddressInfo | Record<string, never>;
-  shippingMethod: ShippingMethod | null;
+  shippingMethod: ShippingMethod | Record<string, never>;
   /** Integer cents. */
   taxes: number;
 }
@@ -95,7 +96,8 @@ export type SuccessCallback = (
   customerInfo: CustomerInfo,
   shippingInfo: AddressInfo | Record<string, never>,
   billingInfo: AddressInfo,
-  shippingMethod: ShippingMethod | null,
+  /** `{}` when the order has no shipping, like `shippingInfo`. */
+  shippingMethod: ShippingMethod | Record<string, never>,
   taxes: number,
   transactionDetails: TransactionDetails,
 ) => unknown;

@@ -9,7 +9,7 @@ import { addressLine, priceLabel } from './wallet.js';
 /** The last button: "Pay $25.99", or "Continue" when the merchant authorizes the payment itself. */
 export function payLabel(order: OrderSummary, quote: Quote | null): string {
   if (order.authorizationMode === 'merchant') return 'Continue';
-  return quote ? `Pay ${formatMoney(quote.total, order.currency ?? 'USD')}` : 'Pay';
+  return quote ? `Pay ${formatMoney(quote.total, order.currency)}` : 'Pay';
 }
 
 export function SummaryStep(props: {
@@ -28,7 +28,7 @@ export function SummaryStep(props: {
   onRetryQuote: () => void;
 }) {
   const { order, quote, card } = props;
-  const currency = order.currency ?? 'USD';
+  const { currency } = order;
   const money = (cents: number) => formatMoney(cents, currency);
   const askCvv = card.needsCvv && !props.knownCvv;
   const cvvSize = /amex|american/i.test(card.cardBrand) ? 4 : 3;
@@ -97,10 +97,7 @@ export function SummaryStep(props: {
         <ul class="items" aria-label="Items">
           {order.lineItems.map((item, i) => (
             <li key={`${item.SKU}-${i}`}>
-              <span>
-                {item.name ?? item.SKU}
-                {item.quantity && item.quantity > 1 ? ` × ${item.quantity}` : ''}
-              </span>
+              <span>{item.name ?? item.SKU}</span>
               {item.amount !== undefined && <span>{money(item.amount)}</span>}
             </li>
           ))}
