@@ -46,17 +46,35 @@ describe('the checkout API client', () => {
     expect(api.signedIn).toBe(false);
   });
 
-  it('asks for an enrolment code only when told to', async () => {
+  it("sends a new shopper's enrolment to the order, then the email alone to otp", async () => {
     const { fetch, calls } = fakeFetch([
       { body: { status: 'enrol' } },
       { body: { status: 'sent', destination: 'n***@x.example' } },
     ]);
     const api = createApi('ord 1', fetch);
     expect(await api.requestCode('new@x.example')).toEqual({ status: 'enrol' });
-    await api.requestCode('new@x.example', true);
+    const input = {
+      email: 'new@x.example',
+      firstName: 'New',
+      lastName: 'Shopper',
+      phone: '+15125550100',
+      card: { number: '4242424242424242', expMonth: 12, expYear: 2030, cvv: '123' },
+      billingAddress: {
+        company: null,
+        address1: '1 Main St',
+        address2: null,
+        city: 'Austin',
+        state: 'TX',
+        zip: '78701',
+        country: 'US',
+      },
+    };
+    expect(await api.enrol(input)).toEqual({ status: 'sent', destination: 'n***@x.example' });
     expect(calls[0]?.url).toBe('/checkout/api/orders/ord%201/otp');
     expect(JSON.parse(String(calls[0]?.init?.body))).toEqual({ email: 'new@x.example' });
-    expect(JSON.parse(String(calls[1]?.init?.body))).toEqual({ email: 'new@x.example', enrol: true });
+    expect(calls[1]?.url).toBe('/checkout/api/orders/ord%201/enrol');
+    expect(JSON.parse(String(calls[1]?.init?.body))).toEqual(input);
+    expect(headers(calls[1]).authorization).toBeUndefined();
   });
 
   it('reads tries left from a wrong code, from a field or from the message', async () => {

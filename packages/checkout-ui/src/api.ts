@@ -100,19 +100,28 @@ export interface AddressInput {
   phoneNumber: string | null;
 }
 
-/** `POST /checkout/api/wallet/enrol` with the enrolment token from verifying the code. */
+/** The card's billing address at enrolment: the name and phone are the shopper's. */
+export type EnrolmentAddress = Omit<AddressInput, 'firstName' | 'lastName' | 'phoneNumber'>;
+
+/**
+ * `POST /checkout/api/orders/:orderId/enrol` (the server's `EnrolBody`, strict): checks the card, keeps
+ * the details without the CVV and sends the code; `otp/verify` then creates the wallet.
+ */
 export interface EnrolmentInput {
+  email: string;
   firstName: string;
   lastName: string;
+  /** Such as `+15125550100`. */
   phone: string;
   card: {
     number: string;
     expMonth: number;
+    /** Four digits. */
     expYear: number;
-    /** The name printed on the card. */
-    fullNameCard: string;
+    /** Checked by the server, never stored: the UI sends it again with the first `pay`. */
+    cvv: string;
   };
-  billingAddress: AddressInput;
+  billingAddress: EnrolmentAddress;
 }
 
 export interface Selection {
@@ -248,17 +257,15 @@ export function createApi(
       token = null;
     },
     getOrder: () => call<OrderSummary>('GET', order),
-    /** `enrol: true` sends a code to an email that has no wallet yet (after the enrolment form). */
-    requestCode: (email: string, enrol = false) =>
-      call<CodeRequest>('POST', `${order}/otp`, enrol ? { email, enrol: true } : { email }),
+    /** A known shopper gets a code; an email without a wallet gets `{ status: 'enrol' }`. */
+    requestCode: (email: string) => call<CodeRequest>('POST', `${order}/otp`, { email }),
+    /** A new shopper's details; answers where the code went. Verifying it creates the wallet. */
+    enrol: (input: EnrolmentInput) => call<CodeRequest>('POST', `${order}/enrol`, input),
     async verifyCode(email: string, code: string): Promise<void> {
       const grant = await call<ShopperTokenGrant>('POST', `${order}/otp/verify`, { email, code });
       token = grant.shopperToken;
     },
     getWallet: () => call<Wallet>('GET', `${base}/wallet`),
-    /** Creates the wallet of a shopper who just proved their email; answers the new card's id. */
-    enrol: (input: EnrolmentInput) =>
-      call<{ paymentId?: string } | undefined>('POST', `${base}/wallet/enrol`, input),
     addAddress: (input: AddressInput) => call<WalletAddress>('POST', `${base}/wallet/addresses`, input),
     quote: (selection: Selection) => call<Quote>('POST', `${order}/quote`, selection),
     /** One `Idempotency-Key` per distinct payment attempt: a retried submit can never charge twice. */

@@ -116,22 +116,6 @@ export function App({
     target?.focus();
   }, [state.step]);
 
-  const sendEnrolment = async (draft: EnrolmentDraft) => {
-    const created = await api.enrol({
-      firstName: draft.firstName,
-      lastName: draft.lastName,
-      phone: draft.phone,
-      card: {
-        number: draft.cardNumber,
-        expMonth: draft.expMonth,
-        expYear: draft.expYear,
-        fullNameCard: draft.fullNameCard,
-      },
-      billingAddress: draft.billingAddress,
-    });
-    return created?.paymentId;
-  };
-
   const verify = async (code: string) => {
     const { email, enrolment } = latest.current;
     dispatch({ type: 'submitted' });
@@ -151,34 +135,44 @@ export function App({
           });
         }
       }
+      if (error instanceof ApiError && error.errorCode === 'ENROLMENT_NOT_FOUND' && enrolment) {
+        // The enrolment waited too long (10 minutes): the form again, still filled, to send it anew.
+        dispatch({ type: 'enrol-required', email });
+      }
       return fail(error);
     }
     try {
-      const paymentId = enrolment ? await sendEnrolment(enrolment) : undefined;
-      dispatch({ type: 'signed-in', wallet: await api.getWallet(), paymentId });
+      // For a new shopper, verify has just created the wallet: its one card is the default.
+      dispatch({ type: 'signed-in', wallet: await api.getWallet() });
     } catch (error) {
-      if (enrolment) {
-        // The email is proved; the card was refused. Back to the form (the token stays for the retry).
-        dispatch({ type: 'enrol-required', email });
-      }
       fail(error);
     }
   };
 
+  /** A new shopper's form: the server checks the card and sends the code (again, for "Resend code"). */
   const enrol = async (draft: EnrolmentDraft) => {
     dispatch({ type: 'enrolment-filled', draft });
     const { email } = latest.current;
     try {
-      if (api.signedIn) {
-        // The email was proved before the card was refused: no new code needed.
-        const paymentId = await sendEnrolment(draft);
-        return dispatch({ type: 'signed-in', wallet: await api.getWallet(), paymentId });
-      }
-      const answer = await api.requestCode(email, true);
+      const answer = await api.enrol({ email, ...draft });
       if (answer.status === 'sent')
         dispatch({ type: 'code-sent', email, destination: answer.destination, now: Date.now() });
       else dispatch({ type: 'failed', message: 'The code could not be sent. Try again.' });
     } catch (error) {
+      if (
+        error instanceof ApiError &&
+        error.errorCode === 'OTP_THROTTLED' &&
+        latest.current.step === 'code'
+      ) {
+        const wait = error.retryAfterSeconds ?? 30;
+        return dispatch({
+          type: 'code-throttled',
+          retryAt: Date.now() + wait * 1000,
+          message: error.message,
+        });
+      }
+      // A refused card or address: back on the form (kept filled) with the server's reason.
+      if (latest.current.step === 'code') dispatch({ type: 'enrol-required', email });
       fail(error);
     }
   };

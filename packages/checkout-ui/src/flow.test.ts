@@ -169,12 +169,16 @@ describe('the checkout flow', () => {
       firstName: 'New',
       lastName: 'Shopper',
       phone: '+15125550100',
-      cardNumber: '4111111111111111',
-      fullNameCard: 'New Shopper',
-      expMonth: 12,
-      expYear: 2030,
-      cvv: '123',
-      billingAddress: address(0),
+      card: { number: '4111111111111111', expMonth: 12, expYear: 2030, cvv: '123' },
+      billingAddress: {
+        company: null,
+        address1: '1 Main St',
+        address2: null,
+        city: 'Austin',
+        state: 'TX',
+        zip: '78701',
+        country: 'US',
+      },
     };
     let state = run([
       { type: 'order-loaded', order: order(METHODS) },
@@ -189,8 +193,9 @@ describe('the checkout flow', () => {
       state,
     );
     expect(state.step).toBe('code');
-    expect(state.enrolment?.cardNumber).toBe('4111111111111111');
-    state = run([{ type: 'signed-in', wallet: wallet([card('c_new')]), paymentId: 'c_new' }], state);
+    expect(state.enrolment?.card.number).toBe('4111111111111111');
+    // verify created the wallet: its one card is the default.
+    state = run([{ type: 'signed-in', wallet: wallet([card('c_new', { isDefault: true })]) }], state);
     expect(state).toMatchObject({
       step: 'address',
       paymentId: 'c_new',

@@ -1,4 +1,4 @@
-import type { AddressInput, OrderSummary, Quote, Wallet, WalletAddress, WalletCard } from './api.js';
+import type { EnrolmentInput, OrderSummary, Quote, Wallet, WalletAddress, WalletCard } from './api.js';
 
 /**
  * The checkout's steps as one pure reducer: components dispatch what happened, the reducer decides where
@@ -21,18 +21,12 @@ export type Step =
   | 'summary'
   | 'done';
 
-/** What the enrolment form collected, held in memory until the code is proved and the wallet created. */
-export interface EnrolmentDraft {
-  firstName: string;
-  lastName: string;
-  phone: string;
-  cardNumber: string;
-  fullNameCard: string;
-  expMonth: number;
-  expYear: number;
-  cvv: string;
-  billingAddress: AddressInput;
-}
+/**
+ * What the enrolment form collected (`POST …/enrol` without the email). Kept in memory while the code is
+ * out, to resend it (a new enrolment replaces the old) or refill the form; the CVV outlives it, for the
+ * first payment only.
+ */
+export type EnrolmentDraft = Omit<EnrolmentInput, 'email'>;
 
 export interface CodeState {
   /** Where the code went, masked by the server (`t***r@example.com`). */
@@ -225,8 +219,8 @@ export function reduce(state: FlowState, event: FlowEvent): FlowState {
         ...state,
         ...idle,
         wallet: event.wallet,
-        // The card data is in the wallet now; only the security code stays, for the first payment.
-        enrolmentCvv: state.enrolment?.cvv ?? null,
+        // The server created the wallet at verify; only the security code stays, for the first payment.
+        enrolmentCvv: state.enrolment?.card.cvv ?? null,
         enrolment: null,
         code: null,
         paymentId,

@@ -6,6 +6,7 @@ import {
   emptyAddress,
   validateAddress,
 } from '../address-form.js';
+import type { AddressInput } from '../api.js';
 import {
   checkCardNumber,
   digitsOnly,
@@ -52,12 +53,14 @@ export function EnrolStep(props: {
   const [form, setForm] = useState<Form>({
     firstName: d?.firstName ?? '',
     lastName: d?.lastName ?? '',
-    cardNumber: d ? formatCardNumber(d.cardNumber) : '',
-    expiry: d ? `${String(d.expMonth).padStart(2, '0')}/${String(d.expYear).slice(-2)}` : '',
+    cardNumber: d ? formatCardNumber(d.card.number) : '',
+    expiry: d ? `${String(d.card.expMonth).padStart(2, '0')}/${String(d.card.expYear).slice(-2)}` : '',
     cvv: '',
     phone: d?.phone ?? '',
   });
-  const [address, setAddress] = useState(d?.billingAddress ?? emptyAddress());
+  const [address, setAddress] = useState<AddressInput>(
+    d ? { ...emptyAddress(), ...d.billingAddress } : emptyAddress(),
+  );
   const [errors, setErrors] = useState<Errors>({});
   const card = checkCardNumber(form.cardNumber);
   const set = (key: keyof Form) => (value: string) => setForm({ ...form, [key]: value });
@@ -73,21 +76,21 @@ export function EnrolStep(props: {
       return;
     }
     const expiry = parseExpiry(form.expiry) as { month: number; year: number };
-    const firstName = form.firstName.trim();
-    const lastName = form.lastName.trim();
+    // The server's EnrolBody is strict: the billing address carries no name or phone (they are the shopper's).
+    const { firstName: _f, lastName: _l, phoneNumber: _p, ...billingAddress } = cleanAddress(address);
+    const phone = form.phone.trim();
     props.onSubmit({
-      firstName,
-      lastName,
-      phone: form.phone.trim(),
-      cardNumber: digitsOnly(form.cardNumber),
-      fullNameCard: `${firstName} ${lastName}`,
-      expMonth: expiry.month,
-      expYear: expiry.year,
-      cvv: form.cvv,
-      billingAddress: {
-        ...cleanAddress({ ...address, firstName, lastName }),
-        phoneNumber: form.phone.trim(),
+      firstName: form.firstName.trim(),
+      lastName: form.lastName.trim(),
+      // Digits, keeping a leading "+": what the server's phone pattern takes.
+      phone: `${phone.startsWith('+') ? '+' : ''}${digitsOnly(phone)}`,
+      card: {
+        number: digitsOnly(form.cardNumber),
+        expMonth: expiry.month,
+        expYear: expiry.year,
+        cvv: form.cvv,
       },
+      billingAddress,
     });
   });
 

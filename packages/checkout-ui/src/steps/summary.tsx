@@ -43,7 +43,8 @@ export function SummaryStep(props: {
       return;
     }
     setCvvError(null);
-    props.onPay(askCvv ? cvv : card.needsCvv ? (props.knownCvv ?? undefined) : undefined);
+    // The CVV typed at enrolment goes with the first payment (the new card has `needsCvv: false`).
+    props.onPay(askCvv ? cvv : (props.knownCvv ?? undefined));
   });
 
   return (
