@@ -4,144 +4,27 @@
  * the staging mailbox (`GET /sandbox/messages`), and pays with the new card through the sandbox gateway:
  * the CVV typed at enrolment goes with the payment. Screenshots to docs/screenshots/new-shopper-*.png.
  */
-import fs from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo as NetAddress } from 'node:net';
-import { fileURLToPath } from 'node:url';
-import { type Browser, chromium, type FrameLocator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestService, type TestService } from '../../packages/server/src/test-support/service.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const SCREENSHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
-const GROUND = { externalId: 'ground', name: 'Ground', price: 500 };
-
-interface SandboxGatewayServer {
-  url: string;
-  close(): Promise<void>;
-}
-// Loaded from its source by a computed path, as the server's own tests do (packages/server/src/api/checkout/pay.test.ts).
-const gatewayServerPath = fileURLToPath(
-  new URL('../../packages/sandbox-gateway/src/server.js', import.meta.url),
-);
-const { startSandboxGateway } = (await import(gatewayServerPath)) as {
-  startSandboxGateway(options: { port: number; host: string }): Promise<SandboxGatewayServer>;
-};
-
-/** The merchant's checkout page: the SDK from the service, a button, callbacks that record their arguments. */
-function merchantPage(serviceUrl: string, merchantId: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head><meta charset="utf-8"><link rel="icon" href="data:,"><title>Test Shop</title></head>
-<body>
-  <h1>Test Shop</h1>
-  <p>T-shirt $25.00 · Mug $12.00</p>
-  <div id="wallet-button"></div>
-  <script src="${serviceUrl}/sdk/wallet-sdk.js?merchantId=${encodeURIComponent(merchantId)}"></script>
-  <script>
-    window.calls = { getOrderId: [], success: [], error: [], onClose: [] };
-    WalletSDK.Button({
-      orderDetailsCallback: (actions) =>
-        actions.createOrder({
-          orderId: 'shop-1001',
-          lineItems: [
-            { SKU: 'TEE', name: 'T-shirt', amount: 2500 },
-            { SKU: 'MUG', name: 'Mug', amount: 1200 },
-          ],
-          subtotal: 3700,
-        }),
-      getOrderId: (...args) => window.calls.getOrderId.push(args),
-      success: (...args) => window.calls.success.push(args),
-      error: (...args) => window.calls.error.push(args),
-      onClose: (...args) => window.calls.onClose.push(args),
-    }).render('#wallet-button');
-  </script>
-</body>
-</html>`;
-}
-
-async function startMerchantPage(
-  html: () => string,
-): Promise<{ url: string; origin: string; close(): Promise<void> }> {
-  const server = http.createServer((request, response) => {
-    if (request.url === '/' || request.url?.startsWith('/?')) {
-      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-      response.end(html());
-    } else {
-      response.writeHead(404, { 'content-type': 'text/plain' });
-      response.end('not found');
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as NetAddress;
-  const origin = `http://127.0.0.1:${port}`;
-  return {
-    url: `${origin}/`,
-    origin,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
+import { GROUND, type Harness, openTab, startHarness } from './support.js';
 
 describe('a new shopper enrols and pays in real Chromium', () => {
-  let gateway: SandboxGatewayServer | undefined;
-  let service: TestService | undefined;
-  let shop: Awaited<ReturnType<typeof startMerchantPage>> | undefined;
-  let browser: Browser | undefined;
-  let merchant: { merchantId: string; apiKey: string };
+  let harness: Harness | undefined;
 
   beforeAll(async () => {
-    if (!fs.existsSync(CHROMIUM)) {
-      throw new Error(
-        `Chromium is needed for the end-to-end tests and ${CHROMIUM} is missing: apt-get install chromium`,
-      );
-    }
-    gateway = await startSandboxGateway({ port: 0, host: '127.0.0.1' });
-    service = await startTestService('sqlite', { SANDBOX_GATEWAY_URL: gateway.url });
-    let html = '';
-    shop = await startMerchantPage(() => html);
-    merchant = await service.merchant({
-      name: 'Test Shop',
-      allowedOrigins: [shop.origin],
-      shippingMethods: [GROUND],
-      taxSettings: { ratesByState: { TX: 825 } },
-    });
-    html = merchantPage(service.url, merchant.merchantId);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
+    harness = await startHarness();
   });
 
   afterAll(async () => {
-    await browser?.close();
-    await shop?.close();
-    await service?.close();
-    await gateway?.close();
+    await harness?.close();
   });
 
   it('from the button through enrolment and the emailed code to success(...) with the new card', async () => {
-    if (!browser || !shop || !service) throw new Error('setup did not finish');
+    if (!harness) throw new Error('setup did not finish');
+    const { service, shop, merchant } = harness;
     const serviceUrl = service.url;
-    fs.mkdirSync(SCREENSHOTS, { recursive: true });
     const email = `new.shopper+${Date.now()}.${Math.random().toString(36).slice(2, 8)}@example.com`;
-    const context = await browser.newContext({ viewport: { width: 1024, height: 900 } });
-    const page: Page = await context.newPage();
-    const consoleErrors: string[] = [];
-    page.on('console', (message) => {
-      if (message.type() === 'error') consoleErrors.push(`${message.text()} ${message.location().url}`);
-    });
+    const tab = await openTab(harness.browser, { width: 1024, height: 900 });
+    const { page, consoleErrors, checkout } = tab;
     const requests: Array<{ url: string; body: unknown }> = [];
     page.on('request', (request) => {
       if (request.url().includes('/checkout/api/') && request.method() === 'POST') {
@@ -149,7 +32,7 @@ describe('a new shopper enrols and pays in real Chromium', () => {
         requests.push({ url: request.url(), body: data ? JSON.parse(data) : null });
       }
     });
-    const shot = (name: string) => page.screenshot({ path: `${SCREENSHOTS}new-shopper-${name}.png` });
+    const shot = (name: string) => tab.shot(`new-shopper-${name}`);
 
     try {
       await page.goto(shop.url);
@@ -160,7 +43,6 @@ describe('a new shopper enrols and pays in real Chromium', () => {
       const [[orderId]] = (await page.evaluate('window.calls.getOrderId')) as [[string]];
       expect(orderId).toMatch(/^ord_/);
 
-      const checkout: FrameLocator = page.frameLocator('iframe[title="Wallet checkout"]');
       const emailField = checkout.getByLabel('Email');
       await emailField.waitFor();
       await emailField.fill(email);
@@ -271,7 +153,7 @@ describe('a new shopper enrols and pays in real Chromium', () => {
       expect(order.json).toMatchObject({ orderId, status: 'SUCCEEDED' });
       expect(consoleErrors).toEqual([]);
     } finally {
-      await context.close();
+      await tab.close();
     }
   }, 90_000);
 });

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useReducer, useRef } from 'preact/hooks';
 import { ApiError, type CheckoutApi, type Selection } from './api.js';
 import type { CheckoutConfig } from './config.js';
 import { type EnrolmentDraft, type FlowState, initialState, reduce, selectedCard } from './flow.js';
+import { FOCUSABLE, wrapTarget } from './focus-trap.js';
 import type { Messenger } from './messages.js';
 import { formatMoney } from './money.js';
 import { EnrolStep } from './steps/enrol.js';
@@ -101,6 +102,16 @@ export function App({
       if (event.key === 'Escape') {
         event.preventDefault();
         close();
+      } else if (event.key === 'Tab') {
+        // Focus stays in the checkout: Tab past its last control would leave the frame (issue 3 §2).
+        const focusables = Array.from(document.querySelectorAll<HTMLElement>(FOCUSABLE)).filter(
+          (element) => element.getClientRects().length > 0,
+        );
+        const target = wrapTarget(focusables, document.activeElement as HTMLElement | null, event.shiftKey);
+        if (target) {
+          event.preventDefault();
+          target.focus();
+        }
       }
     };
     document.addEventListener('keydown', onKey);

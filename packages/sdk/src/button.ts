@@ -74,16 +74,16 @@ export function createButton(config: SdkConfig, rawOptions: unknown): WalletButt
 
   async function checkout(email?: string): Promise<void> {
     busy = true;
-    setLoading(true);
     let orderId = '';
     let finished = false;
     let modal: Modal | undefined;
     const finish = () => {
       finished = true;
       window.removeEventListener('message', onMessage);
-      modal?.close();
+      // The button is enabled again before the modal gives it focus back.
       busy = false;
       setLoading(false);
+      modal?.close();
     };
     const dismiss = () => {
       if (finished) return;
@@ -135,7 +135,9 @@ export function createButton(config: SdkConfig, rawOptions: unknown): WalletButt
       }
     };
 
+    // The modal first, so it notes the focused button before the loading state disables it.
     modal = openModal(dismiss);
+    setLoading(true);
     window.addEventListener('message', onMessage);
     try {
       const actions: Actions = {

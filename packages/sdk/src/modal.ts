@@ -23,7 +23,12 @@ export interface Modal {
 }
 
 export function openModal(onDismiss: () => void): Modal {
-  const previousFocus = document.activeElement as HTMLElement | null;
+  // The element that had focus, looking into shadow roots: the wallet button lives in one, and focusing
+  // its host (not focusable itself) would leave focus on the body.
+  let previousFocus = document.activeElement as HTMLElement | null;
+  while (previousFocus?.shadowRoot?.activeElement) {
+    previousFocus = previousFocus.shadowRoot.activeElement as HTMLElement;
+  }
   const previousOverflow = document.documentElement.style.overflow;
   document.documentElement.style.overflow = 'hidden';
 

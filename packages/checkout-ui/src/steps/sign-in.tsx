@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { CodeState } from '../flow.js';
 import { Alert, Field, onSubmitGuard, StepTitle, Submit } from '../ui.js';
 
@@ -65,8 +65,15 @@ export function CodeStep(props: {
   const [invalid, setInvalid] = useState<string | null>(null);
   const secondsLeft = useCountdown(props.code.resendAt);
   const usable = props.code.status === 'open';
-  // A new code clears the old attempt.
-  useEffect(() => setValue(''), [props.code.destination, props.code.resendAt]);
+  // A new code clears the old attempt; not on mount, when the effect runs after the first paint and would
+  // wipe a code already typed or autofilled.
+  const codeKey = `${props.code.destination}|${props.code.resendAt}`;
+  const shownKey = useRef(codeKey);
+  useEffect(() => {
+    if (shownKey.current === codeKey) return;
+    shownKey.current = codeKey;
+    setValue('');
+  }, [codeKey]);
 
   const submit = onSubmitGuard(props.busy, () => {
     if (!/^\d{6}$/.test(value)) return setInvalid('Enter the 6 digits from the email.');

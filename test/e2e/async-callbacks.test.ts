@@ -1,0 +1,121 @@
+/**
+ * Callbacks may be async, and a callback that throws is reported in the console without breaking the SDK.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type Harness,
+  openTab,
+  payWithCard,
+  pressWalletButton,
+  RECORDING_OPTIONS,
+  startHarness,
+  waitForOutcome,
+} from './support.js';
+
+describe('async and throwing callbacks in real Chromium', () => {
+  let harness: Harness | undefined;
+  let asyncUrl = '';
+  let throwingUrl = '';
+  beforeAll(async () => {
+    harness = await startHarness();
+    // orderDetailsCallback awaits a promise settled by a message round trip (no timers) before creating
+    // the order; success awaits before recording.
+    asyncUrl = harness.page('/async', {
+      before: `
+        const later = () => new Promise((resolve) => {
+          const channel = new MessageChannel();
+          channel.port1.onmessage = () => resolve('ready');
+          channel.port2.postMessage(null);
+        });`,
+      options: RECORDING_OPTIONS.replace(
+        'orderDetailsCallback: (actions) =>',
+        `orderDetailsCallback: async (actions) => {
+          window.awaited = await later();
+          const id = await actions.createOrder({
+            orderId: 'shop-async',
+            lineItems: [{ SKU: 'TEE', name: 'T-shirt', amount: 2500 }],
+            subtotal: 2500,
+          });
+          window.createdId = id;
+        },
+        unused: (actions) =>`,
+      ).replace(
+        'success: (...args) => window.calls.success.push(args),',
+        `success: async (...args) => {
+          await later();
+          window.calls.success.push(args);
+        },`,
+      ),
+    });
+    // getOrderId throws, success rejects: both reported, the payment and the button carry on.
+    throwingUrl = harness.page('/throwing', {
+      options: RECORDING_OPTIONS.replace(
+        'getOrderId: (...args) => window.calls.getOrderId.push(args),',
+        `getOrderId: (...args) => {
+          window.calls.getOrderId.push(args);
+          throw new Error('merchant bug in getOrderId');
+        },`,
+      ).replace(
+        'success: (...args) => window.calls.success.push(args),',
+        `success: async (...args) => {
+          window.calls.success.push(args);
+          throw new Error('merchant bug in success');
+        },`,
+      ),
+    });
+  });
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  it('an async orderDetailsCallback and an async success: awaited, the payment goes through', async () => {
+    if (!harness) throw new Error('setup did not finish');
+    const tab = await openTab(harness.browser);
+    try {
+      await tab.page.goto(asyncUrl);
+      const orderId = await pressWalletButton(tab.page);
+      expect(await tab.page.evaluate('window.awaited')).toBe('ready');
+      // createOrder resolved with the service's id, the one getOrderId got.
+      expect(await tab.page.evaluate('window.createdId')).toBe(orderId);
+      await payWithCard(tab.checkout);
+      const calls = await waitForOutcome(tab.page);
+      expect(calls.error).toEqual([]);
+      expect(calls.success).toHaveLength(1);
+      expect(calls.success[0]?.[0]).toBe(orderId);
+      const order = await harness.service.call('GET', `/orders/${orderId}`, {
+        apiKey: harness.merchant.apiKey,
+      });
+      expect(order.json).toMatchObject({ status: 'SUCCEEDED', merchantOrderId: 'shop-async' });
+      expect(tab.consoleErrors).toEqual([]);
+    } finally {
+      await tab.close();
+    }
+  }, 60_000);
+
+  it('callbacks that throw are reported in the console; checkout and the button keep working', async () => {
+    if (!harness) throw new Error('setup did not finish');
+    const tab = await openTab(harness.browser);
+    const { page } = tab;
+    try {
+      await page.goto(throwingUrl);
+      const orderId = await pressWalletButton(page);
+      await payWithCard(tab.checkout);
+      const calls = await waitForOutcome(page);
+      expect(calls.success.map((args) => args[0])).toEqual([orderId]);
+      expect(calls.error).toEqual([]);
+      await expect
+        .poll(() => tab.consoleErrors.join('\n'))
+        .toMatch(/getOrderId callback threw[\s\S]*success callback threw/);
+      // The page's own errors are not uncaught: only the SDK's reports.
+      expect(tab.consoleErrors.filter((text) => !text.includes('WalletSDK'))).toEqual([]);
+
+      // The button works again: a second checkout opens.
+      await page.locator('iframe[title="Wallet checkout"]').waitFor({ state: 'detached' });
+      await page.getByRole('button', { name: 'Pay with Wallet' }).click();
+      await page.waitForFunction('window.calls.getOrderId.length === 2');
+      await tab.checkout.getByLabel('Email').waitFor();
+    } finally {
+      await tab.close();
+    }
+  }, 60_000);
+});

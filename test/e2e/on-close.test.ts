@@ -1,0 +1,88 @@
+/**
+ * The shopper closes the checkout without paying, with its "Close" button or with Escape: `onClose()` is
+ * called once and nothing else, the modal goes away, focus is back on the wallet button and the page
+ * scrolls again.
+ */
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  CHECKOUT_FRAME,
+  type Harness,
+  openTab,
+  pressWalletButton,
+  recordedCalls,
+  startHarness,
+} from './support.js';
+
+/** True when focus is on the "Pay with Wallet" button inside the merchant's #wallet-button host. */
+const walletButtonFocused = (page: Page) =>
+  page.evaluate(`(() => {
+    const host = document.getElementById('wallet-button');
+    const inner = host?.shadowRoot?.activeElement;
+    return document.activeElement === host && inner?.textContent === 'Pay with Wallet';
+  })()`) as Promise<boolean>;
+
+/** Scrolls the page down and reports whether it moved. */
+const pageScrolls = (page: Page) =>
+  page.evaluate(`(() => {
+    window.scrollTo(0, 0);
+    window.scrollBy(0, 400);
+    const moved = window.scrollY > 0;
+    window.scrollTo(0, 0);
+    return moved && getComputedStyle(document.documentElement).overflow !== 'hidden';
+  })()`) as Promise<boolean>;
+
+describe('onClose in real Chromium', () => {
+  let harness: Harness | undefined;
+  let url = '';
+  beforeAll(async () => {
+    harness = await startHarness();
+    // A long page, so scroll locking shows.
+    url = harness.page('/long', { body: '<div style="height: 3000px"></div>' });
+  });
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  it.each([
+    { how: 'the checkout’s Close button', name: 'button' },
+    { how: 'Escape', name: 'escape' },
+  ])(
+    'closing with $how → onClose() once, focus back on the wallet button, scroll unlocked',
+    async ({ name }) => {
+      if (!harness) throw new Error('setup did not finish');
+      const tab = await openTab(harness.browser);
+      const { page, checkout } = tab;
+      try {
+        await page.goto(url);
+        await page.evaluate('window.scrollTo(0, document.body.scrollHeight)');
+        expect(await pageScrolls(page)).toBe(true);
+        const orderId = await pressWalletButton(page);
+        await checkout.getByLabel('Email').waitFor();
+        expect(await pageScrolls(page)).toBe(false);
+        await tab.shot(`on-close-${name}-open`);
+
+        if (name === 'button') {
+          await checkout.getByRole('button', { name: 'Close' }).click();
+        } else {
+          await checkout.getByLabel('Email').focus();
+          await page.keyboard.press('Escape');
+        }
+        await page.waitForFunction('window.calls.onClose.length > 0');
+        await page.locator(CHECKOUT_FRAME).waitFor({ state: 'detached' });
+        // A round trip to the service, so a late second call would have been recorded.
+        await harness.service.call('GET', `/orders/${orderId}`, { apiKey: harness.merchant.apiKey });
+        const calls = await recordedCalls(page);
+        expect(calls.onClose).toEqual([[]]);
+        expect(calls.success).toEqual([]);
+        expect(calls.error).toEqual([]);
+        expect(await walletButtonFocused(page)).toBe(true);
+        expect(await pageScrolls(page)).toBe(true);
+        expect(tab.consoleErrors).toEqual([]);
+      } finally {
+        await tab.close();
+      }
+    },
+    60_000,
+  );
+});

@@ -1,0 +1,302 @@
+/**
+ * What the real-Chromium tests share: the service (via startTestService), the sandbox gateway, a merchant
+ * page on its own 127.0.0.1 origin, the system Chromium, and the steps a shopper takes in the checkout.
+ * No sleeps: every wait is on something the page shows or records.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo as NetAddress } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  type Browser,
+  type BrowserContext,
+  chromium,
+  type FrameLocator,
+  type Page,
+  type ViewportSize,
+} from 'playwright-core';
+import { expect } from 'vitest';
+import type { CreateMerchantInput } from '../../packages/server/src/merchants/index.js';
+import { startTestService, type TestService } from '../../packages/server/src/test-support/service.js';
+
+export const CHROMIUM = '/usr/bin/chromium';
+/**
+ * Screenshots go to docs/screenshots/ when E2E_SCREENSHOTS=docs (to refresh the guide's pictures), else to
+ * a temporary folder: some pages show per-run values (a fresh e-mail), and a test run should not change
+ * tracked files.
+ */
+export const SCREENSHOTS =
+  process.env.E2E_SCREENSHOTS === 'docs'
+    ? fileURLToPath(new URL('../../docs/screenshots/', import.meta.url))
+    : `${fs.mkdtempSync(path.join(os.tmpdir(), 'wallet-e2e-shots-'))}/`;
+/** The staging test shopper; its one-time code is always 123456. */
+export const EMAIL = 'test.shopper@example.com';
+export const TEST_CODE = '123456';
+export const GROUND = { externalId: 'ground', name: 'Ground', price: 500 };
+export const CHECKOUT_FRAME = 'iframe[title="Wallet checkout"]';
+
+interface SandboxGatewayServer {
+  url: string;
+  close(): Promise<void>;
+}
+// Loaded from its source by a computed path, as the server's own tests do (packages/server/src/api/checkout/pay.test.ts).
+const gatewayServerPath = fileURLToPath(
+  new URL('../../packages/sandbox-gateway/src/server.js', import.meta.url),
+);
+const { startSandboxGateway } = (await import(gatewayServerPath)) as {
+  startSandboxGateway(options: { port: number; host: string }): Promise<SandboxGatewayServer>;
+};
+
+/** The standard `WalletSDK.Button` options: an order of $37.00 and callbacks that record their arguments. */
+export const RECORDING_OPTIONS = `{
+      orderDetailsCallback: (actions) =>
+        actions.createOrder({
+          orderId: 'shop-1001',
+          lineItems: [
+            { SKU: 'TEE', name: 'T-shirt', amount: 2500 },
+            { SKU: 'MUG', name: 'Mug', amount: 1200 },
+          ],
+          subtotal: 3700,
+        }),
+      getOrderId: (...args) => window.calls.getOrderId.push(args),
+      success: (...args) => window.calls.success.push(args),
+      error: (...args) => window.calls.error.push(args),
+      onClose: (...args) => window.calls.onClose.push(args),
+    }`;
+
+/**
+ * The merchant's checkout page: the SDK from the service, a button, callbacks that record their arguments
+ * in `window.calls`. `options` replaces the Button options (a JS object literal), `before` runs first.
+ * The button object is kept in `window.walletButton`.
+ */
+export function merchantPage(
+  serviceUrl: string,
+  merchantId: string,
+  page: { options?: string; before?: string; body?: string } = {},
+): string {
+  return `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><link rel="icon" href="data:,"><title>Test Shop</title></head>
+<body>
+  <h1>Test Shop</h1>
+  <p>T-shirt $25.00 · Mug $12.00</p>
+  ${page.body ?? ''}
+  <div id="wallet-button"></div>
+  <script src="${serviceUrl}/sdk/wallet-sdk.js?merchantId=${encodeURIComponent(merchantId)}"></script>
+  <script>
+    window.calls = { getOrderId: [], success: [], error: [], onClose: [] };
+    ${page.before ?? ''}
+    window.walletButton = WalletSDK.Button(${page.options ?? RECORDING_OPTIONS}).render('#wallet-button');
+  </script>
+</body>
+</html>`;
+}
+
+export interface MerchantSite {
+  url: string;
+  origin: string;
+  /** Serves `html` at `path` (default `/`) and returns its URL. */
+  serve(path: string, html: string): string;
+  close(): Promise<void>;
+}
+
+export async function startMerchantSite(): Promise<MerchantSite> {
+  const pages = new Map<string, string>();
+  const server = http.createServer((request, response) => {
+    const path = (request.url ?? '/').split('?')[0] as string;
+    const html = pages.get(path);
+    if (html !== undefined) {
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      response.end(html);
+    } else {
+      response.writeHead(404, { 'content-type': 'text/plain' });
+      response.end('not found');
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as NetAddress;
+  const origin = `http://127.0.0.1:${port}`;
+  return {
+    url: `${origin}/`,
+    origin,
+    serve(path, html) {
+      pages.set(path, html);
+      return `${origin}${path}`;
+    },
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export async function launchChromium(): Promise<Browser> {
+  if (!fs.existsSync(CHROMIUM)) {
+    throw new Error(
+      `Chromium is needed for the end-to-end tests and ${CHROMIUM} is missing: apt-get install chromium`,
+    );
+  }
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  });
+}
+
+export interface Harness {
+  service: TestService;
+  shop: MerchantSite;
+  browser: Browser;
+  merchant: { merchantId: string; apiKey: string; webhookSecret: string };
+  /** Serves the standard merchant page (or a variant) at `path` on the shop's origin; returns its URL. */
+  page(path?: string, variant?: Parameters<typeof merchantPage>[2]): string;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the sandbox gateway, the service (sqlite) wired to it, a merchant site on another origin, a
+ * merchant allowing that origin (Ground shipping, 8.25 % tax in Texas unless `merchantInput` says
+ * otherwise), and Chromium. The standard merchant page is served at `/`.
+ */
+export async function startHarness(merchantInput: Partial<CreateMerchantInput> = {}): Promise<Harness> {
+  const closers: Array<() => Promise<void>> = [];
+  const close = async () => {
+    for (const closer of closers.reverse()) await closer();
+  };
+  try {
+    const gateway = await startSandboxGateway({ port: 0, host: '127.0.0.1' });
+    closers.push(() => gateway.close());
+    const service = await startTestService('sqlite', { SANDBOX_GATEWAY_URL: gateway.url });
+    closers.push(() => service.close());
+    const shop = await startMerchantSite();
+    closers.push(() => shop.close());
+    const merchant = await service.merchant({
+      name: 'Test Shop',
+      allowedOrigins: [shop.origin],
+      shippingMethods: [GROUND],
+      taxSettings: { ratesByState: { TX: 825 } },
+      ...merchantInput,
+    });
+    const browser = await launchChromium();
+    closers.push(() => browser.close());
+    const page: Harness['page'] = (path = '/', variant = {}) =>
+      shop.serve(path, merchantPage(service.url, merchant.merchantId, variant));
+    page('/');
+    return { service, shop, browser, merchant, page, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+export interface Tab {
+  context: BrowserContext;
+  page: Page;
+  /** Console errors (text and source URL) the page and its frames logged. */
+  consoleErrors: string[];
+  checkout: FrameLocator;
+  /** Saves a screenshot as <name>.png in SCREENSHOTS. */
+  shot(name: string): Promise<Buffer>;
+  close(): Promise<void>;
+}
+
+export async function openTab(
+  browser: Browser,
+  viewport: ViewportSize = { width: 1024, height: 800 },
+): Promise<Tab> {
+  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  const context = await browser.newContext({ viewport });
+  const page = await context.newPage();
+  const consoleErrors: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') consoleErrors.push(`${message.text()} ${message.location().url}`);
+  });
+  return {
+    context,
+    page,
+    consoleErrors,
+    checkout: page.frameLocator(CHECKOUT_FRAME),
+    shot: (name) => page.screenshot({ path: `${SCREENSHOTS}${name}.png` }),
+    close: () => context.close(),
+  };
+}
+
+/** What the merchant page's callbacks recorded. */
+export type Calls = Record<'getOrderId' | 'success' | 'error' | 'onClose', unknown[][]>;
+export async function recordedCalls(page: Page): Promise<Calls> {
+  return (await page.evaluate('window.calls')) as Calls;
+}
+
+/** Waits for the merchant page to record success or error. */
+export async function waitForOutcome(page: Page): Promise<Calls> {
+  await page.waitForFunction('window.calls.success.length + window.calls.error.length > 0');
+  return recordedCalls(page);
+}
+
+/** Presses the wallet button; resolves with the orderId given to getOrderId. */
+export async function pressWalletButton(page: Page): Promise<string> {
+  const button = page.getByRole('button', { name: 'Pay with Wallet' });
+  await button.waitFor();
+  await button.click();
+  await page.waitForFunction('window.calls.getOrderId.length === 1');
+  const [[orderId]] = (await page.evaluate('window.calls.getOrderId')) as [[string]];
+  return orderId;
+}
+
+/** Email, then the one-time code, up to the card carousel. */
+export async function signIn(checkout: FrameLocator, email = EMAIL): Promise<void> {
+  const field = checkout.getByLabel('Email');
+  await field.waitFor();
+  await field.fill(email);
+  await checkout.getByRole('button', { name: 'Continue' }).click();
+  await enterCode(checkout);
+}
+
+export async function enterCode(checkout: FrameLocator, code = TEST_CODE): Promise<void> {
+  const field = checkout.getByLabel('One-time code');
+  await field.waitFor();
+  await field.fill(code);
+  await checkout.getByRole('button', { name: 'Verify' }).click();
+}
+
+/** Picks the saved card ending in `last4` and continues to the shipping address. */
+export async function chooseCard(checkout: FrameLocator, last4: string): Promise<void> {
+  const card = checkout.getByRole('radio', { name: new RegExp(`^\\w+ ending in ${last4}\\b`) });
+  await card.waitFor({ state: 'attached', timeout: 10_000 }).catch(async (error) => {
+    const text = await checkout.locator('body').textContent();
+    throw new Error(`no card ending in ${last4}; the checkout shows: ${text}`, { cause: error });
+  });
+  // The radio sits under the tile's picture: the shopper clicks the tile (its label).
+  await checkout.locator('label', { has: card }).click();
+  await expect.poll(() => card.isChecked()).toBe(true);
+  await checkout.getByRole('button', { name: 'Continue' }).click();
+}
+
+/** From the shipping address step: the default address, Ground, then "Pay $…". */
+export async function shipAndPay(checkout: FrameLocator): Promise<void> {
+  await checkout.getByRole('heading', { name: 'Shipping address' }).waitFor();
+  await checkout.getByRole('radio').first().waitFor({ state: 'attached' });
+  await checkout.getByRole('button', { name: 'Continue' }).click();
+  await checkout.getByRole('heading', { name: 'Shipping method' }).waitFor();
+  await checkout.getByRole('button', { name: 'Continue' }).click();
+  const pay = checkout.getByRole('button', { name: /^Pay \$/ });
+  await pay.waitFor();
+  await pay.click();
+}
+
+/** The known shopper pays with the card ending in `last4`, from the open checkout's email step. */
+export async function payWithCard(checkout: FrameLocator, last4 = '1111'): Promise<void> {
+  await signIn(checkout);
+  await chooseCard(checkout, last4);
+  await shipAndPay(checkout);
+}
