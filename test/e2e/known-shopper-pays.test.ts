@@ -5,7 +5,7 @@
  * docs/screenshots/ for the integration guide.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EMAIL, GROUND, type Harness, openTab, startHarness } from './support.js';
+import { EMAIL, GROUND, type Harness, openTab, startHarness, waitForOutcome } from './support.js';
 
 describe('a known shopper pays in real Chromium', () => {
   let harness: Harness | undefined;
@@ -75,8 +75,7 @@ describe('a known shopper pays in real Chromium', () => {
       await shot('07-summary');
       await pay.click();
 
-      await page.waitForFunction('window.calls.success.length + window.calls.error.length > 0');
-      const calls = (await page.evaluate('window.calls')) as Record<string, unknown[][]>;
+      const calls = await waitForOutcome(page);
       expect(calls.error).toEqual([]);
       expect(calls.onClose).toEqual([]);
       expect(calls.success).toHaveLength(1);

@@ -5,7 +5,7 @@
  * the CVV typed at enrolment goes with the payment. Screenshots to docs/screenshots/new-shopper-*.png.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GROUND, type Harness, openTab, startHarness } from './support.js';
+import { GROUND, type Harness, openTab, startHarness, waitForOutcome } from './support.js';
 
 describe('a new shopper enrols and pays in real Chromium', () => {
   let harness: Harness | undefined;
@@ -109,8 +109,7 @@ describe('a new shopper enrols and pays in real Chromium', () => {
       await shot('06-summary');
       await pay.click();
 
-      await page.waitForFunction('window.calls.success.length + window.calls.error.length > 0');
-      const calls = (await page.evaluate('window.calls')) as Record<string, unknown[][]>;
+      const calls = await waitForOutcome(page);
       expect(calls.error).toEqual([]);
       expect(calls.onClose).toEqual([]);
       expect(calls.success).toHaveLength(1);
