@@ -3,11 +3,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  buttonOptions,
   type Harness,
   openTab,
   payWithCard,
   pressWalletButton,
-  RECORDING_OPTIONS,
   startHarness,
   waitForOutcome,
 } from './support.js';
@@ -27,9 +27,8 @@ describe('async and throwing callbacks in real Chromium', () => {
           channel.port1.onmessage = () => resolve('ready');
           channel.port2.postMessage(null);
         });`,
-      options: RECORDING_OPTIONS.replace(
-        'orderDetailsCallback: (actions) =>',
-        `orderDetailsCallback: async (actions) => {
+      options: buttonOptions({
+        orderDetailsCallback: `async (actions) => {
           window.awaited = await later();
           const id = await actions.createOrder({
             orderId: 'shop-async',
@@ -37,31 +36,25 @@ describe('async and throwing callbacks in real Chromium', () => {
             subtotal: 2500,
           });
           window.createdId = id;
-        },
-        unused: (actions) =>`,
-      ).replace(
-        'success: (...args) => window.calls.success.push(args),',
-        `success: async (...args) => {
+        }`,
+        success: `async (...args) => {
           await later();
           window.calls.success.push(args);
-        },`,
-      ),
+        }`,
+      }),
     });
     // getOrderId throws, success rejects: both reported, the payment and the button carry on.
     throwingUrl = harness.page('/throwing', {
-      options: RECORDING_OPTIONS.replace(
-        'getOrderId: (...args) => window.calls.getOrderId.push(args),',
-        `getOrderId: (...args) => {
+      options: buttonOptions({
+        getOrderId: `(...args) => {
           window.calls.getOrderId.push(args);
           throw new Error('merchant bug in getOrderId');
-        },`,
-      ).replace(
-        'success: (...args) => window.calls.success.push(args),',
-        `success: async (...args) => {
+        }`,
+        success: `async (...args) => {
           window.calls.success.push(args);
           throw new Error('merchant bug in success');
-        },`,
-      ),
+        }`,
+      }),
     });
   });
   afterAll(async () => {

@@ -4,10 +4,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  buttonOptions,
   CHECKOUT_FRAME,
   type Harness,
   openTab,
-  RECORDING_OPTIONS,
   recordedCalls,
   startHarness,
 } from './support.js';
@@ -18,9 +18,8 @@ describe('a disallowed origin in real Chromium', () => {
   beforeAll(async () => {
     harness = await startHarness();
     const path = harness.page('/elsewhere', {
-      options: RECORDING_OPTIONS.replace(
-        'orderDetailsCallback: (actions) =>',
-        `orderDetailsCallback: async (actions) => {
+      options: buttonOptions({
+        orderDetailsCallback: `async (actions) => {
           try {
             return await actions.createOrder({
               orderId: 'shop-1001',
@@ -31,9 +30,8 @@ describe('a disallowed origin in real Chromium', () => {
             window.rejectedWith = String(error && error.message);
             throw error;
           }
-        },
-        unused: (actions) =>`,
-      ),
+        }`,
+      }),
     });
     // The same server under another name: http://localhost:port is not the allowed http://127.0.0.1:port.
     url = path.replace('://127.0.0.1:', '://localhost:');

@@ -4,11 +4,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  buttonOptions,
   type Harness,
   openTab,
   payWithCard,
   pressWalletButton,
-  RECORDING_OPTIONS,
   startHarness,
   waitForOutcome,
 } from './support.js';
@@ -20,9 +20,8 @@ describe('getOrderId before the modal in real Chromium', () => {
     harness = await startHarness();
     // getOrderId also notes what the checkout iframe looked like when it ran.
     url = harness.page('/order-id', {
-      options: RECORDING_OPTIONS.replace(
-        'getOrderId: (...args) => window.calls.getOrderId.push(args),',
-        `getOrderId: (...args) => {
+      options: buttonOptions({
+        getOrderId: `(...args) => {
           const frames = [...document.querySelectorAll('body > *')]
             .map((element) => element.shadowRoot?.querySelector('iframe'))
             .filter(Boolean);
@@ -31,8 +30,8 @@ describe('getOrderId before the modal in real Chromium', () => {
             visibility: getComputedStyle(frame).visibility,
           }));
           window.calls.getOrderId.push(args);
-        },`,
-      ),
+        }`,
+      }),
     });
   });
   afterAll(async () => {

@@ -77,6 +77,7 @@ describe('guestRedirect in real Chromium', () => {
         success: [],
         error: [],
         onClose: [],
+        onPaymentSelected: [],
       });
       // The button is not left busy.
       expect(await page.getByRole('button', { name: 'Pay with Wallet' }).isEnabled()).toBe(true);

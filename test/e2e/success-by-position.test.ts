@@ -4,12 +4,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  buttonOptions,
   EMAIL,
   type Harness,
   openTab,
   payWithCard,
   pressWalletButton,
-  RECORDING_OPTIONS,
   startHarness,
   waitForOutcome,
 } from './support.js';
@@ -20,12 +20,11 @@ describe('success receives values by position in real Chromium', () => {
   beforeAll(async () => {
     harness = await startHarness();
     url = harness.page('/three-parameters', {
-      options: RECORDING_OPTIONS.replace(
-        'success: (...args) => window.calls.success.push(args),',
-        `success: function (orderId, billingInfo, taxes) {
+      options: buttonOptions({
+        success: `function (orderId, billingInfo, taxes) {
           window.calls.success.push([orderId, billingInfo, taxes, arguments.length]);
-        },`,
-      ),
+        }`,
+      }),
     });
   });
   afterAll(async () => {

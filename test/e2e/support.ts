@@ -49,9 +49,8 @@ const { startSandboxGateway } = (await import(gatewayServerPath)) as {
   startSandboxGateway(options: { port: number; host: string }): Promise<SandboxGatewayServer>;
 };
 
-/** The standard `WalletSDK.Button` options: an order of $37.00 and callbacks that record their arguments. */
-export const RECORDING_OPTIONS = `{
-      orderDetailsCallback: (actions) =>
+/** The standard order: $37.00 of two items, the merchant's own id `shop-1001`. */
+const STANDARD_ORDER = `(actions) =>
         actions.createOrder({
           orderId: 'shop-1001',
           lineItems: [
@@ -59,12 +58,30 @@ export const RECORDING_OPTIONS = `{
             { SKU: 'MUG', name: 'Mug', amount: 1200 },
           ],
           subtotal: 3700,
-        }),
-      getOrderId: (...args) => window.calls.getOrderId.push(args),
-      success: (...args) => window.calls.success.push(args),
-      error: (...args) => window.calls.error.push(args),
-      onClose: (...args) => window.calls.onClose.push(args),
-    }`;
+        })`;
+
+/** The callbacks a page records in `window.calls`, each as the arguments of every call. */
+export const RECORDED_CALLBACKS = ['getOrderId', 'success', 'error', 'onClose', 'onPaymentSelected'] as const;
+export type RecordedCallback = (typeof RECORDED_CALLBACKS)[number];
+
+/**
+ * The source of a `WalletSDK.Button` options object: the standard order, every callback recording its
+ * arguments in `window.calls`, and `overrides` (a property name → the JS source of its value) replacing
+ * those properties or adding others. A test states only what differs:
+ * `buttonOptions({ success: 'function (orderId) { … }' })`.
+ */
+export function buttonOptions(overrides: Record<string, string> = {}): string {
+  const properties: Record<string, string> = { orderDetailsCallback: STANDARD_ORDER };
+  for (const name of RECORDED_CALLBACKS) {
+    properties[name] = `(...args) => window.calls.${name}.push(args)`;
+  }
+  Object.assign(properties, overrides);
+  const lines = Object.entries(properties).map(([name, value]) => `      ${name}: ${value},`);
+  return `{\n${lines.join('\n')}\n    }`;
+}
+
+/** The standard `WalletSDK.Button` options: an order of $37.00 and callbacks that record their arguments. */
+export const RECORDING_OPTIONS = buttonOptions();
 
 /**
  * The merchant's checkout page: the SDK from the service, a button, callbacks that record their arguments
@@ -86,7 +103,7 @@ export function merchantPage(
   <div id="wallet-button"></div>
   <script src="${serviceUrl}/sdk/wallet-sdk.js?merchantId=${encodeURIComponent(merchantId)}"></script>
   <script>
-    window.calls = { getOrderId: [], success: [], error: [], onClose: [] };
+    window.calls = ${JSON.stringify(Object.fromEntries(RECORDED_CALLBACKS.map((name) => [name, []])))};
     ${page.before ?? ''}
     window.walletButton = WalletSDK.Button(${page.options ?? RECORDING_OPTIONS}).render('#wallet-button');
   </script>
@@ -158,6 +175,8 @@ export interface Harness {
   shop: MerchantSite;
   browser: Browser;
   merchant: { merchantId: string; apiKey: string; webhookSecret: string };
+  /** The sandbox gateway the service pays with; merchants in the credentials flow may authorize there too. */
+  gatewayUrl: string;
   /** Serves the standard merchant page (or a variant) at `path` on the shop's origin; returns its URL. */
   page(path?: string, variant?: Parameters<typeof merchantPage>[2]): string;
   close(): Promise<void>;
@@ -192,7 +211,7 @@ export async function startHarness(merchantInput: Partial<CreateMerchantInput> =
     const page: Harness['page'] = (path = '/', variant = {}) =>
       shop.serve(path, merchantPage(service.url, merchant.merchantId, variant));
     page('/');
-    return { service, shop, browser, merchant, page, close };
+    return { service, shop, browser, merchant, gatewayUrl: gateway.url, page, close };
   } catch (error) {
     await close();
     throw error;
@@ -232,7 +251,7 @@ export async function openTab(
 }
 
 /** What the merchant page's callbacks recorded. */
-export type Calls = Record<'getOrderId' | 'success' | 'error' | 'onClose', unknown[][]>;
+export type Calls = Record<RecordedCallback, unknown[][]>;
 export async function recordedCalls(page: Page): Promise<Calls> {
   return (await page.evaluate('window.calls')) as Calls;
 }
@@ -282,13 +301,18 @@ export async function chooseCard(checkout: FrameLocator, last4: string): Promise
   await checkout.getByRole('button', { name: 'Continue' }).click();
 }
 
-/** From the shipping address step: the default address, Ground, then "Pay $…". */
-export async function shipAndPay(checkout: FrameLocator): Promise<void> {
+/** From the shipping address step: the default address and Ground, up to the summary. */
+export async function ship(checkout: FrameLocator): Promise<void> {
   await checkout.getByRole('heading', { name: 'Shipping address' }).waitFor();
   await checkout.getByRole('radio').first().waitFor({ state: 'attached' });
   await checkout.getByRole('button', { name: 'Continue' }).click();
   await checkout.getByRole('heading', { name: 'Shipping method' }).waitFor();
   await checkout.getByRole('button', { name: 'Continue' }).click();
+}
+
+/** From the shipping address step: the default address, Ground, then "Pay $…". */
+export async function shipAndPay(checkout: FrameLocator): Promise<void> {
+  await ship(checkout);
   const pay = checkout.getByRole('button', { name: /^Pay \$/ });
   await pay.waitFor();
   await pay.click();

@@ -79,10 +79,23 @@ export interface TransactionDetails {
   stpReferenceNum?: string;
 }
 
-/** What a merchant in `merchant` authorization mode receives instead of a payment. */
+/**
+ * What a merchant in `merchant` authorization mode receives instead of a payment. The service's order is
+ * PROCESSING from here (it no longer expires); it stays so, because your processor decides the payment.
+ *
+ * @example
+ * onPaymentSelected: async ({ orderId, sessionId, paymentId }) => {
+ *   // Your server: POST /payments/credentials, the PAYMENT_CREDENTIALS webhook, your processor,
+ *   // then POST /payments/externalresponse.
+ *   await fetch('/checkout/complete', { method: 'POST', body: JSON.stringify({ orderId, sessionId, paymentId }) });
+ * }
+ */
 export interface PaymentSelection {
+  /** The service's order id (`ord_…`), as given to `getOrderId`. */
   orderId: string;
+  /** The shopper's payment-carousel session: `sessionId` of `POST /payments/credentials`. */
   sessionId: string;
+  /** The card the shopper chose: `paymentId` of `POST /payments/credentials`. */
   paymentId: string;
   billingInfo: AddressInfo;
   shippingInfo: AddressInfo | Record<string, never>;
@@ -116,6 +129,11 @@ export interface ButtonOptions {
   getOrderId?: (orderId: string) => unknown;
   /** The shopper closed the checkout without paying. */
   onClose?: () => unknown;
-  /** `merchant` authorization mode: the shopper chose a card; run the credentials flow on your server. */
+  /**
+   * `merchant` authorization mode: the shopper chose a card and pressed "Continue". The modal has closed
+   * by then, and `success`, `error` and `onClose` are not called for this checkout: run the credentials
+   * flow on your server with `sessionId` and `paymentId`, and show the shopper your own result. Needed
+   * when the merchant account authorizes payments itself (without it the SDK logs an error).
+   */
   onPaymentSelected?: (selection: PaymentSelection) => unknown;
 }

@@ -30,7 +30,10 @@ export function SummaryStep(props: {
   const { order, quote, card } = props;
   const { currency } = order;
   const money = (cents: number) => formatMoney(cents, currency);
-  const askCvv = card.needsCvv && !props.knownCvv;
+  // The merchant's own processor gets a network token with a fresh cryptogram (or the PAN) by webhook, and
+  // the service authorizes nothing: a security code would go unused, so none is asked or sent.
+  const merchantPays = order.authorizationMode === 'merchant';
+  const askCvv = !merchantPays && card.needsCvv && !props.knownCvv;
   const cvvSize = /amex|american/i.test(card.cardBrand) ? 4 : 3;
   const [cvv, setCvv] = useState('');
   const [cvvError, setCvvError] = useState<string | null>(null);
@@ -43,6 +46,7 @@ export function SummaryStep(props: {
       return;
     }
     setCvvError(null);
+    if (merchantPays) return props.onPay(undefined);
     // The CVV typed at enrolment goes with the first payment (the new card has `needsCvv: false`).
     props.onPay(askCvv ? cvv : (props.knownCvv ?? undefined));
   });
@@ -142,7 +146,7 @@ export function SummaryStep(props: {
           data-autofocus
         />
       )}
-      {order.authorizationMode === 'merchant' && (
+      {merchantPays && (
         <p class="muted">{order.merchantName} will complete the payment with the card you chose.</p>
       )}
       <Alert message={props.error} />

@@ -92,6 +92,7 @@ export class PaymentStep {
       return this.#outcomeOf(existing, shopperId);
     }
     if (existing.status === 'PROCESSING') {
+      if (existing.merchantAuthorization) return this.#selectionOf(existing, shopperId);
       throw new DomainError('ORDER_STATE_CONFLICT', `order ${orderId} has a payment under way.`);
     }
     const choice = await this.#choose(shopperId, orderId, input);
@@ -130,6 +131,11 @@ export class PaymentStep {
     return { order, merchant, shopper, card, billing, shipping, taxes };
   }
 
+  /**
+   * Merchant authorization mode: a payment-carousel session for the merchant's server, and the order
+   * PROCESSING with what the shopper chose (out of the expiry sweep; a concurrent submit gets
+   * ORDER_STATE_CONFLICT). The session comes first: if the order then refuses, it simply expires unused.
+   */
   async #select(choice: Choice): Promise<PaymentSelectedResult> {
     const session = await this.deps.sessions.create({
       merchantId: choice.merchant.id,
@@ -137,34 +143,34 @@ export class PaymentStep {
       ttlSeconds: this.deps.sessionTtlSeconds,
       now: new Date(this.#now()),
     });
+    const selected = await this.deps.orders.markSelected(choice.order.id, attemptOf(choice), session.id);
+    return this.#selectionOf(selected, choice.shopper.id);
+  }
+
+  /** The selection of a merchant-authorized order, to its shopper; the same whenever it is asked again. */
+  async #selectionOf(order: Order, shopperId: string): Promise<PaymentSelectedResult> {
+    const { payment, merchantAuthorization } = order;
+    if (!payment || !merchantAuthorization || payment.shopperId !== shopperId) {
+      throw new DomainError('ORDER_STATE_CONFLICT', `order ${order.id} has a payment under way.`);
+    }
+    const { billing, shipping } = await this.#addressesOf(order, shopperId);
     return {
       outcome: 'payment-selected',
       selection: {
-        orderId: choice.order.id,
-        sessionId: session.id,
-        paymentId: choice.card.id,
-        billingInfo: addressInfo(choice.billing),
-        shippingInfo: choice.shipping.address ? addressInfo(choice.shipping.address) : {},
-        shippingMethod: choice.shipping.method ?? {},
-        taxes: choice.taxes,
+        orderId: order.id,
+        sessionId: merchantAuthorization.sessionId,
+        paymentId: payment.paymentId,
+        billingInfo: addressInfo(billing),
+        shippingInfo: shipping ? addressInfo(shipping) : {},
+        shippingMethod: payment.shippingMethod ?? {},
+        taxes: payment.taxAmount,
       },
     };
   }
 
   async #authorize(choice: Choice, cvv: string | undefined): Promise<PayResult> {
-    const { order, merchant, shopper, card, billing, shipping, taxes } = choice;
-    const shippingAmount = shipping.method?.price ?? 0;
-    const attempt: PaymentAttempt = {
-      email: shopper.email,
-      shopperId: shopper.id,
-      paymentId: card.id,
-      shippingAddressId: shipping.address?.externalId ?? null,
-      billingAddressId: billing.externalId,
-      shippingMethod: shipping.method,
-      shippingAmount,
-      taxAmount: taxes,
-      chargedAmount: order.subtotal + shippingAmount + taxes,
-    };
+    const { order, merchant, shopper, card } = choice;
+    const attempt = attemptOf(choice);
     // The state machine lets one submit through; a concurrent one gets ORDER_STATE_CONFLICT here.
     await this.deps.orders.markProcessing(order.id, attempt);
 
@@ -254,12 +260,7 @@ export class PaymentStep {
     const shopper = await wallet.getShopper(shopperId);
     const card = await wallet.findCard(payment.paymentId);
     if (!card) throw new Error(`card ${payment.paymentId} of order ${order.id} no longer exists`);
-    const addresses = await wallet.listAddresses(shopperId);
-    const byExternalId = (externalId: string | null) =>
-      addresses.find((address) => address.externalId === externalId);
-    const billing = byExternalId(payment.billingAddressId);
-    if (!billing) throw new Error(`billing address of order ${order.id} no longer exists`);
-    const shipping = byExternalId(payment.shippingAddressId);
+    const { billing, shipping } = await this.#addressesOf(order, shopperId);
     return {
       outcome: 'success',
       orderId: order.id,
@@ -272,9 +273,35 @@ export class PaymentStep {
     };
   }
 
+  /** The billing and shipping addresses recorded with the order's payment. */
+  async #addressesOf(order: Order, shopperId: string): Promise<{ billing: Address; shipping?: Address }> {
+    const addresses = await this.deps.wallet.listAddresses(shopperId);
+    const byExternalId = (externalId: string | null | undefined) =>
+      addresses.find((address) => address.externalId === externalId);
+    const billing = byExternalId(order.payment?.billingAddressId);
+    if (!billing) throw new Error(`billing address of order ${order.id} no longer exists`);
+    return { billing, shipping: byExternalId(order.payment?.shippingAddressId) };
+  }
+
   #errorResult(orderId: string, errorCode: string, errorMessage: string | null): ErrorResult {
     return { outcome: 'error', orderId, errorCode, errorMessage };
   }
+}
+
+/** What the shopper chose and what it costs: subtotal + shipping + taxes, integer cents. */
+function attemptOf({ order, shopper, card, billing, shipping, taxes }: Choice): PaymentAttempt {
+  const shippingAmount = shipping.method?.price ?? 0;
+  return {
+    email: shopper.email,
+    shopperId: shopper.id,
+    paymentId: card.id,
+    shippingAddressId: shipping.address?.externalId ?? null,
+    billingAddressId: billing.externalId,
+    shippingMethod: shipping.method,
+    shippingAmount,
+    taxAmount: taxes,
+    chargedAmount: order.subtotal + shippingAmount + taxes,
+  };
 }
 
 function gatewayAddress(address: Address): GatewayAddress {

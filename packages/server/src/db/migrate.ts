@@ -5,6 +5,7 @@ import * as orders from './migrations/002_orders.js';
 import * as shopperAuth from './migrations/003_shopper_auth.js';
 import * as gatewayAccounts from './migrations/004_gateway_accounts.js';
 import * as enrolments from './migrations/005_enrolments.js';
+import * as merchantAuthorization from './migrations/006_merchant_authorization.js';
 
 type EngineMigration = { up(db: Parameters<Migration['up']>[0], engine: Engine): Promise<void> };
 
@@ -15,6 +16,7 @@ const MIGRATIONS: Record<string, EngineMigration> = {
   '003_shopper_auth': shopperAuth,
   '004_gateway_accounts': gatewayAccounts,
   '005_enrolments': enrolments,
+  '006_merchant_authorization': merchantAuthorization,
 };
 
 export class MigrationError extends Error {}

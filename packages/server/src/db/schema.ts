@@ -206,6 +206,10 @@ export interface OrdersTable {
   transaction_details_ciphertext: string | null;
   error_code: string | null;
   error_message: string | null;
+  /** Merchant authorization mode: the payment-carousel session handed over with the selection. */
+  session_id: string | null;
+  /** JSON summary of the merchant's `POST /payments/externalresponse` for this order's payment. */
+  external_response: string | null;
   expires_at: number;
   created_at: number;
   updated_at: number;

@@ -2,9 +2,37 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, Db } from '../db/index.js';
 import type { OrdersTable } from '../db/schema.js';
 import type { KeyRing } from '../vault/keyring.js';
-import type { Order, OrderId, OrderState } from './types.js';
+import type { ExternalResponseLink, Order, OrderId, OrderState } from './types.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;
+
+/** Which order an external response belongs to: the merchant, the selection's session and card. */
+export interface ExternalResponseTarget {
+  merchantId: string;
+  sessionId: string;
+  paymentId: string;
+}
+
+/**
+ * Records `link` on the PROCESSING merchant-authorized order of `target`, in the caller's transaction (the
+ * payments area calls it while it stores the external response, so both are written or neither). A
+ * session that no checkout handed over (one from `POST /sandbox/sessions`) matches no order: false.
+ */
+export async function linkExternalResponse(
+  trx: Transaction<Database>,
+  target: ExternalResponseTarget,
+  link: ExternalResponseLink,
+): Promise<boolean> {
+  const result = await trx
+    .updateTable('orders')
+    .set({ external_response: JSON.stringify(link), updated_at: link.reportedAt })
+    .where('merchant_id', '=', target.merchantId)
+    .where('session_id', '=', target.sessionId)
+    .where('payment_id', '=', target.paymentId)
+    .where('status', '=', 'PROCESSING')
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
 
 /**
  * All SQL of the `orders` table. Transaction details are sealed with the key ring here (associated
@@ -76,6 +104,10 @@ export class OrdersRepo {
         : null,
       error_code: order.error?.code ?? null,
       error_message: order.error?.message ?? null,
+      session_id: order.merchantAuthorization?.sessionId ?? null,
+      external_response: order.merchantAuthorization?.externalResponse
+        ? JSON.stringify(order.merchantAuthorization.externalResponse)
+        : null,
       expires_at: order.expiresAt,
       created_at: order.createdAt,
       updated_at: order.updatedAt,
@@ -114,6 +146,13 @@ export class OrdersRepo {
           ? null
           : JSON.parse(this.keyRing.decrypt(row.transaction_details_ciphertext, row.id)),
       error: row.error_code === null ? null : { code: row.error_code, message: row.error_message },
+      merchantAuthorization:
+        row.session_id === null
+          ? null
+          : {
+              sessionId: row.session_id,
+              externalResponse: row.external_response === null ? null : JSON.parse(row.external_response),
+            },
       expiresAt: row.expires_at,
       createdAt: row.created_at,
       updatedAt: row.updated_at,

@@ -7,8 +7,10 @@ import { type Merchant, Merchants } from '../merchants/index.js';
 import { engines, openTestDb } from '../test-support/db.js';
 import { KeyRing } from '../vault/keyring.js';
 import { insertMessages, newMessage, type WebhookMessageRow } from '../webhooks/index.js';
+import { linkExternalResponse } from './repo.js';
 import { DEFAULT_ORDER_LIFETIME_MS, Orders } from './service.js';
-import type { PaymentAttempt, TransactionDetails } from './types.js';
+import type { ExternalResponseLink, PaymentAttempt, TransactionDetails } from './types.js';
+import { toOrderView } from './view.js';
 
 const ORIGIN = 'https://shop.example';
 
@@ -227,5 +229,87 @@ describe.each(engines())('orders on %s', (engine) => {
     expect((await orders.get(merchant.id, paying.id)).status).toBe('PROCESSING');
     expect((await orders.get(merchant.id, fresh.id)).status).toBe('CREATED');
     expect(await orders.expireDue()).toBe(0);
+  });
+
+  describe('merchant authorization mode', () => {
+    const SESSION = '0f8fad5b-d9cb-469f-a165-70867728950e';
+    const link = (amount: number): ExternalResponseLink => ({
+      externalResponseId: `ext_${amount}`,
+      pspHostName: 'own-processor',
+      amount,
+      currency: 'USD',
+      isRecurring: false,
+      reportedAt: clock,
+    });
+    const report = (target: { merchantId: string; sessionId: string; paymentId: string }, amount: number) =>
+      handle.db.kysely.transaction().execute((trx) => linkExternalResponse(trx, target, link(amount)));
+
+    it('a selection is PROCESSING with its session, never expires, and emits nothing', async () => {
+      const order = await create();
+      const selected = await orders.markSelected(order.id, PAYMENT, SESSION);
+      expect(orders.isOpen(selected)).toBe(true);
+      expect(selected).toMatchObject({
+        status: 'PROCESSING',
+        payment: PAYMENT,
+        merchantAuthorization: { sessionId: SESSION, externalResponse: null },
+      });
+      expect(committed).toEqual([]);
+      const again = await rejection(orders.markSelected(order.id, PAYMENT, SESSION));
+      expect(again.errorCode).toBe('ORDER_STATE_CONFLICT');
+      expect((await rejection(orders.abandon(order.id))).errorCode).toBe('ORDER_STATE_CONFLICT');
+
+      const paying = await create();
+      await orders.markProcessing(paying.id, PAYMENT);
+      clock += DEFAULT_ORDER_LIFETIME_MS;
+      await orders.expireDue();
+      const later = await orders.get(merchant.id, order.id);
+      expect(later.status).toBe('PROCESSING');
+      // The checkout page closes at the usual end of life; a payment of the service's own stays open.
+      expect(orders.isOpen(later)).toBe(false);
+      expect(orders.isOpen(await orders.get(merchant.id, paying.id))).toBe(true);
+      expect(toOrderView(later)).toMatchObject({
+        status: 'PROCESSING',
+        total: PAYMENT.chargedAmount,
+        merchantAuthorization: { sessionId: SESSION, paymentId: PAYMENT.paymentId, externalResponse: null },
+      });
+    });
+
+    it("links the merchant's external response to the order of that session and card only", async () => {
+      const order = await create();
+      await orders.markSelected(order.id, PAYMENT, SESSION);
+      const target = { merchantId: merchant.id, sessionId: SESSION, paymentId: PAYMENT.paymentId };
+      expect(await report({ ...target, merchantId: other.id }, 3206)).toBe(false);
+      expect(await report({ ...target, paymentId: 'another-card' }, 3206)).toBe(false);
+      expect(await report({ ...target, sessionId: 'another-session' }, 3206)).toBe(false);
+      expect((await orders.get(merchant.id, order.id)).merchantAuthorization?.externalResponse).toBeNull();
+
+      clock += 1_000;
+      expect(await report(target, 3000)).toBe(true);
+      clock += 1_000;
+      expect(await report(target, 3206)).toBe(true);
+      const linked = await orders.get(merchant.id, order.id);
+      expect(linked.status).toBe('PROCESSING');
+      expect(linked.updatedAt).toBe(clock);
+      expect(toOrderView(linked).merchantAuthorization).toEqual({
+        sessionId: SESSION,
+        paymentId: PAYMENT.paymentId,
+        externalResponse: {
+          externalResponseId: 'ext_3206',
+          pspHostName: 'own-processor',
+          amount: 3206,
+          currency: 'USD',
+          isRecurring: false,
+          reportedAt: new Date(clock).toISOString(),
+        },
+      });
+    });
+
+    it('leaves orders the service paid without merchantAuthorization', async () => {
+      const order = await create();
+      await orders.markProcessing(order.id, PAYMENT);
+      const paid = await orders.markSucceeded(order.id, DETAILS);
+      expect(paid.merchantAuthorization).toBeNull();
+      expect(toOrderView(await orders.get(merchant.id, order.id)).merchantAuthorization).toBeNull();
+    });
   });
 });

@@ -81,6 +81,7 @@ export class Orders {
       payment: null,
       transactionDetails: null,
       error: null,
+      merchantAuthorization: null,
       expiresAt: now + this.#lifetimeMs,
       createdAt: now,
       updatedAt: now,
@@ -101,10 +102,14 @@ export class Orders {
     return this.#repo.find(orderId);
   }
 
-  /** True while the shopper can still act on the order: CREATED and not expired, or a payment under way. */
+  /**
+   * True while the shopper can still act on the order: CREATED and not expired, or a payment under way.
+   * A merchant-authorized selection is PROCESSING for good, but the shopper's part ended with it: its
+   * page closes at the order's usual end of life.
+   */
   isOpen(order: Order): boolean {
-    if (order.status === 'PROCESSING') return true;
-    return order.status === 'CREATED' && order.expiresAt > this.#now();
+    if (order.status === 'PROCESSING' && order.merchantAuthorization === null) return true;
+    return (order.status === 'CREATED' || order.status === 'PROCESSING') && order.expiresAt > this.#now();
   }
 
   /** Abandons every CREATED order past its `expiresAt`; returns how many. Run periodically. */
@@ -115,6 +120,18 @@ export class Orders {
   /** The shopper paid: the payment goes to the gateway. Refused once the order has expired. */
   markProcessing(orderId: string, payment: PaymentAttempt): Promise<Order> {
     return this.#apply(orderId, 'SUBMIT_PAYMENT', { payment });
+  }
+
+  /**
+   * Merchant authorization mode: the shopper's selection went to the merchant's page with `sessionId`,
+   * and the merchant's processor takes the payment. PROCESSING from here on: the order leaves the expiry
+   * sweep, and the service, which never sees the processor's decision, sets no later status.
+   */
+  markSelected(orderId: string, payment: PaymentAttempt, sessionId: string): Promise<Order> {
+    return this.#apply(orderId, 'SUBMIT_PAYMENT', {
+      payment,
+      merchantAuthorization: { sessionId, externalResponse: null },
+    });
   }
 
   /** The gateway approved: SUCCEEDED, and an ORDER_SUCCEEDED webhook to the merchant. */

@@ -60,6 +60,27 @@ export interface PaymentAttempt {
   chargedAmount: number;
 }
 
+/** What the merchant reported with `POST /payments/externalresponse` (never the raw response). */
+export interface ExternalResponseLink {
+  externalResponseId: string;
+  pspHostName: string;
+  /** Integer cents. */
+  amount: number;
+  currency: string;
+  isRecurring: boolean;
+  reportedAt: number;
+}
+
+/**
+ * The merchant's own authorization mode: the shopper's selection went to the merchant's page with a
+ * payment-carousel session, and the merchant's processor (not the service's gateway) takes the payment.
+ */
+export interface MerchantAuthorization {
+  sessionId: string;
+  /** The latest external response for this order's session and payment method; null until reported. */
+  externalResponse: ExternalResponseLink | null;
+}
+
 export interface Order {
   id: OrderId;
   merchantId: string;
@@ -79,6 +100,8 @@ export interface Order {
   transactionDetails: TransactionDetails | null;
   /** Set when the order FAILED: `"990"`, `"995"` or `"-1"` (whose message is null). */
   error: { code: string; message: string | null } | null;
+  /** Set when the shopper's selection was handed to the merchant instead of paying; else null. */
+  merchantAuthorization: MerchantAuthorization | null;
   expiresAt: number;
   createdAt: number;
   updatedAt: number;

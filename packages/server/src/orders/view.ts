@@ -19,9 +19,40 @@ export interface OrderView {
   taxes: number | null;
   transactionDetails: TransactionDetails | null;
   error: { errorCode: string; errorMessage: string | null } | null;
+  /** Merchant authorization mode only; null when the service's gateway took the payment (or none yet). */
+  merchantAuthorization: {
+    sessionId: string;
+    paymentId: string;
+    externalResponse: {
+      externalResponseId: string;
+      pspHostName: string;
+      amount: number;
+      currency: string;
+      isRecurring: boolean;
+      reportedAt: string;
+    } | null;
+  } | null;
   expiresAt: string;
   createdAt: string;
   updatedAt: string;
+}
+
+function merchantAuthorizationView(order: Order): OrderView['merchantAuthorization'] {
+  const { merchantAuthorization: authorization, payment } = order;
+  if (!authorization || !payment) return null;
+  const reported = authorization.externalResponse;
+  return {
+    sessionId: authorization.sessionId,
+    paymentId: payment.paymentId,
+    externalResponse: reported && {
+      externalResponseId: reported.externalResponseId,
+      pspHostName: reported.pspHostName,
+      amount: reported.amount,
+      currency: reported.currency,
+      isRecurring: reported.isRecurring,
+      reportedAt: new Date(reported.reportedAt).toISOString(),
+    },
+  };
 }
 
 export function toOrderView(order: Order): OrderView {
@@ -47,6 +78,7 @@ export function toOrderView(order: Order): OrderView {
     taxes: payment?.taxAmount ?? null,
     transactionDetails: order.transactionDetails,
     error: order.error && { errorCode: order.error.code, errorMessage: order.error.message },
+    merchantAuthorization: merchantAuthorizationView(order),
     expiresAt: new Date(order.expiresAt).toISOString(),
     createdAt: new Date(order.createdAt).toISOString(),
     updatedAt: new Date(order.updatedAt).toISOString(),

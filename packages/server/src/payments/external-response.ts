@@ -4,6 +4,7 @@ import { DomainError } from '../errors.js';
 import type { IdempotencyStore } from '../idempotency/store.js';
 import { newId } from '../ids.js';
 import type { Merchant } from '../merchants/types.js';
+import { linkExternalResponse } from '../orders/index.js';
 import type { KeyRing } from '../vault/keyring.js';
 import { assertSupportedCurrency } from './credentials.js';
 import type { PaymentsRepo } from './repo.js';
@@ -19,8 +20,9 @@ export interface ExternalResponseDeps {
 
 /**
  * POST /payments/externalresponse: links the processor's answer to the merchant's latest credentials
- * request for that payment method. The raw response may carry card data, so it is stored encrypted
- * (associated data: the record's id).
+ * request for that payment method and, in the same transaction, to the merchant-authorized order whose
+ * selection handed over that session (orders' face; a sandbox session has no order). The raw response may
+ * carry card data, so it is stored encrypted (associated data: the record's id) and not copied to the order.
  */
 export class ExternalResponseService {
   constructor(private readonly deps: ExternalResponseDeps) {}
@@ -51,6 +53,7 @@ export class ExternalResponseService {
       );
     }
     const id = newId('externalResponse');
+    const now = (this.deps.now ?? Date.now)();
     const ack: Acknowledgement = { code: 200, message: 'OK' };
     const answer = idempotency?.response(200, ack);
     await this.deps.db.kysely.transaction().execute(async (trx) => {
@@ -70,8 +73,20 @@ export class ExternalResponseService {
         pspHostName: input.pspHostName,
         isRecurring: input.isRecurring,
         rawResponseCiphertext: this.deps.keyRing.encrypt(input.pspRawResponse, id),
-        createdAt: (this.deps.now ?? Date.now)(),
+        createdAt: now,
       });
+      await linkExternalResponse(
+        trx,
+        { merchantId: merchant.id, sessionId: request.sessionId, paymentId: input.paymentId },
+        {
+          externalResponseId: id,
+          pspHostName: input.pspHostName,
+          amount: input.amount,
+          currency: input.currency,
+          isRecurring: input.isRecurring,
+          reportedAt: now,
+        },
+      );
     });
     return ack;
   }

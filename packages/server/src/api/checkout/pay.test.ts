@@ -86,6 +86,7 @@ describe.each(engines())('checkout page API: sign-in, wallet and payment on %s',
   let shop: string;
   let plain: string;
   let plainSecret: string;
+  let plainKey: string;
   let connected: string;
   let xml: string;
   let merchantMode: { merchantId: string; apiKey: string };
@@ -141,7 +142,11 @@ describe.each(engines())('checkout page API: sign-in, wallet and payment on %s',
       shippingMethods: [GROUND],
       taxSettings: { ratesByState: { TX: 825 } },
     }));
-    ({ merchantId: plain, webhookSecret: plainSecret } = await service.merchant({
+    ({
+      merchantId: plain,
+      apiKey: plainKey,
+      webhookSecret: plainSecret,
+    } = await service.merchant({
       ...base,
       name: 'Digital Shop',
       taxSettings: { ratesByState: { TX: 625 } },
@@ -505,6 +510,74 @@ describe.each(engines())('checkout page API: sign-in, wallet and payment on %s',
     });
     expect(credentials.status).toBe(200);
     expect(credentials.json).toMatchObject({ code: 200, message: 'OK' });
+  });
+
+  it("moves a merchant-mode order to PROCESSING at the selection and links the merchant's external response", async () => {
+    const { orderId, card, token, response } = await payWith(merchantMode.merchantId, '1111');
+    const { sessionId } = response.json.selection;
+    const orderView = async () =>
+      (await service.call('GET', `/orders/${orderId}`, { apiKey: merchantMode.apiKey })).json;
+    expect(await orderView()).toMatchObject({
+      status: 'PROCESSING',
+      total: 3700,
+      email: TEST_SHOPPER_EMAIL,
+      transactionDetails: null,
+      merchantAuthorization: { sessionId, paymentId: card.paymentId, externalResponse: null },
+    });
+
+    // A repeated submit answers the same selection; closing cannot abandon what the merchant is charging.
+    const again = await pay(orderId, token, { paymentId: card.paymentId });
+    expect(again.status).toBe(200);
+    expect(again.json).toEqual(response.json);
+    const closed = await service.call('POST', `/checkout/api/orders/${orderId}/close`);
+    expect(closed.status).toBe(409);
+    expect(closed.json.errorCode).toBe('ORDER_STATE_CONFLICT');
+
+    const credentials = await service.call('POST', '/payments/credentials', {
+      apiKey: merchantMode.apiKey,
+      body: {
+        paymentId: card.paymentId,
+        sessionId,
+        amount: 3700,
+        merchantReference: orderId,
+        currency: 'USD',
+      },
+    });
+    expect(credentials.status).toBe(200);
+    const reported = await service.call('POST', '/payments/externalresponse', {
+      apiKey: merchantMode.apiKey,
+      body: {
+        paymentId: card.paymentId,
+        pspRawResponse: '{"status":"APPROVED","id":"own_1"}',
+        amount: 3700,
+        pspHostName: 'own-processor',
+        currency: 'USD',
+        isRecurring: false,
+      },
+    });
+    expect(reported.status).toBe(200);
+    const order = await orderView();
+    expect(order.status).toBe('PROCESSING');
+    expect(order.merchantAuthorization).toEqual({
+      sessionId,
+      paymentId: card.paymentId,
+      externalResponse: {
+        externalResponseId: expect.any(String),
+        pspHostName: 'own-processor',
+        amount: 3700,
+        currency: 'USD',
+        isRecurring: false,
+        reportedAt: expect.any(String),
+      },
+    });
+    expect(JSON.stringify(order)).not.toContain('own_1');
+  });
+
+  it('keeps merchantAuthorization null for an order the service paid', async () => {
+    const { orderId, response } = await payWith(plain, '1111');
+    expect(response.json.outcome).toBe('success');
+    const order = await service.call('GET', `/orders/${orderId}`, { apiKey: plainKey });
+    expect(order.json).toMatchObject({ status: 'SUCCEEDED', merchantAuthorization: null });
   });
 
   it('closes the order', async () => {

@@ -74,15 +74,18 @@ export const PayAnswer = Type.Union([
   }),
   Type.Object({
     outcome: Type.Literal('payment-selected'),
-    selection: Type.Object({
-      orderId: Type.String(),
-      sessionId: Type.String(),
-      paymentId: Type.String(),
-      billingInfo: AddressInfo,
-      shippingInfo: Type.Union([AddressInfo, Empty]),
-      shippingMethod: Type.Union([ShippingMethod, Empty]),
-      taxes: Type.Integer(),
-    }),
+    selection: Type.Object(
+      {
+        orderId: Type.String(),
+        sessionId: Type.String(),
+        paymentId: Type.String(),
+        billingInfo: AddressInfo,
+        shippingInfo: Type.Union([AddressInfo, Empty]),
+        shippingMethod: Type.Union([ShippingMethod, Empty]),
+        taxes: Type.Integer(),
+      },
+      { description: "Merchant mode: what the SDK passes to the merchant page's `onPaymentSelected`." },
+    ),
   }),
 ]);
 
@@ -97,7 +100,7 @@ export const payRoute =
           tags: CHECKOUT_TAG,
           summary: 'Pay the order with a saved card',
           description:
-            'A decided payment is 200 with `outcome` `success` or `error`; a repeated submit answers the same outcome and never charges twice.',
+            'A decided payment is 200 with `outcome` `success` or `error`; a repeated submit answers the same outcome and never charges twice. When the merchant authorizes payments itself (`merchant` mode) nothing is charged: the answer is `payment-selected` with a new payment-carousel `sessionId` for `POST /payments/credentials`, the order becomes PROCESSING (it no longer expires and cannot be closed), and a repeated submit answers the same selection.',
           security: SHOPPER_SECURITY,
           params: OrderParams,
           body: Type.Object({

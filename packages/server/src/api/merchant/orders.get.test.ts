@@ -80,6 +80,7 @@ describe.each(engines())('GET /orders/{orderId} and order webhooks on %s', (engi
       taxes: null,
       transactionDetails: null,
       error: null,
+      merchantAuthorization: null,
       expiresAt: expect.any(String),
       createdAt: expect.any(String),
       updatedAt: expect.any(String),

@@ -17,7 +17,10 @@ export const OrderResource = Type.Object({
   ),
   status: Type.Union(
     ORDER_STATES.map((state) => Type.Literal(state)),
-    { description: 'CREATED → PROCESSING → SUCCEEDED | FAILED; CREATED → ABANDONED (closed or expired).' },
+    {
+      description:
+        "CREATED → PROCESSING → SUCCEEDED | FAILED; CREATED → ABANDONED (closed or expired). In the `merchant` authorization mode the shopper's selection moves the order to PROCESSING (it no longer expires) and it stays there: the merchant's processor decides the payment, and `merchantAuthorization.externalResponse` shows that the merchant reported its answer.",
+    },
   ),
   currency: Type.String(),
   lineItems: Type.Array(
@@ -60,6 +63,36 @@ export const OrderResource = Type.Object({
     Type.Object(
       { errorCode: Type.String(), errorMessage: nullable(Type.String()) },
       { description: 'Set when the order FAILED: `990`, `995` or `-1` (with a null message).' },
+    ),
+  ),
+  merchantAuthorization: nullable(
+    Type.Object(
+      {
+        sessionId: Type.String({
+          description: 'The payment-carousel session handed to `onPaymentSelected` with the selection.',
+        }),
+        paymentId: Type.String({ description: 'The payment method the shopper selected.' }),
+        externalResponse: nullable(
+          Type.Object(
+            {
+              externalResponseId: Type.String(),
+              pspHostName: Type.String(),
+              amount: Cents,
+              currency: Type.String(),
+              isRecurring: Type.Boolean(),
+              reportedAt: Timestamp,
+            },
+            {
+              description:
+                "The latest `POST /payments/externalresponse` for this session's credentials request and payment method (the raw response is not repeated here); null until the merchant reports one.",
+            },
+          ),
+        ),
+      },
+      {
+        description:
+          "Additive. Set when the merchant's account is in the `merchant` authorization mode and the shopper selected a card: the merchant runs the credentials flow with this `sessionId` and `paymentId`. Null in the default flow.",
+      },
     ),
   ),
   expiresAt: Timestamp,
