@@ -1,5 +1,5 @@
 import type { AddressInput } from './api.js';
-import { Field } from './ui.js';
+import { Field, type FieldProps } from './ui.js';
 
 /** Address entry shared by "Add a new address" and the enrolment's billing address. */
 
@@ -50,92 +50,61 @@ export function cleanAddress(address: AddressInput): AddressInput {
   };
 }
 
-export function AddressFields({
-  value,
-  onChange,
-  errors,
-  withNames = true,
-  section,
-}: {
+interface AddressForm {
   value: AddressInput;
   onChange: (value: AddressInput) => void;
   errors: AddressErrors;
-  withNames?: boolean;
   /** The autocomplete section (`shipping`, `billing`). */
   section: 'shipping' | 'billing';
-}) {
-  const set = (key: keyof AddressInput) => (next: string) => onChange({ ...value, [key]: next });
-  const auto = (token: string) => `${section} ${token}`;
+}
+
+type AddressFieldSpec = Omit<FieldProps, 'value' | 'onValue' | 'error'> & {
+  name: keyof AddressInput;
+  /** The autocomplete token within the form's section, such as `postal-code`. */
+  autocomplete: string;
+};
+
+const NAME_FIELDS: AddressFieldSpec[] = [
+  { name: 'firstName', label: 'First name', autocomplete: 'given-name', class: 'half' },
+  { name: 'lastName', label: 'Last name', autocomplete: 'family-name', class: 'half' },
+];
+
+const PLACE_FIELDS: AddressFieldSpec[] = [
+  { name: 'address1', label: 'Street address', autocomplete: 'address-line1' },
+  { name: 'address2', label: 'Apartment, suite (optional)', autocomplete: 'address-line2' },
+  { name: 'city', label: 'City', autocomplete: 'address-level2' },
+  { name: 'state', label: 'State', autocomplete: 'address-level1', maxLength: 2, class: 'third' },
+  {
+    name: 'zip',
+    label: 'ZIP code',
+    autocomplete: 'postal-code',
+    inputMode: 'numeric',
+    maxLength: 10,
+    class: 'third',
+  },
+  { name: 'country', label: 'Country', autocomplete: 'country', maxLength: 2, class: 'third' },
+];
+
+/** One input of the address, bound to its field by `name`. */
+function AddressField({ form, name, autocomplete, ...field }: AddressFieldSpec & { form: AddressForm }) {
+  return (
+    <Field
+      {...field}
+      autocomplete={`${form.section} ${autocomplete}`}
+      value={form.value[name] ?? ''}
+      onValue={(next) => form.onChange({ ...form.value, [name]: next })}
+      error={form.errors[name]}
+    />
+  );
+}
+
+export function AddressFields({ withNames = true, ...form }: AddressForm & { withNames?: boolean }) {
+  const fields = withNames ? [...NAME_FIELDS, ...PLACE_FIELDS] : PLACE_FIELDS;
   return (
     <div class="grid">
-      {withNames && (
-        <>
-          <Field
-            label="First name"
-            autocomplete={auto('given-name')}
-            value={value.firstName}
-            onValue={set('firstName')}
-            error={errors.firstName}
-            class="half"
-          />
-          <Field
-            label="Last name"
-            autocomplete={auto('family-name')}
-            value={value.lastName}
-            onValue={set('lastName')}
-            error={errors.lastName}
-            class="half"
-          />
-        </>
-      )}
-      <Field
-        label="Street address"
-        autocomplete={auto('address-line1')}
-        value={value.address1}
-        onValue={set('address1')}
-        error={errors.address1}
-      />
-      <Field
-        label="Apartment, suite (optional)"
-        autocomplete={auto('address-line2')}
-        value={value.address2 ?? ''}
-        onValue={set('address2')}
-      />
-      <Field
-        label="City"
-        autocomplete={auto('address-level2')}
-        value={value.city}
-        onValue={set('city')}
-        error={errors.city}
-      />
-      <Field
-        label="State"
-        autocomplete={auto('address-level1')}
-        value={value.state}
-        onValue={set('state')}
-        error={errors.state}
-        maxLength={2}
-        class="third"
-      />
-      <Field
-        label="ZIP code"
-        autocomplete={auto('postal-code')}
-        inputMode="numeric"
-        value={value.zip}
-        onValue={set('zip')}
-        error={errors.zip}
-        maxLength={10}
-        class="third"
-      />
-      <Field
-        label="Country"
-        autocomplete={auto('country')}
-        value={value.country}
-        onValue={set('country')}
-        error={errors.country}
-        maxLength={2}
-        class="third"
-      />
+      {fields.map((spec) => (
+        <AddressField key={spec.name} form={form} {...spec} />
+      ))}
     </div>
   );
 }

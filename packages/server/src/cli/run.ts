@@ -9,12 +9,13 @@ import { DomainError } from '../errors.js';
 import { scrub } from '../log.js';
 import { type Command, commandHelp, parseCommandLine, UsageError } from './args.js';
 import { type CliIo, openContext } from './context.js';
+import { GATEWAY_COMMANDS } from './gateway-commands.js';
 import { MERCHANT_COMMANDS } from './merchant-commands.js';
 import { SERVICE_COMMANDS } from './service-commands.js';
 
 export type { CliIo } from './context.js';
 
-const COMMANDS: Command[] = [...SERVICE_COMMANDS, ...MERCHANT_COMMANDS];
+const COMMANDS: Command[] = [...SERVICE_COMMANDS, ...MERCHANT_COMMANDS, ...GATEWAY_COMMANDS];
 
 function overview(): string {
   const width = Math.max(...COMMANDS.map((command) => command.name.length));

@@ -52,17 +52,50 @@ describe.each(engines())('gateway accounts on %s', (engine) => {
     );
   });
 
-  it('refuses bad settings, and the sandbox gateway in production', async () => {
+  it('refuses bad settings when they are set', async () => {
     await expect(accounts('staging').set(merchantId, { gateway: 'acme' }, {})).rejects.toMatchObject({
       errorCode: 'VALIDATION_ERROR',
       message: 'settings: gateway must be one of sandbox',
     });
+    const badUrl = { gateway: 'sandbox', style: 'json', url: 'nope', timeoutMs: 1_000 };
+    await expect(accounts('staging').set(merchantId, badUrl, {})).rejects.toMatchObject({
+      errorCode: 'VALIDATION_ERROR',
+      message: 'settings: sandbox gateway url is not a URL: nope',
+    });
+  });
+
+  it('never hands out the sandbox gateway in production', async () => {
     const sandbox = { gateway: 'sandbox', style: 'json', url: 'http://127.0.0.1:4010', timeoutMs: 1_000 };
     await expect(accounts('production').set(merchantId, sandbox, {})).rejects.toMatchObject({
-      message: 'settings: production does not use the sandbox gateway',
+      errorCode: 'VALIDATION_ERROR',
+      message:
+        'settings: production does not use the sandbox gateway; give the merchant an account at a real gateway',
     });
+    // An account set while the service ran in staging is refused once it runs in production.
+    await accounts('staging').set(merchantId, sandbox, { apiKey: 'sk_sandbox_1' });
+    await expect(accounts('production').gatewayOf(merchantId)).rejects.toMatchObject({
+      name: 'GatewayError',
+      kind: 'configuration',
+      message: 'production does not use the sandbox gateway; give the merchant an account at a real gateway',
+    });
+    expect((await accounts('staging').gatewayOf(merchantId)).connector.name).toBe('sandbox');
+  });
+
+  it('shows the names of the credentials, never their values, and removes an account', async () => {
+    const settings = { gateway: 'sandbox', style: 'json', url: 'http://127.0.0.1:4010', timeoutMs: 1_000 };
+    const set = await accounts('staging').set(merchantId, settings, { apiKey: 'sk_x', merchantCode: 'm1' });
+    expect(set.credentialNames).toEqual(['apiKey', 'merchantCode']);
+    expect(JSON.stringify(await accounts('staging').find(merchantId))).not.toMatch(/sk_x|m1/);
+    expect(await accounts('staging').remove(merchantId)).toBe(true);
+    expect(await accounts('staging').find(merchantId)).toBeUndefined();
+    expect(await accounts('staging').remove(merchantId)).toBe(false);
+    // Without an account again: the staging default, and in production a clear refusal.
+    expect((await accounts('staging').gatewayOf(merchantId)).credentials.apiKey?.reveal()).toBe(
+      `sk_sandbox_${merchantId}`,
+    );
     await expect(accounts('production').gatewayOf(merchantId)).rejects.toMatchObject({
       kind: 'configuration',
+      message: `merchant ${merchantId} has no gateway account, and production does not fall back to the sandbox gateway; set one with "wallet-checkout gateway set"`,
     });
   });
 });

@@ -12,12 +12,17 @@ import { GatewayError } from './errors.js';
 import type { GatewayConnector, GatewayCredentials } from './gateway.js';
 import { connectorFor, type GatewaySettings, parseGatewaySettings } from './registry.js';
 
-/** 10 s: a shopper waits on the pay button for the whole authorization. */
+/**
+ * 10 s per try: a shopper waits on the pay button for the whole authorization, at most 20 s with the
+ * one retry after a time-out (`retry.ts`).
+ */
 export const DEFAULT_SANDBOX_TIMEOUT_MS = 10_000;
 
 export interface GatewayAccount {
   merchantId: string;
   settings: GatewaySettings;
+  /** The names of the stored credentials, such as `apiKey`; their values are only given to connectors. */
+  credentialNames: string[];
   createdAt: number;
   updatedAt: number;
 }
@@ -52,7 +57,10 @@ export class GatewayAccounts {
     this.#now = options.now ?? Date.now;
   }
 
-  /** Creates or replaces the merchant's account. Production refuses the sandbox gateway. */
+  /**
+   * Creates or replaces the merchant's account. Settings the registry would not build a connector from
+   * (the sandbox gateway in production, a bad URL or time-out) are a ValidationError.
+   */
   async set(
     merchantId: string,
     settings: unknown,
@@ -61,7 +69,7 @@ export class GatewayAccounts {
     let parsed: GatewaySettings;
     try {
       parsed = parseGatewaySettings(settings);
-      this.#refuseSandboxInProduction(parsed);
+      connectorFor(parsed, this.#env);
     } catch (error) {
       if (error instanceof GatewayError) throw new ValidationError(`settings: ${error.message}`);
       throw error;
@@ -93,23 +101,34 @@ export class GatewayAccounts {
   async find(merchantId: string): Promise<GatewayAccount | undefined> {
     const row = await this.#db.kysely
       .selectFrom('gateway_accounts')
-      .select(['merchant_id', 'settings', 'created_at', 'updated_at'])
+      .selectAll()
       .where('merchant_id', '=', merchantId)
       .executeTakeFirst();
     return (
       row && {
         merchantId: row.merchant_id,
         settings: parseGatewaySettings(JSON.parse(row.settings)),
+        credentialNames: Object.keys(this.#credentialsOf(merchantId, row.credentials_ciphertext)),
         createdAt: row.created_at,
         updatedAt: row.updated_at,
       }
     );
   }
 
+  /** Deletes the merchant's account; false when it had none. */
+  async remove(merchantId: string): Promise<boolean> {
+    const result = await this.#db.kysely
+      .deleteFrom('gateway_accounts')
+      .where('merchant_id', '=', merchantId)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+
   /**
    * The merchant's connector and credentials. In staging a merchant without an account pays through
-   * the sandbox gateway at `SANDBOX_GATEWAY_URL`; in production it has none, and neither may use the
-   * sandbox: both are a `configuration` GatewayError, which the payment step reports as `-1`.
+   * the sandbox gateway at `SANDBOX_GATEWAY_URL`; in production it has none, and the registry refuses
+   * the sandbox there: both are a `configuration` GatewayError, which the payment step logs and reports
+   * as `-1`.
    */
   async gatewayOf(merchantId: string): Promise<MerchantGateway> {
     const row = await this.#db.kysely
@@ -119,34 +138,36 @@ export class GatewayAccounts {
       .executeTakeFirst();
     if (!row) {
       if (this.#env === 'production') {
-        throw new GatewayError('configuration', `merchant ${merchantId} has no gateway account`);
+        throw new GatewayError(
+          'configuration',
+          `merchant ${merchantId} has no gateway account, and production does not fall back to the sandbox gateway; set one with "wallet-checkout gateway set"`,
+        );
       }
       return {
-        connector: connectorFor({
-          gateway: 'sandbox',
-          style: 'json',
-          url: this.#sandboxGatewayUrl,
-          timeoutMs: DEFAULT_SANDBOX_TIMEOUT_MS,
-        }),
+        connector: connectorFor(
+          {
+            gateway: 'sandbox',
+            style: 'json',
+            url: this.#sandboxGatewayUrl,
+            timeoutMs: DEFAULT_SANDBOX_TIMEOUT_MS,
+          },
+          this.#env,
+        ),
         // The sandbox accepts any key; one per merchant keeps their idempotency keys apart.
         credentials: { apiKey: new Secret(`sk_sandbox_${merchantId}`) },
       };
     }
-    const settings = parseGatewaySettings(JSON.parse(row.settings));
-    this.#refuseSandboxInProduction(settings);
-    const plain = JSON.parse(this.#keyRing.decrypt(row.credentials_ciphertext, merchantId)) as Record<
-      string,
-      string
-    >;
+    const connector = connectorFor(parseGatewaySettings(JSON.parse(row.settings)), this.#env);
     const credentials = Object.fromEntries(
-      Object.entries(plain).map(([name, value]) => [name, new Secret(value)]),
+      Object.entries(this.#credentialsOf(merchantId, row.credentials_ciphertext)).map(([name, value]) => [
+        name,
+        new Secret(value),
+      ]),
     );
-    return { connector: connectorFor(settings), credentials };
+    return { connector, credentials };
   }
 
-  #refuseSandboxInProduction(settings: GatewaySettings): void {
-    if (this.#env === 'production' && settings.gateway === 'sandbox') {
-      throw new GatewayError('configuration', 'production does not use the sandbox gateway');
-    }
+  #credentialsOf(merchantId: string, ciphertext: string): Record<string, string> {
+    return JSON.parse(this.#keyRing.decrypt(ciphertext, merchantId)) as Record<string, string>;
   }
 }

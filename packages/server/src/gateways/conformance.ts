@@ -59,7 +59,8 @@ const BILLING_ADDRESS = {
 
 const EXP_YEAR = new Date().getUTCFullYear() + 3;
 
-function card(pan: string): CardSource {
+/** A card source for `pan`, as checkout sends it (exported for the other gateway tests). */
+export function card(pan: string): CardSource {
   return { type: 'card', pan: new Secret(pan), expMonth: 12, expYear: EXP_YEAR, cvv: new Secret('123') };
 }
 
@@ -74,7 +75,8 @@ function networkToken(testCard: TestCard): NetworkTokenSource {
   };
 }
 
-function authorization(
+/** An authorization of $19.99 from `source`, with a fresh order reference and idempotency key. */
+export function authorization(
   source: AuthorizationRequest['source'],
   overrides: Partial<AuthorizationRequest> = {},
 ): AuthorizationRequest {

@@ -4,7 +4,7 @@ import { type AuthorizationRequest, assertSupported, type GatewayConnector } fro
 
 const CARD_ONLY: GatewayConnector = {
   name: 'card-only',
-  supports: { networkTokens: false, connectedVariant: false },
+  supports: { networkTokens: false, connectedVariant: false, idempotentReplay: false },
   authorize: () => Promise.reject(new Error('not called')),
 };
 

@@ -92,6 +92,11 @@ export interface GatewayCapabilities {
   networkTokens: boolean;
   /** Returns an `stpReferenceNum` for merchants in the connected variant. */
   connectedVariant: boolean;
+  /**
+   * The gateway answers a repeated `idempotencyKey` with its first answer and decides nothing twice,
+   * so the registry may retry after a time-out (`retry.ts`).
+   */
+  idempotentReplay: boolean;
 }
 
 /**

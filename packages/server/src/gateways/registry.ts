@@ -1,9 +1,12 @@
 /**
  * From a merchant's gateway settings to a connector. Connectors are stateless and cheap: build one per
- * payment from the settings in force.
+ * payment from the settings in force. Every connector handed out retries a timed-out authorization
+ * once when its gateway replays idempotent requests (`retry.ts`), and production never gets the sandbox.
  */
+import type { WalletEnv } from '../config.js';
 import { GatewayError } from './errors.js';
 import type { GatewayConnector } from './gateway.js';
+import { retryingOnTimeout } from './retry.js';
 import { type SandboxGatewaySettings, sandboxConnector } from './sandbox/index.js';
 
 /** One member per gateway, told apart by `gateway`. */
@@ -21,10 +24,23 @@ const FACTORIES: ConnectorFactories = {
 
 export const GATEWAY_NAMES = Object.keys(FACTORIES) as readonly GatewaySettings['gateway'][];
 
-export function connectorFor(settings: GatewaySettings): GatewayConnector {
+/** Gateways that only pretend to charge: refused in production, whatever the settings say. */
+const SANDBOX_GATEWAYS: readonly GatewaySettings['gateway'][] = ['sandbox'];
+
+/**
+ * The connector for `settings` in the environment `env`; throws a `configuration` GatewayError for a
+ * sandbox gateway in production or for settings the connector cannot use.
+ */
+export function connectorFor(settings: GatewaySettings, env: WalletEnv): GatewayConnector {
+  if (env === 'production' && SANDBOX_GATEWAYS.includes(settings.gateway)) {
+    throw new GatewayError(
+      'configuration',
+      `production does not use the ${settings.gateway} gateway; give the merchant an account at a real gateway`,
+    );
+  }
   // TypeScript cannot tie FACTORIES[name] to the settings member of that name; the mapped type does.
   const factory = FACTORIES[settings.gateway] as (settings: GatewaySettings) => GatewayConnector;
-  return factory(settings);
+  return retryingOnTimeout(factory(settings));
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

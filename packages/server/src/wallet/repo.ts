@@ -9,63 +9,59 @@ import type { Address, Card, Session, Shopper } from './types.js';
 
 type Q = Kysely<Database>;
 
-function toShopper(row: Selectable<ShoppersTable>): Shopper {
-  return {
-    id: row.id,
-    email: row.email,
-    phone: row.phone,
-    firstName: row.first_name,
-    lastName: row.last_name,
-  };
+type Camel<S extends string> = S extends `${infer Head}_${infer Tail}`
+  ? `${Head}${Capitalize<Camel<Tail>>}`
+  : S;
+
+/** The columns of `Row` but `Omitted`, under camelCase names, the `Flags` columns as booleans. */
+type Mapped<Row, Flags extends keyof Row, Omitted extends keyof Row> = {
+  [Column in Exclude<keyof Row, Omitted> & string as Camel<Column>]: Column extends Flags
+    ? boolean
+    : Row[Column];
+};
+
+/**
+ * The one row mapper of the wallet's tables: each column under its camelCase name (`exp_month` →
+ * `expMonth`), the 0/1 `flags` as booleans, and the `omit`ted bookkeeping columns the domain type
+ * does not carry left out.
+ */
+function fromRow<
+  Row extends object,
+  Flags extends keyof Row & string = never,
+  Omitted extends keyof Row & string = never,
+>(
+  row: Row,
+  columns: { flags?: readonly Flags[]; omit?: readonly Omitted[] } = {},
+): Mapped<Row, Flags, Omitted> {
+  const flags: readonly string[] = columns.flags ?? [];
+  const omit: readonly string[] = columns.omit ?? [];
+  const mapped: Record<string, unknown> = {};
+  for (const [column, value] of Object.entries(row)) {
+    if (omit.includes(column)) continue;
+    const field = column.replace(/_([a-z0-9])/g, (_underscore, letter: string) => letter.toUpperCase());
+    mapped[field] = flags.includes(column) ? value === 1 : value;
+  }
+  return mapped as Mapped<Row, Flags, Omitted>;
 }
 
-function toAddress(row: Selectable<AddressesTable>): Address {
-  return {
-    id: row.id,
-    externalId: row.external_id,
-    shopperId: row.shopper_id,
-    firstName: row.first_name,
-    lastName: row.last_name,
-    company: row.company,
-    address1: row.address1,
-    address2: row.address2,
-    city: row.city,
-    state: row.state,
-    zip: row.zip,
-    country: row.country,
-    phoneNumber: row.phone_number,
-    isDefaultBilling: row.is_default_billing === 1,
-    isDefaultShipping: row.is_default_shipping === 1,
-  };
-}
+const toShopper = (row: Selectable<ShoppersTable>): Shopper =>
+  fromRow(row, { omit: ['email_normalized', 'created_at'] });
 
-function toCard(row: Selectable<CardsTable>): Card {
-  return {
-    id: row.id,
-    shopperId: row.shopper_id,
-    vaultId: row.vault_id,
-    billingAddressId: row.billing_address_id,
-    brand: row.brand,
-    last4: row.last4,
-    expMonth: row.exp_month,
-    expYear: row.exp_year,
-    nameOnCard: row.name_on_card,
-    nickname: row.nickname,
-    isDefault: row.is_default === 1,
-    needsCvv: row.needs_cvv === 1,
-    storedCredentialsIdentifier: row.stored_credentials_identifier,
-  };
-}
+const toAddress = (row: Selectable<AddressesTable>): Address =>
+  fromRow(row, { flags: ['is_default_billing', 'is_default_shipping'], omit: ['created_at'] });
 
-function toSession(row: Selectable<SessionsTable>): Session {
-  return {
-    id: row.id,
-    merchantId: row.merchant_id,
-    shopperId: row.shopper_id,
-    createdAt: row.created_at,
-    expiresAt: row.expires_at,
+const toCard = (row: Selectable<CardsTable>): Card =>
+  fromRow(row, { flags: ['is_default', 'needs_cvv'], omit: ['created_at'] });
+
+const toSession = (row: Selectable<SessionsTable>): Session => fromRow(row);
+
+/** A read of at most one row, mapped. */
+const one =
+  <Key, Row, T>(read: (key: Key) => Promise<Row[]>, map: (row: Row) => T) =>
+  async (key: Key): Promise<T | undefined> => {
+    const [row] = await read(key);
+    return row && map(row);
   };
-}
 
 /** False when a shopper with the same normalized email already exists. */
 export async function insertShopper(db: Q, row: Insertable<ShoppersTable>): Promise<boolean> {
@@ -223,18 +219,5 @@ export function keyReads(db: Db): KeyReads {
     (id: string) => kysely.selectFrom('sessions').selectAll().where('id', '=', id),
     [''],
   );
-  return {
-    card: async (id) => {
-      const [row] = await card(id);
-      return row && toCard(row);
-    },
-    address: async (id) => {
-      const [row] = await address(id);
-      return row && toAddress(row);
-    },
-    session: async (id) => {
-      const [row] = await session(id);
-      return row && toSession(row);
-    },
-  };
+  return { card: one(card, toCard), address: one(address, toAddress), session: one(session, toSession) };
 }

@@ -113,6 +113,53 @@ describe.each(engines())('Wallet on %s', (engine) => {
   });
 
   describe('cards', () => {
+    it('reads a card and its address back with exactly the domain fields, flags as booleans', async () => {
+      const { shopper, address } = await newShopper();
+      const card = await wallet.addCard({
+        shopperId: shopper.id,
+        pan: '4111111111111111',
+        expMonth: 7,
+        expYear: FUTURE_YEAR,
+        nameOnCard: 'Ada Lovelace',
+        nickname: 'Work',
+        needsCvv: true,
+        billingAddressId: address.id,
+      });
+      expect(await wallet.findCard(card.id)).toStrictEqual({
+        id: card.id,
+        shopperId: shopper.id,
+        vaultId: card.vaultId,
+        billingAddressId: address.id,
+        brand: 'visa',
+        last4: '1111',
+        expMonth: 7,
+        expYear: FUTURE_YEAR,
+        nameOnCard: 'Ada Lovelace',
+        nickname: 'Work',
+        isDefault: true,
+        needsCvv: true,
+        storedCredentialsIdentifier: null,
+      });
+      expect(await wallet.findAddress(address.id)).toStrictEqual({
+        id: address.id,
+        externalId: address.externalId,
+        shopperId: shopper.id,
+        firstName: 'Ada',
+        lastName: 'Lovelace',
+        company: null,
+        address1: '1 Main St',
+        address2: null,
+        city: 'Austin',
+        state: 'TX',
+        zip: '78701',
+        country: 'US',
+        phoneNumber: null,
+        isDefaultBilling: true,
+        isDefaultShipping: true,
+      });
+      expect(await wallet.listCards(shopper.id)).toStrictEqual([await wallet.findCard(card.id)]);
+    });
+
     it('saves a card with its brand and last four, the first one as default', async () => {
       const { shopper, address } = await newShopper();
       const card = await wallet.addCard({

@@ -1,16 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from '@sinclair/typebox';
 import type { ExternalResponseService } from '../../payments/external-response.js';
-import { merchantOf } from '../plugins/auth.js';
-import {
-  Acknowledgement,
-  BEARER_SECURITY,
-  COMMON_POST_ERRORS,
-  Currency,
-  errorResponses,
-  IdempotencyHeaders,
-  Money,
-} from '../schemas.js';
+import { Acknowledgement, Currency, Money } from '../schemas.js';
+import { credentialsFlowRoute } from './credentials-flow-route.js';
 
 export const ExternalResponseBody = Type.Object({
   paymentId: Type.String({
@@ -34,35 +26,14 @@ export const ExternalResponseBody = Type.Object({
 });
 export type ExternalResponseBody = Static<typeof ExternalResponseBody>;
 
-export const externalResponseRoute =
-  (service: ExternalResponseService): FastifyPluginAsyncTypebox =>
-  async (app) => {
-    for (const url of ['/payments/externalresponse', '/payment/externalresponse']) {
-      app.post(
-        url,
-        {
-          config: { auth: 'merchant', idempotent: true },
-          schema: {
-            hide: url === '/payment/externalresponse',
-            tags: ['Credentials flow'],
-            summary: "Report the processor's authorization response",
-            description:
-              "Completes the credentials flow: the processor's raw response is linked to this merchant's latest credentials request for the payment method. The amount may not exceed the requested amount. Also served at `/payment/externalresponse`.",
-            security: BEARER_SECURITY,
-            headers: IdempotencyHeaders,
-            body: ExternalResponseBody,
-            response: {
-              200: Acknowledgement,
-              ...errorResponses([
-                ...COMMON_POST_ERRORS,
-                'UNSUPPORTED_CURRENCY',
-                'CREDENTIALS_REQUEST_NOT_FOUND',
-                'AMOUNT_EXCEEDS_REQUESTED',
-              ]),
-            },
-          },
-        },
-        async (request) => service.report(merchantOf(request), request.body, request.idempotency),
-      );
-    }
-  };
+export const externalResponseRoute = (service: ExternalResponseService): FastifyPluginAsyncTypebox =>
+  credentialsFlowRoute({
+    name: 'externalresponse',
+    summary: "Report the processor's authorization response",
+    description:
+      "Completes the credentials flow: the processor's raw response is linked to this merchant's latest credentials request for the payment method. The amount may not exceed the requested amount. When the session came from a `merchant` authorization mode checkout, the response is also linked to that order: `GET /orders/{orderId}` shows it in `merchantAuthorization.externalResponse`, and the order stays `PROCESSING` (the service does not interpret the processor's answer).",
+    body: ExternalResponseBody,
+    answer: Acknowledgement,
+    errors: ['UNSUPPORTED_CURRENCY', 'CREDENTIALS_REQUEST_NOT_FOUND', 'AMOUNT_EXCEEDS_REQUESTED'],
+    handle: (merchant, body, idempotency) => service.report(merchant, body, idempotency),
+  });

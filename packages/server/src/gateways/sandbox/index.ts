@@ -67,7 +67,7 @@ export function sandboxConnector(settings: SandboxGatewaySettings): GatewayConne
 
   const connector: GatewayConnector = {
     name: 'sandbox',
-    supports: { networkTokens: true, connectedVariant: true },
+    supports: { networkTokens: true, connectedVariant: true, idempotentReplay: true },
 
     async authorize(request: AuthorizationRequest, credentials: GatewayCredentials): Promise<GatewayResult> {
       assertSupported(connector, request);

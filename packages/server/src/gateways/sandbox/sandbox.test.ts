@@ -50,9 +50,13 @@ describe.each(['json', 'xml'] as const)('sandbox connector, %s style', (style) =
 
   it('is what the registry builds from the merchant’s settings', () => {
     const settings = parseGatewaySettings({ gateway: 'sandbox', style, url: gateway.url, timeoutMs: 5_000 });
-    const connector = connectorFor(settings);
+    const connector = connectorFor(settings, 'staging');
     expect(connector.name).toBe('sandbox');
-    expect(connector.supports).toEqual({ networkTokens: true, connectedVariant: true });
+    expect(connector.supports).toEqual({
+      networkTokens: true,
+      connectedVariant: true,
+      idempotentReplay: true,
+    });
   });
 
   it('fails loudly without an API key', async () => {

@@ -1,0 +1,42 @@
+/** Runs `wallet-checkout` commands in-process, as the CLI tests do, and reads what they printed. */
+import { expect } from 'vitest';
+import { type CliIo, run } from '../cli/run.js';
+
+export interface Outcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export async function runCli(
+  env: CliIo['env'],
+  argv: string[],
+  extra: Partial<CliIo> = {},
+): Promise<Outcome> {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const code = await run(argv, {
+    stdout: (text) => stdout.push(text),
+    stderr: (text) => stderr.push(text),
+    env,
+    ...extra,
+  });
+  return { code, stdout: stdout.join(''), stderr: stderr.join('') };
+}
+
+/** stderr without the one-time warning about a generated staging key ring. */
+function errors(outcome: Outcome): string {
+  return outcome.stderr
+    .split('\n')
+    .filter((line) => line !== '' && !line.startsWith('warning: VAULT_KEYS is not set'))
+    .join('\n');
+}
+
+/** The one JSON line a successful `--json` command printed. */
+export function json(outcome: Outcome): unknown {
+  expect(errors(outcome)).toBe('');
+  expect(outcome.code).toBe(0);
+  expect(outcome.stdout.endsWith('\n')).toBe(true);
+  expect(outcome.stdout.trimEnd().split('\n')).toHaveLength(1);
+  return JSON.parse(outcome.stdout);
+}
