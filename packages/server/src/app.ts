@@ -22,6 +22,8 @@ export interface AppDeps {
   log: Logger;
   publicUrl: string;
   bodyLimitBytes: number;
+  /** Which proxies may name the client in `X-Forwarded-For` (`Config.trustProxy`); none by default. */
+  trustProxy?: boolean | number | string[];
   merchants: Authenticator;
   idempotency: IdempotencyStore;
   credentials: CredentialsService;
@@ -38,6 +40,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // are logged where they happen, with the request id.
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
     bodyLimit: deps.bodyLimitBytes,
+    trustProxy:
+      typeof deps.trustProxy === 'number'
+        ? (_address: string, hop: number) => hop < (deps.trustProxy as number)
+        : (deps.trustProxy ?? false),
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true },
   }).withTypeProvider<TypeBoxTypeProvider>();

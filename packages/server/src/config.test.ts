@@ -14,6 +14,8 @@ describe('loadConfig', () => {
       webhookTimeoutMs: 15_000,
       webhookLeaseMs: 30_000,
       credentialsRetryDelaysMs: DEFAULT_CREDENTIALS_RETRY_DELAYS_MS,
+      demoStorePort: 4001,
+      trustProxy: false,
     });
     expect(config.dataDir).toMatch(/data$/);
   });
@@ -29,6 +31,8 @@ describe('loadConfig', () => {
       WEBHOOK_RETRY_DELAYS_MS: '10, 20,30',
       WEBHOOK_DISPATCH: 'off',
       DATA_DIR: '/var/lib/wallet',
+      DEMO_STORE_PORT: '5001',
+      TRUST_PROXY: '10.0.0.0/8, 192.168.1.7,::1',
     });
     expect(config).toMatchObject({
       port: 5000,
@@ -40,7 +44,11 @@ describe('loadConfig', () => {
       webhookRetryDelaysMs: [10, 20, 30],
       webhookDispatch: false,
       dataDir: '/var/lib/wallet',
+      demoStorePort: 5001,
+      trustProxy: ['10.0.0.0/8', '192.168.1.7', '::1'],
     });
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
   });
 
   it.each([
@@ -55,9 +63,14 @@ describe('loadConfig', () => {
     ],
     [{ WEBHOOK_DISPATCH: 'yes' }, 'WEBHOOK_DISPATCH: must be one of on, off, got "yes"'],
     [
+      { TRUST_PROXY: '10.0.0.0/33' },
+      'TRUST_PROXY: must be true, false, a number of proxy hops, or comma-separated addresses and CIDR ranges, got "10.0.0.0/33"',
+    ],
+    [
       { WEBHOOK_TIMEOUT_MS: '20000', WEBHOOK_LEASE_MS: '20000' },
       'WEBHOOK_LEASE_MS: must be greater than WEBHOOK_TIMEOUT_MS (20000)',
     ],
+    [{ DEMO_STORE_PORT: '0' }, 'DEMO_STORE_PORT: must be between 1 and 65535, got 0'],
     [{ WALLET_ENV: 'production' }, 'VAULT_KEYS: is required when WALLET_ENV=production'],
     [{ WALLET_ENV: 'production', VAULT_KEYS: 'k:x' }, 'PUBLIC_URL: must be https when WALLET_ENV=production'],
     [

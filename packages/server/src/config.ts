@@ -1,3 +1,4 @@
+import net from 'node:net';
 import path from 'node:path';
 import { Secret } from './secret.js';
 
@@ -27,8 +28,15 @@ export interface Config {
   sessionTtlSeconds: number;
   /** Largest request body accepted, in bytes. */
   bodyLimitBytes: number;
+  /**
+   * Which proxies' `X-Forwarded-For` names the client (rate limits count per client): none (`false`),
+   * all (`true`), the nearest N hops, or these addresses and CIDR ranges.
+   */
+  trustProxy: boolean | number | string[];
   /** Staging: the sandbox gateway of merchants without a gateway account (JSON style). */
   sandboxGatewayUrl: string;
+  /** `start` only: the demo store's port on localhost (its origin is `http://localhost:<port>`). */
+  demoStorePort: number;
   /** SMTP server for messages to shoppers, `smtp(s)://[user:password@]host[:port]`; may carry a password. */
   smtpUrl: Secret<string> | undefined;
   /** The From of those messages, `address` or `Name <address>`; set whenever `smtpUrl` is. */
@@ -140,6 +148,27 @@ function smtpFrom(raw: string | undefined, withSmtpUrl: boolean): string | undef
   return raw;
 }
 
+function trustProxy(raw: string | undefined): boolean | number | string[] {
+  const value = raw?.trim() ?? '';
+  if (value === '' || value === 'false') return false;
+  if (value === 'true') return true;
+  if (/^\d+$/.test(value)) return Number(value);
+  const entries = value.split(',').map((entry) => entry.trim());
+  const valid = (entry: string) => {
+    const [address = '', bits, ...rest] = entry.split('/');
+    const version = net.isIP(address);
+    if (version === 0 || rest.length > 0) return false;
+    return bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (version === 4 ? 32 : 128));
+  };
+  if (!entries.every(valid)) {
+    throw new ConfigError(
+      'TRUST_PROXY',
+      `must be true, false, a number of proxy hops, or comma-separated addresses and CIDR ranges, got "${value}"`,
+    );
+  }
+  return entries;
+}
+
 function databaseUrl(raw: string): string {
   if (raw.startsWith('sqlite:') && raw.length > 'sqlite:'.length) return raw;
   if (/^postgres(ql)?:\/\/./.test(raw)) return raw;
@@ -186,7 +215,9 @@ export function loadConfig(env: Env = process.env): Config {
     webhookLeaseMs,
     sessionTtlSeconds: integer(env, 'SESSION_TTL_SECONDS', 30 * 60, 10, 7 * 24 * 3600),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 64 * 1024, 1024, 10 * 1024 * 1024),
+    trustProxy: trustProxy(env.TRUST_PROXY),
     sandboxGatewayUrl: url('SANDBOX_GATEWAY_URL', env.SANDBOX_GATEWAY_URL || 'http://127.0.0.1:4010'),
+    demoStorePort: integer(env, 'DEMO_STORE_PORT', 4001, 1, 65_535),
     smtpUrl: smtpUrl(env.SMTP_URL),
     smtpFrom: smtpFrom(env.SMTP_FROM, Boolean(env.SMTP_URL)),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),

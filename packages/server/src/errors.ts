@@ -89,7 +89,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   WEBHOOK_URL_NOT_CONFIGURED: 'The merchant account has no webhook URL to deliver credentials to.',
   WEBHOOK_URL_NOT_ALLOWED:
     'The webhook URL is not allowed in this environment (https and public addresses only in production).',
-  RATE_LIMITED: 'Too many requests; retry after the time in `Retry-After`.',
+  RATE_LIMITED:
+    'Too many requests from this client address or for this merchant; retry after the number of seconds in the `Retry-After` header.',
   OTP_THROTTLED:
     'A code was sent to this email less than 30 seconds ago; the message says how many seconds to wait.',
   INTERNAL_ERROR: 'An unexpected error on our side; the request id identifies it in our logs.',

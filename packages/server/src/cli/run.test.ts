@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb } from '../db/index.js';
 import { Merchants } from '../merchants/index.js';
+import { json, runCli } from '../test-support/cli.js';
 import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
 import { loadKeyRing, parseKeyRing, STAGING_KEYS_FILE } from '../vault/keyring.js';
-import { type CliIo, run } from './run.js';
+import { run } from './run.js';
 
 const COMMAND_NAMES = [
   'serve',
@@ -24,46 +26,24 @@ const COMMAND_NAMES = [
   'vault rotate-key',
 ];
 
-interface Outcome {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function runWith(env: CliIo['env'], argv: string[], extra: Partial<CliIo> = {}): Promise<Outcome> {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const code = await run(argv, {
-    stdout: (text) => stdout.push(text),
-    stderr: (text) => stderr.push(text),
-    env,
-    ...extra,
-  });
-  return { code, stdout: stdout.join(''), stderr: stderr.join('') };
-}
-
-/** stderr without the one-time warning about a generated staging key ring. */
-function errors(outcome: Outcome): string {
-  return outcome.stderr
-    .split('\n')
-    .filter((line) => line !== '' && !line.startsWith('warning: VAULT_KEYS is not set'))
-    .join('\n');
-}
-
-function json(outcome: Outcome): unknown {
-  expect(errors(outcome)).toBe('');
-  expect(outcome.code).toBe(0);
-  expect(outcome.stdout.endsWith('\n')).toBe(true);
-  expect(outcome.stdout.trimEnd().split('\n')).toHaveLength(1);
-  return JSON.parse(outcome.stdout);
-}
-
 const vaultKey = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;
+
+/** A port free on 127.0.0.1 now, for the servers `start` puts on fixed ports (the gateway, the demo store). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
 
 describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
   let database: TestDatabase;
   let env: Record<string, string>;
-  const cli = (...argv: string[]) => runWith(env, argv);
+  const cli = (...argv: string[]) => runCli(env, argv);
 
   /** A service instance on the CLI's database and staging key file, to check what the commands did. */
   async function inspect<T>(work: (merchants: Merchants) => Promise<T>): Promise<T> {
@@ -343,13 +323,13 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
         DATA_DIR: other.dataDir,
         VAULT_KEYS: oldKey,
       };
-      const created = json(await runWith(vaultEnv, ['merchant', 'create', '--name', 'Keys', '--json'])) as {
+      const created = json(await runCli(vaultEnv, ['merchant', 'create', '--name', 'Keys', '--json'])) as {
         merchantId: string;
       };
-      const single = await runWith(vaultEnv, ['vault', 'rotate-key']);
+      const single = await runCli(vaultEnv, ['vault', 'rotate-key']);
       expect(single.stderr).toMatch(/^warning: VAULT_KEYS holds one key/);
       const rotated = json(
-        await runWith({ ...vaultEnv, VAULT_KEYS: `${vaultKey('new')},${oldKey}` }, [
+        await runCli({ ...vaultEnv, VAULT_KEYS: `${vaultKey('new')},${oldKey}` }, [
           'vault',
           'rotate-key',
           '--json',
@@ -397,10 +377,77 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     expect(lines.join('')).toContain('SIGTERM: stopping');
     await expect(fetch(`${url}/healthz`)).rejects.toThrow();
   });
+
+  it('start runs the demo store beside the service, and a later start refreshes its merchants', async () => {
+    interface StartOutput {
+      demo: {
+        storeUrl: string;
+        merchant: { merchantId: string; apiKey: string };
+        ownProcessorMerchant: { merchantId: string; apiKey: string };
+      };
+    }
+    const startOnce = async (): Promise<StartOutput> => {
+      const [gatewayPort, storePort] = [await freePort(), await freePort()];
+      let stop: (signal: string) => void = () => {};
+      const stopped = new Promise<string>((resolve) => {
+        stop = resolve;
+      });
+      let printed: (output: StartOutput) => void = () => {};
+      const started = new Promise<StartOutput>((resolve) => {
+        printed = resolve;
+      });
+      const lines: string[] = [];
+      const running = run(['start', '--json'], {
+        stdout: (text) => printed(JSON.parse(text) as StartOutput),
+        stderr: (text) => lines.push(text),
+        env: {
+          ...env,
+          PORT: '0',
+          LOG_LEVEL: 'silent',
+          DEMO_STORE_PORT: String(storePort),
+          SANDBOX_GATEWAY_URL: `http://127.0.0.1:${gatewayPort}`,
+        },
+        waitForStop: () => stopped,
+      });
+      const output = await Promise.race([
+        started,
+        running.then((code) => {
+          throw new Error(`exited ${code}: ${lines.join('')}`);
+        }),
+      ]);
+      try {
+        expect(output.demo.storeUrl).toBe(`http://localhost:${storePort}`);
+        const shop = await fetch(`${output.demo.storeUrl}/`);
+        expect(shop.status).toBe(200);
+        expect(await shop.text()).toContain('Demo Store');
+        const merchants = await inspect((m) => m.list());
+        for (const id of [output.demo.merchant.merchantId, output.demo.ownProcessorMerchant.merchantId]) {
+          expect(merchants.find((merchant) => merchant.id === id)).toMatchObject({
+            allowedOrigins: [`http://localhost:${storePort}`],
+            webhookUrl: expect.stringMatching(new RegExp(`^http://localhost:${storePort}/webhooks/`)),
+          });
+        }
+        expect(merchants.find((m) => m.id === output.demo.ownProcessorMerchant.merchantId)).toMatchObject({
+          authorizationMode: 'merchant',
+          credentialTypes: ['NETWORK_TOKEN', 'PAN'],
+        });
+      } finally {
+        stop('SIGTERM');
+        expect(await running).toBe(0);
+      }
+      await expect(fetch(`${output.demo.storeUrl}/`)).rejects.toThrow();
+      return output;
+    };
+    const first = await startOnce();
+    const second = await startOnce();
+    expect(second.demo.merchant.merchantId).toBe(first.demo.merchant.merchantId);
+    expect(second.demo.ownProcessorMerchant.merchantId).toBe(first.demo.ownProcessorMerchant.merchantId);
+    expect(second.demo.merchant.apiKey).not.toBe(first.demo.merchant.apiKey);
+  }, 30_000);
 });
 
 describe('wallet-checkout CLI without a database', () => {
-  const cli = (...argv: string[]) => runWith({ DATABASE_URL: 'sqlite:/nonexistent/never-opened.db' }, argv);
+  const cli = (...argv: string[]) => runCli({ DATABASE_URL: 'sqlite:/nonexistent/never-opened.db' }, argv);
 
   it('explains every command with --help', async () => {
     const overview = await cli('--help');
@@ -468,15 +515,15 @@ describe('wallet-checkout CLI without a database', () => {
   });
 
   it('names a bad environment variable in one line', async () => {
-    const port = await runWith({ PORT: 'abc' }, ['merchant', 'list']);
+    const port = await runCli({ PORT: 'abc' }, ['merchant', 'list']);
     expect(port).toEqual({ code: 1, stdout: '', stderr: 'error: PORT: must be a whole number, got "abc"\n' });
-    const production = await runWith({ WALLET_ENV: 'production' }, ['migrate', '--json']);
+    const production = await runCli({ WALLET_ENV: 'production' }, ['migrate', '--json']);
     expect(production.code).toBe(1);
     expect(production.stderr).toBe('error: VAULT_KEYS: is required when WALLET_ENV=production\n');
   });
 
   it('reports an unreachable database in one line', async () => {
-    const outcome = await runWith({ DATABASE_URL: 'postgres://127.0.0.1:1/none' }, ['merchant', 'list']);
+    const outcome = await runCli({ DATABASE_URL: 'postgres://127.0.0.1:1/none' }, ['merchant', 'list']);
     expect(outcome.code).toBe(1);
     expect(outcome.stderr.split('\n')).toEqual([expect.stringMatching(/^error: .*ECONNREFUSED/), '']);
   });

@@ -33,9 +33,13 @@ async function runUntilStopped(context: Context, demo: boolean): Promise<number>
   ];
   if (service.sandboxGatewayUrl) lines.push(`Sandbox gateway: ${service.sandboxGatewayUrl}`);
   if (service.demo) {
+    const { storeUrl, merchant, ownProcessorMerchant } = service.demo;
     lines.push(
-      `Demo merchant: ${service.demo.merchantId}`,
-      `Demo API key:  ${service.demo.apiKey} (new on every start)`,
+      `Demo store: ${storeUrl} (open it in a browser; pay as test.shopper@example.com, code 123456)`,
+      `Demo merchant: ${merchant.merchantId}`,
+      `Demo API key:  ${merchant.apiKey} (new on every start)`,
+      `Own-processor demo merchant: ${ownProcessorMerchant.merchantId}`,
+      `Own-processor demo API key:  ${ownProcessorMerchant.apiKey}`,
     );
   }
   context.print(lines.join('\n'), {
@@ -63,6 +67,10 @@ const serve = defineCommand<void>({
 const start = defineCommand<void>({
   name: 'start',
   summary: 'Run the service with the demo store beside it (what `npm start` does).',
+  details: [
+    'Staging only: also starts the sandbox gateway on SANDBOX_GATEWAY_URL (default http://127.0.0.1:4010)',
+    'and the demo store on http://localhost:DEMO_STORE_PORT (default 4001), with its two demo merchants.',
+  ],
   prepare() {},
   execute: (context) => runUntilStopped(context, true),
 });

@@ -17,7 +17,7 @@ export function allowCrossOrigin(app: FastifyInstance, url: string): void {
     const origin = request.headers.origin;
     if (typeof origin === 'string') {
       reply.header('access-control-allow-origin', origin);
-      reply.header('access-control-expose-headers', 'request-id');
+      reply.header('access-control-expose-headers', 'request-id, retry-after');
     }
     reply.header('vary', 'Origin');
     return payload;

@@ -1,0 +1,119 @@
+/**
+ * Receiving Wallet Checkout's webhooks: verify the Standard Webhooks signature on the raw body before
+ * anything else, drop repeats by `webhook-id` (delivery is at least once), answer 2xx fast.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { Webhook } from 'standardwebhooks';
+import type { WalletOrder } from './wallet-api.js';
+
+/** ORDER_SUCCEEDED / ORDER_FAILED carry the same order view as `GET /orders/{orderId}`. */
+export interface OrderEvent extends WalletOrder {
+  eventName: 'ORDER_SUCCEEDED' | 'ORDER_FAILED';
+  merchantId: string;
+}
+
+export type Credential =
+  | { type: 'NETWORK_TOKEN'; token: string; cvv: string; expirationMonth: string; expirationYear: string }
+  | { type: 'PAN'; pan: string; expirationMonth: string; expirationYear: string };
+
+export interface CredentialsEvent {
+  eventName: 'PAYMENT_CREDENTIALS';
+  paymentId: string;
+  merchantId: string;
+  merchantReference: string;
+  cardDetails: { networkType: string };
+  billingAddress: {
+    firstName: string;
+    lastName: string;
+    address1: string;
+    city: string;
+    state: string;
+    country: string;
+    zipCode: string;
+    phoneNumber: string;
+  };
+  /** Card data: keep it in memory for the one authorization, never log or store it. */
+  credentials: Credential[];
+}
+
+export type WebhookEvent = OrderEvent | CredentialsEvent | { eventName: string };
+
+export interface WebhookReceiverOptions {
+  path: string;
+  /** The merchant account's `whsec_…` secret. */
+  secret: string;
+  /** Called once per verified event (repeats of a `webhook-id` are dropped). */
+  handle(event: WebhookEvent): void;
+}
+
+/** How many delivered `webhook-id`s to remember for dropping repeats; a real shop keeps them in its database. */
+const REMEMBERED_IDS = 10_000;
+
+export function webhookReceiver(options: WebhookReceiverOptions): FastifyPluginAsync {
+  const verifier = new Webhook(options.secret);
+  const seen = new Set<string>();
+  return async (app) => {
+    // The signature covers the exact bytes sent, so this route reads the body as text, unparsed.
+    app.removeContentTypeParser('application/json');
+    app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) =>
+      done(null, body),
+    );
+    app.post(options.path, async (request, reply) => {
+      const headers = {
+        'webhook-id': String(request.headers['webhook-id'] ?? ''),
+        'webhook-timestamp': String(request.headers['webhook-timestamp'] ?? ''),
+        'webhook-signature': String(request.headers['webhook-signature'] ?? ''),
+      };
+      let event: WebhookEvent;
+      try {
+        // Throws on a missing or wrong signature and on a timestamp more than 5 minutes off (replays).
+        event = verifier.verify(String(request.body ?? ''), headers) as WebhookEvent;
+      } catch {
+        return reply.code(401).send({ error: 'invalid webhook signature' });
+      }
+      if (!seen.has(headers['webhook-id'])) {
+        seen.add(headers['webhook-id']);
+        if (seen.size > REMEMBERED_IDS) seen.delete(seen.values().next().value as string);
+        options.handle(event);
+      }
+      return reply.code(204).send();
+    });
+  };
+}
+
+/**
+ * Hands PAYMENT_CREDENTIALS webhooks to the request that waits for them, by `merchantReference`. The
+ * wait is registered before credentials are requested: the webhook may arrive before the API answers.
+ */
+export class CredentialsInbox {
+  readonly #waiting = new Map<string, (event: CredentialsEvent) => void>();
+
+  expect(reference: string, timeoutMs: number): { received: Promise<CredentialsEvent>; cancel(): void } {
+    let timer: NodeJS.Timeout | undefined;
+    const received = new Promise<CredentialsEvent>((resolve, reject) => {
+      timer = setTimeout(() => {
+        this.#waiting.delete(reference);
+        reject(new Error(`no PAYMENT_CREDENTIALS webhook for ${reference} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.#waiting.set(reference, (event) => {
+        clearTimeout(timer);
+        this.#waiting.delete(reference);
+        resolve(event);
+      });
+    });
+    return {
+      received,
+      cancel: () => {
+        clearTimeout(timer);
+        this.#waiting.delete(reference);
+      },
+    };
+  }
+
+  /** False when nobody waits (a late repeat, or a request this process did not make): it is dropped. */
+  deliver(event: CredentialsEvent): boolean {
+    const waiter = this.#waiting.get(event.merchantReference);
+    waiter?.(event);
+    return waiter !== undefined;
+  }
+}
