@@ -24,13 +24,13 @@ import { startTestService, type TestService } from '../../packages/server/src/te
 export const CHROMIUM = '/usr/bin/chromium';
 /**
  * Screenshots go to docs/screenshots/ when E2E_SCREENSHOTS=docs (to refresh the guide's pictures), else to
- * a temporary folder: some pages show per-run values (a fresh e-mail), and a test run should not change
- * tracked files.
+ * a folder in the system's temporary directory, overwritten by each run: some pages show per-run values
+ * (a fresh e-mail), and a test run should not change tracked files.
  */
 export const SCREENSHOTS =
   process.env.E2E_SCREENSHOTS === 'docs'
     ? fileURLToPath(new URL('../../docs/screenshots/', import.meta.url))
-    : `${fs.mkdtempSync(path.join(os.tmpdir(), 'wallet-e2e-shots-'))}/`;
+    : `${path.join(os.tmpdir(), 'wallet-e2e-screenshots')}/`;
 /** The staging test shopper; its one-time code is always 123456. */
 export const EMAIL = 'test.shopper@example.com';
 export const TEST_CODE = '123456';
