@@ -11,7 +11,7 @@ import { newRequestId, requestIdPlugin } from './api/plugins/request-id.js';
 import { validatorCompiler } from './api/validation.js';
 import type { Db } from './db/index.js';
 import type { IdempotencyStore } from './idempotency/store.js';
-import type { Logger } from './log.js';
+import { LazyChildLogger, type Logger } from './log.js';
 import type { CredentialsService } from './payments/credentials.js';
 import type { ExternalResponseService } from './payments/external-response.js';
 
@@ -39,6 +39,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Per-request log lines would cost more than the request itself on the credentials path; failures
     // are logged where they happen, with the request id.
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
+    childLoggerFactory: (logger, bindings, options) =>
+      new LazyChildLogger(logger as Logger, bindings, options) as unknown as FastifyBaseLogger,
     bodyLimit: deps.bodyLimitBytes,
     trustProxy:
       typeof deps.trustProxy === 'number'

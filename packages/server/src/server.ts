@@ -45,6 +45,8 @@ import {
 
 /** 10 min between sweeps of expired idempotency keys and orders left open past their life. */
 const SWEEP_INTERVAL_MS = 10 * 60_000;
+/** How often the SQLite WAL is copied back into the database file, off the event loop. */
+const WAL_CHECKPOINT_INTERVAL_MS = 100;
 
 export interface Services {
   config: Config;
@@ -73,6 +75,10 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   const db = createDb(config.databaseUrl, {
     onIdleError: (error) =>
       log.warn({ err: error }, 'an idle database connection failed; it will be replaced'),
+    backgroundCheckpoints: {
+      intervalMs: WAL_CHECKPOINT_INTERVAL_MS,
+      onError: (error) => log.error({ err: error }, 'the WAL checkpoint failed; it is retried'),
+    },
   });
   await migrate(db);
   const keyRing = loadKeyRing({

@@ -4,7 +4,7 @@
  * receiver run in this process.
  *
  * 1. Ack throughput: autocannon, 50 connections, against a bare Fastify route and against
- *    POST /payments/credentials (SQLite, synchronous=FULL, group commit).
+ *    POST /payments/credentials (SQLite, every commit on disk before its answer, group commit).
  * 2. Steady rate, once the webhooks of step 1 have all arrived: an open-loop generator sends 2,000
  *    requests a second on a fixed schedule (not a closed loop, so slow answers do not slow the offered
  *    load); ack latency and ack-to-receipt of each webhook, and the backlog (acknowledged minus

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { engines, openTestDb } from '../test-support/db.js';
-import { chunks, prepared } from './index.js';
+import { batchInsert, batchStatement, chunks, prepared } from './index.js';
 
 const shopper = (id: string) => ({
   id,
@@ -89,6 +89,38 @@ describe.each(engines())('queries and transactions on %s', (engine) => {
       [''],
     );
     await expect(async () => twice('shp_a')).rejects.toThrow(/placeholders/);
+  });
+
+  it('writes a batch of every size through a batch insert compiled once per row count', async () => {
+    const insert = batchInsert('shoppers', {
+      id: true,
+      email: true,
+      email_normalized: true,
+      phone: true,
+      first_name: true,
+      last_name: true,
+      created_at: true,
+    });
+    const rows = Array.from({ length: 300 }, (_, i) => shopper(`shp_${String(i).padStart(3, '0')}`));
+    await handle.db.kysely.transaction().execute((trx) => insert(trx, rows));
+    await insert(handle.db.kysely, [{ ...shopper('shp_phone'), phone: '+15125550100' }]);
+    const stored = await handle.db.kysely.selectFrom('shoppers').selectAll().orderBy('id').execute();
+    expect(stored).toEqual([...rows, { ...shopper('shp_phone'), phone: '+15125550100' }]);
+  });
+
+  it('refuses a batch statement that does not use its markers once each, in order', async () => {
+    const reversed = batchStatement<{ id: string; email: string }>(
+      2,
+      (row) => [row.id, row.email],
+      (executor, rows) =>
+        executor
+          .insertInto('shoppers')
+          .values(rows.map(([id, email]) => ({ ...shopper('x'), email, id }) as never))
+          .compile(),
+    );
+    await expect(reversed(handle.db.kysely, [{ id: 'shp_x', email: 'x@example.com' }])).rejects.toThrow(
+      /markers/,
+    );
   });
 });
 

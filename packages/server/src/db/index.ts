@@ -1,7 +1,7 @@
 import { type Compilable, CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
-import { openSqlite, sqliteAccess } from './sqlite.js';
+import { openSqlite, type SqliteOptions } from './sqlite.js';
 
 export type { Database } from './schema.js';
 export type Engine = 'sqlite' | 'postgres';
@@ -23,7 +23,7 @@ export function engineOf(databaseUrl: string): Engine {
   return databaseUrl.startsWith('sqlite:') ? 'sqlite' : 'postgres';
 }
 
-export interface DbOptions {
+export interface DbOptions extends SqliteOptions {
   poolSize?: number;
   /** Errors of idle PostgreSQL connections (server restart, network); the pool replaces them. */
   onIdleError?: (error: Error) => void;
@@ -31,8 +31,7 @@ export interface DbOptions {
 
 export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
   if (engineOf(databaseUrl) === 'sqlite') {
-    const connection = openSqlite(databaseUrl.slice('sqlite:'.length));
-    const access = sqliteAccess(connection);
+    const access = openSqlite(databaseUrl.slice('sqlite:'.length), options);
     const kysely = new Kysely<Database>({ dialect: access.dialect });
     return {
       kysely,
@@ -100,6 +99,69 @@ export function chunks<T>(rows: readonly T[]): T[][] {
     }
   }
   return out;
+}
+
+/**
+ * A batch statement Kysely compiles once per row count, for the hot batch writes: building one row by
+ * row costs Kysely more than SQLite takes to run it. `build` receives rows of markers (one per value,
+ * `width` a row) and must use each marker once, in order; `values` gives a row's values in the same
+ * order. Rows are written in chunks (see `chunks`) inside the executor given to the returned function.
+ */
+export function batchStatement<R>(
+  width: number,
+  values: (row: R) => readonly unknown[],
+  build: (executor: Kysely<Database>, rows: number[][]) => CompiledQuery,
+): (executor: Kysely<Database>, rows: readonly R[]) => Promise<void> {
+  // Per dialect adapter (one per Kysely instance, shared by its transactions): the text is the dialect's.
+  const texts = new WeakMap<object, Map<number, string>>();
+  const text = (executor: Kysely<Database>, count: number) => {
+    const { adapter } = executor.getExecutor();
+    let byCount = texts.get(adapter);
+    if (byCount === undefined) {
+      byCount = new Map();
+      texts.set(adapter, byCount);
+    }
+    let known = byCount.get(count);
+    if (known === undefined) {
+      const markers = Array.from({ length: count }, (_, row) =>
+        Array.from({ length: width }, (_, column) => row * width + column),
+      );
+      const compiled = build(executor, markers);
+      if (compiled.parameters.length !== count * width || compiled.parameters.some((p, i) => p !== i)) {
+        throw new Error(`batch statement does not use its markers once each, in order: ${compiled.sql}`);
+      }
+      known = compiled.sql;
+      byCount.set(count, known);
+    }
+    return known;
+  };
+  return async (executor, rows) => {
+    for (const chunk of chunks(rows)) {
+      const parameters: unknown[] = [];
+      for (const row of chunk) parameters.push(...values(row));
+      await executor.executeQuery(CompiledQuery.raw(text(executor, chunk.length), parameters));
+    }
+  };
+}
+
+/**
+ * A multi-row INSERT compiled once per row count (see `batchStatement`). `columns` names every column of
+ * the table, so that the type checker reports one a change forgets.
+ */
+export function batchInsert<T extends keyof Database & string>(
+  table: T,
+  columns: Record<keyof Database[T] & string, true>,
+): (executor: Kysely<Database>, rows: readonly Database[T][]) => Promise<void> {
+  const names = Object.keys(columns);
+  return batchStatement<Database[T]>(
+    names.length,
+    (row) => names.map((name) => (row as unknown as Record<string, unknown>)[name]),
+    (executor, rows) =>
+      executor
+        .insertInto(table)
+        .values(rows.map((row) => Object.fromEntries(names.map((name, i) => [name, row[i]]))) as never)
+        .compile(),
+  );
 }
 
 /** True when a trivial query succeeds; used by `GET /healthz`. */

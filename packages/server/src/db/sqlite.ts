@@ -24,29 +24,52 @@ import {
   SqliteIntrospector,
   SqliteQueryCompiler,
 } from 'kysely';
+import { Checkpointer, WalFlush } from './sqlite-wal.js';
 
 /** Prepared statements kept; multi-row inserts of different sizes are distinct statements. */
 const STATEMENT_CACHE_SIZE = 500;
 
-export function openSqlite(file: string): SQLite.Database {
+export interface SqliteOptions {
+  /**
+   * Checkpoint the WAL in a worker thread instead of inside the commit that crosses SQLite's mark (see
+   * sqlite-wal.ts): for the long-running service. Short-lived commands leave it to SQLite.
+   */
+  backgroundCheckpoints?: { intervalMs: number; onError(error: Error): void };
+}
+
+export function openSqlite(file: string, options: SqliteOptions = {}): SqliteAccess {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
   const connection = new SQLite(file);
   connection.pragma('journal_mode = WAL');
-  // FULL: the WAL is fsynced on every commit, so an acknowledgement sent after a commit survives a crash
-  // of the process or of the machine. NORMAL would only survive a crash of the process.
-  connection.pragma('synchronous = FULL');
+  // NORMAL: commits write the WAL without syncing it; the driver syncs it before it reports a commit
+  // (WalFlush), so an acknowledgement sent after a commit survives a crash of the process or of the
+  // machine, as with FULL, without the fsync stopping the event loop.
+  connection.pragma('synchronous = NORMAL');
   connection.pragma('busy_timeout = 5000');
   connection.pragma('foreign_keys = ON');
   // 64 MiB of page cache instead of SQLite's 2 MiB: the webhook deliveries' point reads then find their
   // pages in memory rather than asking the kernel for them.
   connection.pragma('cache_size = -65536');
-  return connection;
+  const onDisk = !connection.memory;
+  const checkpointer =
+    onDisk && options.backgroundCheckpoints
+      ? new Checkpointer(connection.name, options.backgroundCheckpoints)
+      : undefined;
+  if (checkpointer) {
+    connection.pragma('wal_autocheckpoint = 0');
+    // After a checkpoint the WAL is reused from its start; this trims a file that grew under load.
+    connection.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
+  }
+  return sqliteAccess(connection, onDisk ? new WalFlush(connection.name) : undefined, checkpointer);
 }
+
+/** What the WAL file is trimmed to once it is reused. */
+const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
 interface Waiting {
   handle: Handle;
   query: CompiledQuery;
-  resolve(result: QueryResult<unknown>): void;
+  resolve(result: Promise<QueryResult<unknown>>): void;
   reject(error: unknown): void;
 }
 
@@ -70,14 +93,27 @@ class Handle implements DatabaseConnection {
 
 class SqliteDriver implements Driver {
   readonly #connection: SQLite.Database;
+  /** Undefined for an in-memory database, which has nothing to flush. */
+  readonly #wal: WalFlush | undefined;
+  readonly #checkpointer: Checkpointer | undefined;
   readonly #statements = new Map<string, SQLite.Statement>();
   /** The handle whose transaction is open; undefined between transactions. */
   #owner: Handle | undefined;
+  /** Something was written since the last flush. */
+  #unflushed = false;
+  /** The owner while a commit is being flushed: nothing else reads or writes until it is on disk. */
+  readonly #flushing = new Handle(this);
   /** Statements of other handles that arrived while a transaction was open, in arrival order. */
   readonly #waiting: Waiting[] = [];
 
-  constructor(connection: SQLite.Database) {
+  constructor(
+    connection: SQLite.Database,
+    wal: WalFlush | undefined,
+    checkpointer: Checkpointer | undefined,
+  ) {
     this.#connection = connection;
+    this.#wal = wal;
+    this.#checkpointer = checkpointer;
   }
 
   async init(): Promise<void> {}
@@ -101,7 +137,9 @@ class SqliteDriver implements Driver {
   }
 
   async destroy(): Promise<void> {
+    await this.#checkpointer?.close();
     this.#connection.close();
+    this.#wal?.close();
   }
 
   /** Runs the statement now, or, while another handle's transaction is open, once it has ended. */
@@ -110,7 +148,7 @@ class SqliteDriver implements Driver {
       return new Promise((resolve, reject) => this.#waiting.push({ handle, query, resolve, reject }));
     }
     try {
-      return Promise.resolve(this.#run(handle, query));
+      return this.#run(handle, query);
     } catch (error) {
       return Promise.reject(error);
     } finally {
@@ -118,7 +156,7 @@ class SqliteDriver implements Driver {
     }
   }
 
-  /** Runs waiting statements in order until one of them opens a transaction. */
+  /** Runs waiting statements in order until one of them opens a transaction or ends a write. */
   #drain(): void {
     while (this.#owner === undefined && this.#waiting.length > 0) {
       const next = this.#waiting.shift() as Waiting;
@@ -130,17 +168,39 @@ class SqliteDriver implements Driver {
     }
   }
 
-  /** Ownership follows SQLite's own view, so a failed commit keeps the transaction its owner's. */
-  #run(handle: Handle, query: CompiledQuery): QueryResult<unknown> {
+  /**
+   * Ownership follows SQLite's own view, so a failed commit keeps the transaction its owner's. A statement
+   * that ends a write — a commit, or a write outside a transaction — answers once the WAL is on disk, and
+   * holds every other statement back until then.
+   */
+  #run(handle: Handle, query: CompiledQuery): Promise<QueryResult<unknown>> {
+    let result: QueryResult<unknown>;
+    const statement = this.#prepare(query.sql);
+    // COMMIT itself counts as read-only (SQLite's view): what it ends is known by the writes before it.
+    if (!statement.readonly) this.#unflushed = true;
     try {
-      const statement = this.#prepare(query.sql);
       const parameters = query.parameters as unknown[];
-      if (statement.reader) return { rows: statement.all(parameters) };
-      const { changes, lastInsertRowid } = statement.run(parameters);
-      return { rows: [], numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid) };
+      if (statement.reader) {
+        result = { rows: statement.all(parameters) };
+      } else {
+        const { changes, lastInsertRowid } = statement.run(parameters);
+        result = { rows: [], numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid) };
+      }
     } finally {
       this.#owner = this.#connection.inTransaction ? handle : undefined;
     }
+    if (this.#wal && this.#unflushed && this.#owner === undefined) {
+      this.#unflushed = false;
+      this.#owner = this.#flushing;
+      return this.#wal
+        .flush()
+        .finally(() => {
+          this.#owner = undefined;
+          this.#drain();
+        })
+        .then(() => result);
+    }
+    return Promise.resolve(result);
   }
 
   /**
@@ -168,8 +228,12 @@ export interface SqliteAccess {
   run<R>(sql: string, parameters: readonly unknown[]): Promise<R[]>;
 }
 
-export function sqliteAccess(connection: SQLite.Database): SqliteAccess {
-  const driver = new SqliteDriver(connection);
+function sqliteAccess(
+  connection: SQLite.Database,
+  wal: WalFlush | undefined,
+  checkpointer: Checkpointer | undefined,
+): SqliteAccess {
+  const driver = new SqliteDriver(connection, wal, checkpointer);
   // Never opens a transaction: it only runs the statements given to `run`.
   const outside = new Handle(driver);
   const dialect: Dialect = {

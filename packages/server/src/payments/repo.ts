@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from 'kysely';
-import { chunks, type Database, type Db, prepared } from '../db/index.js';
+import { batchInsert, type Database, type Db, prepared } from '../db/index.js';
 import type { CredentialsRequestsTable } from '../db/schema.js';
 import type { CredentialsRequest, ExternalResponseRecord } from './types.js';
 
@@ -19,7 +19,7 @@ function toRequest(row: CredentialsRequestsTable): CredentialsRequest {
   };
 }
 
-export function toRequestRow(request: CredentialsRequest): CredentialsRequestsTable {
+function toRequestRow(request: CredentialsRequest): CredentialsRequestsTable {
   return {
     id: request.id,
     merchant_id: request.merchantId,
@@ -33,6 +33,18 @@ export function toRequestRow(request: CredentialsRequest): CredentialsRequestsTa
   };
 }
 
+const insertRequestRows = batchInsert('credentials_requests', {
+  id: true,
+  merchant_id: true,
+  session_id: true,
+  payment_id: true,
+  amount: true,
+  currency: true,
+  merchant_reference: true,
+  webhook_message_id: true,
+  created_at: true,
+});
+
 export class PaymentsRepo {
   readonly #byId: (id: string) => Promise<CredentialsRequestsTable[]>;
 
@@ -45,11 +57,9 @@ export class PaymentsRepo {
     );
   }
 
-  /** Multi-row inserts (see `chunks`), in the caller's transaction. */
-  async insertRequests(executor: Executor, requests: CredentialsRequest[]): Promise<void> {
-    for (const chunk of chunks(requests)) {
-      await executor.insertInto('credentials_requests').values(chunk.map(toRequestRow)).execute();
-    }
+  /** In the caller's transaction. */
+  insertRequests(executor: Executor, requests: CredentialsRequest[]): Promise<void> {
+    return insertRequestRows(executor, requests.map(toRequestRow));
   }
 
   async findRequest(merchantId: string, id: string): Promise<CredentialsRequest | undefined> {

@@ -23,37 +23,49 @@ type Mapped<Row, Flags extends keyof Row, Omitted extends keyof Row> = {
 /**
  * The one row mapper of the wallet's tables: each column under its camelCase name (`exp_month` →
  * `expMonth`), the 0/1 `flags` as booleans, and the `omit`ted bookkeeping columns the domain type
- * does not carry left out.
+ * does not carry left out. The names are worked out from the first row (every row of a table has the
+ * same columns), not per row: cards and sessions are read on every credentials request.
  */
-function fromRow<
+function rowMapper<
   Row extends object,
   Flags extends keyof Row & string = never,
   Omitted extends keyof Row & string = never,
 >(
-  row: Row,
   columns: { flags?: readonly Flags[]; omit?: readonly Omitted[] } = {},
-): Mapped<Row, Flags, Omitted> {
+): (row: Row) => Mapped<Row, Flags, Omitted> {
   const flags: readonly string[] = columns.flags ?? [];
   const omit: readonly string[] = columns.omit ?? [];
-  const mapped: Record<string, unknown> = {};
-  for (const [column, value] of Object.entries(row)) {
-    if (omit.includes(column)) continue;
-    const field = column.replace(/_([a-z0-9])/g, (_underscore, letter: string) => letter.toUpperCase());
-    mapped[field] = flags.includes(column) ? value === 1 : value;
-  }
-  return mapped as Mapped<Row, Flags, Omitted>;
+  let fields: Array<[column: string, field: string, flag: boolean]> | undefined;
+  return (row) => {
+    fields ??= Object.keys(row)
+      .filter((column) => !omit.includes(column))
+      .map((column) => [
+        column,
+        column.replace(/_([a-z0-9])/g, (_underscore, letter: string) => letter.toUpperCase()),
+        flags.includes(column),
+      ]);
+    const values = row as Record<string, unknown>;
+    const mapped: Record<string, unknown> = {};
+    for (const [column, field, flag] of fields) mapped[field] = flag ? values[column] === 1 : values[column];
+    return mapped as Mapped<Row, Flags, Omitted>;
+  };
 }
 
-const toShopper = (row: Selectable<ShoppersTable>): Shopper =>
-  fromRow(row, { omit: ['email_normalized', 'created_at'] });
+const toShopper: (row: Selectable<ShoppersTable>) => Shopper = rowMapper({
+  omit: ['email_normalized', 'created_at'],
+});
 
-const toAddress = (row: Selectable<AddressesTable>): Address =>
-  fromRow(row, { flags: ['is_default_billing', 'is_default_shipping'], omit: ['created_at'] });
+const toAddress: (row: Selectable<AddressesTable>) => Address = rowMapper({
+  flags: ['is_default_billing', 'is_default_shipping'],
+  omit: ['created_at'],
+});
 
-const toCard = (row: Selectable<CardsTable>): Card =>
-  fromRow(row, { flags: ['is_default', 'needs_cvv'], omit: ['created_at'] });
+const toCard: (row: Selectable<CardsTable>) => Card = rowMapper({
+  flags: ['is_default', 'needs_cvv'],
+  omit: ['created_at'],
+});
 
-const toSession = (row: Selectable<SessionsTable>): Session => fromRow(row);
+const toSession: (row: Selectable<SessionsTable>) => Session = rowMapper();
 
 /** A read of at most one row, mapped. */
 const one =

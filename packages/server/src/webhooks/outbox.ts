@@ -13,7 +13,7 @@
  * dispatcher.committed([message]);
  */
 import type { Kysely } from 'kysely';
-import { chunks } from '../db/index.js';
+import { batchInsert } from '../db/index.js';
 import type { Database, WebhookMessagesTable } from '../db/schema.js';
 import { newId } from '../ids.js';
 
@@ -49,10 +49,21 @@ export function newMessage(input: NewMessage, now: number, leaseMs: number): Web
   };
 }
 
-/** Multi-row inserts (see `chunks`); pass the caller's transaction so the messages commit with its change. */
-export async function insertMessages(
+/** Pass the caller's transaction, so that the messages commit with its change. */
+export const insertMessages: (
   executor: Kysely<Database>,
   rows: readonly WebhookMessageRow[],
-): Promise<void> {
-  for (const chunk of chunks(rows)) await executor.insertInto('webhook_messages').values(chunk).execute();
-}
+) => Promise<void> = batchInsert('webhook_messages', {
+  id: true,
+  merchant_id: true,
+  event_name: true,
+  subject_id: true,
+  state: true,
+  schedule: true,
+  attempt_count: true,
+  next_attempt_at: true,
+  lease_until: true,
+  last_error: true,
+  created_at: true,
+  updated_at: true,
+});
