@@ -20,6 +20,11 @@ export interface Config {
   credentialsRetryDelaysMs: number[];
   /** Whether this process delivers webhooks; `off` for API-only processes beside delivering ones. */
   webhookDispatch: boolean;
+  /**
+   * Whether deliveries (payload, signature, HTTP) run in a worker thread beside the main one, which keeps
+   * the API, leases and every database write; `off` runs them on the main thread.
+   */
+  webhookWorker: boolean;
   /** Time allowed for a receiver to answer one delivery attempt, in ms. */
   webhookTimeoutMs: number;
   /** How long a process owns a message it took before another may take it over (after a crash), in ms. */
@@ -211,6 +216,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetryDelaysMs: delays(env, 'WEBHOOK_RETRY_DELAYS_MS', DEFAULT_WEBHOOK_RETRY_DELAYS_MS),
     credentialsRetryDelaysMs: delays(env, 'CREDENTIALS_RETRY_DELAYS_MS', DEFAULT_CREDENTIALS_RETRY_DELAYS_MS),
     webhookDispatch: oneOf(env, 'WEBHOOK_DISPATCH', ['on', 'off'] as const, 'on') === 'on',
+    webhookWorker: oneOf(env, 'WEBHOOK_WORKER', ['on', 'off'] as const, 'on') === 'on',
     webhookTimeoutMs,
     webhookLeaseMs,
     sessionTtlSeconds: integer(env, 'SESSION_TTL_SECONDS', 30 * 60, 10, 7 * 24 * 3600),

@@ -41,6 +41,7 @@ import {
   type MessageForPayload,
   newMessage,
   Webhooks,
+  WorkerSender,
 } from './webhooks/index.js';
 
 /** 10 min between sweeps of expired idempotency keys and orders left open past their life. */
@@ -64,6 +65,8 @@ export interface Services {
   credentialsLookup: CredentialsLookup;
   orders: Orders;
   dispatcher: Dispatcher;
+  /** The delivery worker thread's handle, when WEBHOOK_WORKER is on. */
+  deliveryWorker: WorkerSender | undefined;
   webhooks: Webhooks;
   senders: Senders;
   shopperAuth: ShopperAuth;
@@ -101,6 +104,22 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     tokens,
   });
 
+  // The worker builds the same payloads as below from its own read-only handle on the same database.
+  const deliveryWorker = config.webhookWorker
+    ? new WorkerSender({
+        log,
+        worker: {
+          databaseUrl: config.databaseUrl,
+          vaultKeys: config.vaultKeys,
+          dataDir: config.dataDir,
+          env: config.env,
+          timeoutMs: config.webhookTimeoutMs,
+        },
+        remembered: (message) =>
+          message.eventName === PAYMENT_CREDENTIALS ? credentialsPayload.take(message.subjectId) : undefined,
+        networkTokens: { provision: (card) => tokens.networkToken(card) },
+      })
+    : undefined;
   const dispatcher = new Dispatcher({
     db,
     log,
@@ -117,6 +136,8 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
         };
       },
     },
+    // With the worker on, it builds the payloads; with it off, this thread does, from these.
+    sender: deliveryWorker,
     payloads: {
       async build(message: MessageForPayload): Promise<unknown> {
         if (message.eventName === PAYMENT_CREDENTIALS) return credentialsPayload.build(message.subjectId);
@@ -189,6 +210,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     credentialsLookup,
     orders,
     dispatcher,
+    deliveryWorker,
     webhooks,
     senders,
     shopperAuth,

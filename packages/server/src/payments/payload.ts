@@ -17,6 +17,12 @@ export interface PayloadDeps {
   tokens: TokenService;
 }
 
+/** What an acknowledgement already read for the first delivery of its request. Holds no card data. */
+export interface RememberedRequest {
+  request: CredentialsRequest;
+  card: Card;
+}
+
 const twoDigits = (month: number) => String(month).padStart(2, '0');
 
 /** Requests acknowledged by this process and not yet built, at most (about 10 MiB). */
@@ -29,7 +35,7 @@ const MAX_REMEMBERED = 20_000;
  */
 export class CredentialsPayloadBuilder {
   /** Request id → what the acknowledgement already read; taken by the first build. */
-  readonly #remembered = new Map<string, { request: CredentialsRequest; card: Card }>();
+  readonly #remembered = new Map<string, RememberedRequest>();
 
   constructor(private readonly deps: PayloadDeps) {}
 
@@ -45,9 +51,18 @@ export class CredentialsPayloadBuilder {
     this.#remembered.set(request.id, { request, card });
   }
 
-  async build(credentialsRequestId: string): Promise<PaymentCredentialsPayload> {
+  /**
+   * Takes back what `remember` kept for a request, if it is still here: for a builder in another thread
+   * (the delivery worker), which is given it to remember in turn.
+   */
+  take(credentialsRequestId: string): RememberedRequest | undefined {
     const remembered = this.#remembered.get(credentialsRequestId);
     if (remembered) this.#remembered.delete(credentialsRequestId);
+    return remembered;
+  }
+
+  async build(credentialsRequestId: string): Promise<PaymentCredentialsPayload> {
+    const remembered = this.take(credentialsRequestId);
     const request = remembered?.request ?? (await this.deps.repo.requestById(credentialsRequestId));
     if (!request) throw new Error(`credentials request ${credentialsRequestId} no longer exists`);
     const [merchant, card] = await Promise.all([

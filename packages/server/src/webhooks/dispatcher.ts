@@ -9,6 +9,8 @@
  *    lease ran out because the process that held them died.
  * Every path but the first claims through `WebhookRepo.claimDue`, so two processes never hold the same
  * message at once. Results are written in batches: one transaction per flush, not one per delivery.
+ * The attempts themselves are made by an AttemptSender: a Sender in this thread, or the WorkerSender,
+ * which hands them to the delivery worker thread; this class keeps the state and every write either way.
  */
 import { sql } from 'kysely';
 import type pg from 'pg';
@@ -19,10 +21,10 @@ import type { Logger } from '../log.js';
 import type { RetrySchedule, WebhookMessageRow } from './outbox.js';
 import { type AttemptResult, type LeasedMessage, toLeased, WebhookRepo } from './repo.js';
 import { nextDelayMs } from './schedule.js';
-import { type MessageForPayload, Sender, type WebhookEndpoint } from './sender.js';
+import { type AttemptSender, type MessageForPayload, Sender, type WebhookEndpoint } from './sender.js';
 import { transition } from './state.js';
 
-export type { MessageForPayload, WebhookEndpoint } from './sender.js';
+export type { AttemptOutcome, AttemptSender, MessageForPayload, WebhookEndpoint } from './sender.js';
 
 /** PostgreSQL channel on which processes wake each other. */
 export const NOTIFY_CHANNEL = 'wallet_webhooks';
@@ -37,9 +39,14 @@ export interface DispatcherOptions {
   endpoints: { resolve(merchantId: string): Promise<WebhookEndpoint> };
   /**
    * Builds the body at delivery time; it may hold card data, so it is never stored or logged. It must
-   * give the same body for the same message on every attempt.
+   * give the same body for the same message on every attempt. Used when no `sender` is given.
    */
-  payloads: { build(message: MessageForPayload): Promise<unknown> };
+  payloads?: { build(message: MessageForPayload): Promise<unknown> };
+  /**
+   * Makes the attempts instead of a Sender in this thread built from `payloads`: the WorkerSender, which
+   * hands them to the delivery worker thread (it builds its own payloads).
+   */
+  sender?: AttemptSender;
   /** How long a dispatcher owns a message it took, in ms; another may take it over afterwards. */
   leaseMs?: number;
   pollIntervalMs?: number;
@@ -83,7 +90,7 @@ export class Dispatcher {
   readonly #concurrency: number;
   readonly #now: () => number;
   readonly #repo: WebhookRepo;
-  readonly #sender: Sender;
+  readonly #sender: AttemptSender;
 
   #running = false;
   /** Leased, waiting for a delivery slot. */
@@ -121,12 +128,20 @@ export class Dispatcher {
     this.#concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
     this.#now = options.now ?? Date.now;
     this.#repo = new WebhookRepo(options.db);
-    this.#sender = new Sender(options);
+    const { sender, payloads } = options;
+    if (sender) {
+      this.#sender = sender;
+    } else if (payloads) {
+      this.#sender = new Sender({ env: options.env, timeoutMs: options.timeoutMs, payloads });
+    } else {
+      throw new TypeError('A Dispatcher needs either payloads or a sender.');
+    }
   }
 
   async start(): Promise<void> {
     if (this.#running) return;
     this.#running = true;
+    this.#sender.start();
     this.#pollTimer = setInterval(() => this.#pollSoon(), this.#pollIntervalMs);
     this.#pollTimer.unref();
     await this.#listen();

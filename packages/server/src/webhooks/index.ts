@@ -1,5 +1,7 @@
 /** The public face of webhooks; see README.md in this folder. */
 export {
+  type AttemptOutcome,
+  type AttemptSender,
   Dispatcher,
   type DispatcherOptions,
   type MessageForPayload,
@@ -17,3 +19,4 @@ export type { AttemptRecord, ListFilter, MessageSummary, MessageWithAttempts } f
 export { Webhooks, type WebhooksOptions } from './service.js';
 export { MESSAGE_STATES, type MessageState, MessageTransitionError } from './state.js';
 export { checkWebhookUrl } from './url-guard.js';
+export { type DeliveryWorkerData, WorkerSender, type WorkerSenderOptions } from './worker-sender.js';

@@ -31,6 +31,23 @@ export interface AttemptOutcome {
   error: string | null;
 }
 
+/**
+ * What the dispatcher asks to make one attempt: the Sender below in this thread, or a WorkerSender that
+ * hands the attempt to the delivery worker thread.
+ */
+export interface AttemptSender {
+  /** Gets ready to send; called when the dispatcher starts. */
+  start(): void;
+  /** One attempt; never throws. `error` is null exactly when the receiver answered 2xx. */
+  attempt(
+    message: MessageForPayload,
+    endpoint: Promise<WebhookEndpoint>,
+    attemptedAt: number,
+  ): Promise<AttemptOutcome>;
+  /** Stops once the attempts under way have ended. */
+  close(): Promise<void>;
+}
+
 export interface SenderOptions {
   env: WalletEnv;
   timeoutMs: number;
@@ -55,7 +72,20 @@ class DeliveryTimeout extends Error {
   override readonly name = 'TimeoutError';
 }
 
-export class Sender {
+/** Text for the attempt record of a failure before or instead of an HTTP answer. */
+export function describeFailure(error: unknown, timeoutMs: number): string {
+  const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
+  const message = error instanceof Error ? error.message : String(error);
+  let text = typeof code === 'string' && !message.includes(code) ? `${code}: ${message}` : message;
+  if (name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+    text = `No complete response within ${timeoutMs} ms.`;
+  } else if (code === 'UND_ERR_CONNECT_TIMEOUT') {
+    text = `Could not connect within ${timeoutMs} ms.`;
+  }
+  return scrub(text).slice(0, MAX_ERROR_LENGTH);
+}
+
+export class Sender implements AttemptSender {
   readonly #env: WalletEnv;
   readonly #timeoutMs: number;
   readonly #payloads: SenderOptions['payloads'];
@@ -67,6 +97,9 @@ export class Sender {
     this.#timeoutMs = options.timeoutMs;
     this.#payloads = options.payloads;
   }
+
+  /** Nothing to prepare: a pool opens with the first request to its origin. */
+  start(): void {}
 
   /** One HTTP attempt; never throws. `error` is null exactly when the receiver answered 2xx. */
   async attempt(
@@ -108,7 +141,7 @@ export class Sender {
             : `HTTP ${statusCode}`;
       }
     } catch (caught) {
-      error = this.#describe(caught);
+      error = describeFailure(caught, this.#timeoutMs);
     } finally {
       clearTimeout(deadline);
     }
@@ -132,18 +165,6 @@ export class Sender {
     }
     if (body === undefined) throw new DeliveryFailure(`No payload is built for ${message.eventName}.`);
     return body;
-  }
-
-  #describe(error: unknown): string {
-    const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
-    const message = error instanceof Error ? error.message : String(error);
-    let text = typeof code === 'string' && !message.includes(code) ? `${code}: ${message}` : message;
-    if (name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
-      text = `No complete response within ${this.#timeoutMs} ms.`;
-    } else if (code === 'UND_ERR_CONNECT_TIMEOUT') {
-      text = `Could not connect within ${this.#timeoutMs} ms.`;
-    }
-    return scrub(text).slice(0, MAX_ERROR_LENGTH);
   }
 
   #pool(origin: string): Pool {
