@@ -38,6 +38,7 @@ describe('the per-request logger', () => {
       { level: 50, requestId: 'req_3', cardNumber: '[redacted]', msg: 'declined [card-number]' },
       { level: 40, requestId: 'req_3', msg: 'second line' },
     ]);
-    expect(JSON.stringify(lines)).not.toContain('4111');
+    expect(JSON.stringify(lines)).not.toContain('4111111111111111');
+    expect(JSON.stringify(lines)).not.toContain('4111 1111 1111 1111');
   });
 });

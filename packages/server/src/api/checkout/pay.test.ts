@@ -619,9 +619,26 @@ describe.each(engines())('checkout page API: sign-in, wallet and payment on %s',
     expect(throttled.status).toBe(429);
     expect(throttled.json.errorCode).toBe('OTP_THROTTLED');
     expect(Number(throttled.headers['retry-after'])).toBeGreaterThan(0);
-    const stored = await service.services.db.kysely.selectFrom('pending_enrolments').selectAll().execute();
-    expect(JSON.stringify(stored)).not.toContain('4242');
-    expect(JSON.stringify(stored)).not.toContain('737');
+    // Card data only inside the encrypted details, and the CVV not even there. (Matching "737" against the
+    // whole row would also hit ids, ciphertexts and timestamps that contain those digits by chance.)
+    const [stored] = await service.services.db.kysely
+      .selectFrom('pending_enrolments')
+      .selectAll()
+      .where('order_id', '=', orderId)
+      .execute();
+    expect(stored).toEqual({
+      id: expect.any(String),
+      order_id: orderId,
+      email_normalized: email,
+      details_ciphertext: expect.any(String),
+      created_at: expect.any(Number),
+      expires_at: expect.any(Number),
+    });
+    expect(stored?.details_ciphertext).not.toContain('4242424242424242');
+    const details = service.services.keyRing.decrypt(stored?.details_ciphertext ?? '', stored?.id);
+    expect(details).toContain('4242424242424242');
+    expect(details).not.toMatch(/cvv/i);
+    expect(details).not.toContain('737');
 
     const messages = await service.call('GET', `/sandbox/messages?to=${encodeURIComponent(email)}`);
     const code = /\b(\d{6})\b/.exec(JSON.stringify(messages.json))?.[1];
