@@ -5,7 +5,7 @@
  * docs/screenshots/ for the integration guide.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EMAIL, GROUND, type Harness, openTab, startHarness, waitForOutcome } from './support.js';
+import { EMAIL, GROUND, type Harness, openTab, shipAndPay, startHarness, waitForSuccess } from './support.js';
 
 describe('a known shopper pays in real Chromium', () => {
   let harness: Harness | undefined;
@@ -60,27 +60,10 @@ describe('a known shopper pays in real Chromium', () => {
       await shot('04-card');
       await checkout.getByRole('button', { name: 'Continue' }).click();
 
-      await checkout.getByRole('heading', { name: 'Shipping address' }).waitFor();
-      await checkout.getByRole('radio').first().waitFor({ state: 'attached' });
-      await shot('05-shipping-address');
-      await checkout.getByRole('button', { name: 'Continue' }).click();
+      const steps = { 'shipping-address': '05', 'shipping-method': '06', summary: '07' } as const;
+      await shipAndPay(checkout, (step) => shot(`${steps[step]}-${step}`));
 
-      await checkout.getByRole('heading', { name: 'Shipping method' }).waitFor();
-      await shot('06-shipping-method');
-      await checkout.getByRole('button', { name: 'Continue' }).click();
-
-      // The summary's button reads "Pay $…" once the quote has arrived.
-      const pay = checkout.getByRole('button', { name: /^Pay \$/ });
-      await pay.waitFor();
-      await shot('07-summary');
-      await pay.click();
-
-      const calls = await waitForOutcome(page);
-      expect(calls.error).toEqual([]);
-      expect(calls.onClose).toEqual([]);
-      expect(calls.success).toHaveLength(1);
-      const args = calls.success?.[0] as unknown[];
-      expect(args).toHaveLength(7);
+      const args = await waitForSuccess(page);
       const [
         paidOrderId,
         customerInfo,

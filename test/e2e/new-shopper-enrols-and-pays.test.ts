@@ -5,7 +5,7 @@
  * the CVV typed at enrolment goes with the payment. Screenshots to docs/screenshots/new-shopper-*.png.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GROUND, type Harness, openTab, startHarness, waitForOutcome } from './support.js';
+import { GROUND, type Harness, openTab, shipAndPay, startHarness, waitForSuccess } from './support.js';
 
 describe('a new shopper enrols and pays in real Chromium', () => {
   let harness: Harness | undefined;
@@ -95,26 +95,10 @@ describe('a new shopper enrols and pays in real Chromium', () => {
       await checkout.getByRole('button', { name: 'Verify' }).click();
 
       // verify created the wallet; its one card is chosen, on to where it ships.
-      await checkout.getByRole('heading', { name: 'Shipping address' }).waitFor();
-      await checkout.getByRole('radio').first().waitFor({ state: 'attached' });
-      await shot('04-shipping-address');
-      await checkout.getByRole('button', { name: 'Continue' }).click();
+      const steps = { 'shipping-address': '04', 'shipping-method': '05', summary: '06' } as const;
+      await shipAndPay(checkout, (step) => shot(`${steps[step]}-${step}`));
 
-      await checkout.getByRole('heading', { name: 'Shipping method' }).waitFor();
-      await shot('05-shipping-method');
-      await checkout.getByRole('button', { name: 'Continue' }).click();
-
-      const pay = checkout.getByRole('button', { name: /^Pay \$/ });
-      await pay.waitFor();
-      await shot('06-summary');
-      await pay.click();
-
-      const calls = await waitForOutcome(page);
-      expect(calls.error).toEqual([]);
-      expect(calls.onClose).toEqual([]);
-      expect(calls.success).toHaveLength(1);
-      const args = calls.success?.[0] as unknown[];
-      expect(args).toHaveLength(7);
+      const args = await waitForSuccess(page);
       const [paidOrderId, customerInfo, shippingInfo, billingInfo, shippingMethod, taxes] = args as [
         string,
         Record<string, unknown>,

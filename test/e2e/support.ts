@@ -262,6 +262,17 @@ export async function waitForOutcome(page: Page): Promise<Calls> {
   return recordedCalls(page);
 }
 
+/** Waits for the outcome, expects it to be one `success` and nothing else, and returns its arguments. */
+export async function waitForSuccess(page: Page): Promise<unknown[]> {
+  const calls = await waitForOutcome(page);
+  expect(calls.error).toEqual([]);
+  expect(calls.onClose).toEqual([]);
+  expect(calls.success).toHaveLength(1);
+  const args = calls.success[0] as unknown[];
+  expect(args).toHaveLength(7);
+  return args;
+}
+
 /** Presses the wallet button; resolves with the orderId given to getOrderId. */
 export async function pressWalletButton(page: Page): Promise<string> {
   const button = page.getByRole('button', { name: 'Pay with Wallet' });
@@ -301,20 +312,28 @@ export async function chooseCard(checkout: FrameLocator, last4: string): Promise
   await checkout.getByRole('button', { name: 'Continue' }).click();
 }
 
+/** The steps from the shipping address on, for tests that take a screenshot of each as it shows. */
+export type ShipStep = 'shipping-address' | 'shipping-method' | 'summary';
+type AtStep = (step: ShipStep) => Promise<unknown>;
+const noShot: AtStep = async () => undefined;
+
 /** From the shipping address step: the default address and Ground, up to the summary. */
-export async function ship(checkout: FrameLocator): Promise<void> {
+export async function ship(checkout: FrameLocator, atStep: AtStep = noShot): Promise<void> {
   await checkout.getByRole('heading', { name: 'Shipping address' }).waitFor();
   await checkout.getByRole('radio').first().waitFor({ state: 'attached' });
+  await atStep('shipping-address');
   await checkout.getByRole('button', { name: 'Continue' }).click();
   await checkout.getByRole('heading', { name: 'Shipping method' }).waitFor();
+  await atStep('shipping-method');
   await checkout.getByRole('button', { name: 'Continue' }).click();
 }
 
-/** From the shipping address step: the default address, Ground, then "Pay $…". */
-export async function shipAndPay(checkout: FrameLocator): Promise<void> {
-  await ship(checkout);
+/** From the shipping address step: the default address, Ground, then "Pay $…" once the quote is in. */
+export async function shipAndPay(checkout: FrameLocator, atStep: AtStep = noShot): Promise<void> {
+  await ship(checkout, atStep);
   const pay = checkout.getByRole('button', { name: /^Pay \$/ });
   await pay.waitFor();
+  await atStep('summary');
   await pay.click();
 }
 

@@ -175,6 +175,16 @@ describe.each(engines())('dispatcher on %s', (engine) => {
 
   const repo = () => new WebhookRepo(db);
 
+  /** Starts `sender`, commits one message to it, waits for `reached`, stops it and reads the message back. */
+  async function firstAttempt(sender: Dispatcher, reached: Promise<unknown>) {
+    await sender.start();
+    const rows = await outbox(1, sender.leaseMs);
+    sender.committed(rows);
+    await reached;
+    await sender.stop();
+    return repo().get(MERCHANT, rows[0]?.id as string);
+  }
+
   it('delivers a committed message at once, signed so that standardwebhooks verifies it', async () => {
     const hooks = await receiver();
     const sender = dispatcher({ url: hooks.url('/hooks?shop=1'), secrets: [SECRET] });
@@ -303,13 +313,7 @@ describe.each(engines())('dispatcher on %s', (engine) => {
       { url: hooks.url(), secrets: [SECRET] },
       { timeoutMs: 200, retryDelaysMs: { default: [], credentials: [] } },
     );
-    await sender.start();
-    const rows = await outbox(1, sender.leaseMs);
-    const id = rows[0]?.id;
-    sender.committed(rows);
-    await hooks.received(1);
-    await sender.stop();
-    const message = await repo().get(MERCHANT, id as string);
+    const message = await firstAttempt(sender, hooks.received(1));
     expect(message).toMatchObject({ state: 'FAILED', lastError: 'No complete response within 200 ms.' });
     expect(message.attempts[0]?.latencyMs).toBeGreaterThanOrEqual(190);
     expect(message.attempts[0]?.latencyMs).toBeLessThan(800);
@@ -386,13 +390,7 @@ describe.each(engines())('dispatcher on %s', (engine) => {
       },
       { retryDelaysMs: { default: [], credentials: [60_000] } },
     );
-    await sender.start();
-    const rows = await outbox(1, sender.leaseMs);
-    const id = rows[0]?.id;
-    sender.committed(rows);
-    await looked.promise;
-    await sender.stop();
-    const message = await repo().get(MERCHANT, id as string);
+    const message = await firstAttempt(sender, looked.promise);
     expect(message).toMatchObject({
       state: 'PENDING',
       attemptCount: 1,
@@ -445,13 +443,7 @@ describe.each(engines())('dispatcher on %s', (engine) => {
         },
       },
     );
-    await sender.start();
-    const rows = await outbox(1, sender.leaseMs);
-    const id = rows[0]?.id;
-    sender.committed(rows);
-    await built.promise;
-    await sender.stop();
-    const message = await repo().get(MERCHANT, id as string);
+    const message = await firstAttempt(sender, built.promise);
     expect(message).toMatchObject({
       state: 'FAILED',
       lastError: 'No payload is built for PAYMENT_CREDENTIALS.',
