@@ -132,3 +132,33 @@ export const BRAND_NAMES: Record<string, string> = {
 
 export const brandName = (brand: string): string =>
   BRAND_NAMES[brand.toLowerCase()] ?? brand.charAt(0).toUpperCase() + brand.slice(1);
+
+/** One choice of a radio list, drawn as a tile; the selected one takes the step's first focus. */
+export function OptionTile<T extends string | number>({
+  name,
+  value,
+  selected,
+  onSelect,
+  children,
+}: {
+  name: string;
+  value: T;
+  selected: T | null;
+  onSelect: (value: T) => void;
+  children: ComponentChildren;
+}) {
+  const checked = value === selected;
+  return (
+    <label class="tile option">
+      <input
+        type="radio"
+        name={name}
+        value={value}
+        checked={checked}
+        onChange={() => onSelect(value)}
+        data-autofocus={checked ? true : undefined}
+      />
+      {children}
+    </label>
+  );
+}

@@ -9,7 +9,7 @@ import {
 import type { AddressInput, ShippingMethod, WalletAddress, WalletCard } from '../api.js';
 import { formatExpiry } from '../card.js';
 import { formatMoney } from '../money.js';
-import { Alert, brandName, onSubmitGuard, StepTitle, Submit } from '../ui.js';
+import { Alert, brandName, OptionTile, onSubmitGuard, StepTitle, Submit } from '../ui.js';
 
 /** The card's accessible name: what a screen reader says and what tests select by. */
 export const cardLabel = (card: WalletCard): string =>
@@ -113,22 +113,20 @@ export function AddressStep(props: {
           <legend class="sr-only">Saved addresses</legend>
           <div class="list">
             {props.addresses.map((a) => (
-              <label class="tile option" key={a.addressId}>
-                <input
-                  type="radio"
-                  name="address"
-                  value={a.addressId}
-                  checked={a.addressId === props.selected}
-                  onChange={() => props.onSelect(a.addressId)}
-                  data-autofocus={a.addressId === props.selected ? true : undefined}
-                />
+              <OptionTile
+                key={a.addressId}
+                name="address"
+                value={a.addressId}
+                selected={props.selected}
+                onSelect={props.onSelect}
+              >
                 <span>
                   <strong>
                     {a.firstName} {a.lastName}
                   </strong>
                   <span class="muted block">{addressLine(a)}</span>
                 </span>
-              </label>
+              </OptionTile>
             ))}
           </div>
         </fieldset>
@@ -169,20 +167,18 @@ export function ShippingStep(props: {
         <legend class="sr-only">Shipping methods</legend>
         <div class="list">
           {props.methods.map((m) => (
-            <label class="tile option" key={m.externalId}>
-              <input
-                type="radio"
-                name="method"
-                value={m.externalId}
-                checked={m.externalId === props.selected}
-                onChange={() => props.onSelect(m.externalId)}
-                data-autofocus={m.externalId === props.selected ? true : undefined}
-              />
+            <OptionTile
+              key={m.externalId}
+              name="method"
+              value={m.externalId}
+              selected={props.selected}
+              onSelect={props.onSelect}
+            >
               <span class="spread">
                 <span>{m.name}</span>
                 <strong>{priceLabel(m.price, props.currency)}</strong>
               </span>
-            </label>
+            </OptionTile>
           ))}
         </div>
       </fieldset>
