@@ -337,7 +337,7 @@ async function main(): Promise<void> {
     `| bare Fastify route, 50 connections | ${Math.round(bare.requests.average)} req/s, p50 ${bare.latency.p50} ms, p99 ${bare.latency.p99} ms |`,
   );
   report(
-    `| credentials ack, 50 connections (durable) | ${Math.round(acks.requests.average)} req/s, p50 ${acks.latency.p50} ms, p99 ${acks.latency.p99} ms |`,
+    `| credentials ack, 50 connections (durable) | ${Math.round(acks.requests.average)} req/s, p50 ${acks.latency.p50} ms, p90 ${acks.latency.p90} ms, p97.5 ${acks.latency.p97_5} ms, p99 ${acks.latency.p99} ms |`,
   );
   report(`| ratio to the bare route | ${(acks.requests.average / bare.requests.average).toFixed(2)} |`);
   report(
