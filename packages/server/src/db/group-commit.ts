@@ -29,7 +29,8 @@ const MIN_COMMIT_INTERVAL_MS = 3;
 /**
  * A batch of this many starts without waiting out the interval: they came faster than one every 0.2 ms
  * (5,000 a second), so the batch is worth its commit already and waiting would only add latency. Under a
- * closed loop of 50 connections this takes the acknowledgements from 14k to 20k a second.
+ * closed loop of 50 connections, deliveries deferred, this took the acknowledgements from about 14k to
+ * 16k-21k a second (docs/benchmarks.md).
  */
 const EAGER_BATCH = 16;
 
