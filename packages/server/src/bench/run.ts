@@ -11,6 +11,8 @@
  *    received) every second.
  * 3. Backlog drain: requests acknowledged by a process that does not deliver (autocannon again, 50
  *    connections: the ack path alone), then a delivering process started: how fast the queue empties.
+ * Around both closed loops it reads the service's threads' time on a core and waiting for one (Linux),
+ * and before them the disk's own fdatasync time: where the acknowledgements' latency comes from.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -89,6 +91,65 @@ function startReceiver(port: number) {
         server.close(() => resolve());
       }),
   };
+}
+
+/** Per thread of a process: nanoseconds on a core and waiting for one (Linux's schedstat); empty elsewhere. */
+function threadTimes(pid: number): Map<string, { runNs: number; waitNs: number }> {
+  const times = new Map<string, { runNs: number; waitNs: number }>();
+  const tasks = `/proc/${pid}/task`;
+  if (!fs.existsSync(tasks)) return times;
+  for (const tid of fs.readdirSync(tasks)) {
+    const stat = fs.readFileSync(`${tasks}/${tid}/schedstat`, 'utf8').split(' ');
+    times.set(tid, { runNs: Number(stat[0]), waitNs: Number(stat[1]) });
+  }
+  return times;
+}
+
+/**
+ * What the service's threads did between two `threadTimes` readings: the main thread's time on a core
+ * and waiting for one, the busiest other thread (the delivery worker when it delivers), and the rest
+ * (V8's GC and compiler threads, libuv's pool, the checkpointer).
+ */
+function threadReport(
+  pid: number,
+  before: Map<string, { runNs: number; waitNs: number }>,
+  after: Map<string, { runNs: number; waitNs: number }>,
+): string {
+  if (after.size === 0) return 'not measured (no /proc here)';
+  const s = (ns: number) => `${(ns / 1e9).toFixed(1)} s`;
+  const spent = [...after].map(([tid, { runNs, waitNs }]) => ({
+    tid,
+    runNs: runNs - (before.get(tid)?.runNs ?? 0),
+    waitNs: waitNs - (before.get(tid)?.waitNs ?? 0),
+  }));
+  const main = spent.find((thread) => thread.tid === String(pid));
+  const others = spent.filter((thread) => thread !== main).sort((a, b) => b.runNs - a.runNs);
+  const [busiest, ...rest] = others;
+  const restNs = rest.reduce((sum, thread) => sum + thread.runNs, 0);
+  return `main thread on a core ${s(main?.runNs ?? 0)}, waiting for one ${s(main?.waitNs ?? 0)}; busiest other thread ${s(busiest?.runNs ?? 0)}; all others ${s(restNs)}`;
+}
+
+/** `fdatasync` after each 16 KiB write to a file in `dir`, for one second: the disk's own flush time. */
+async function flushLatencies(dir: string): Promise<number[]> {
+  const file = path.join(dir, 'flush-probe');
+  const fd = fs.openSync(file, 'w');
+  const block = Buffer.alloc(16 * 1024, 1);
+  const latencies: number[] = [];
+  const end = performance.now() + 1_000;
+  try {
+    for (let offset = 0; performance.now() < end; offset = (offset + block.length) % (16 * 1024 * 1024)) {
+      fs.writeSync(fd, block, 0, block.length, offset);
+      const start = performance.now();
+      await new Promise<void>((resolve, reject) =>
+        fs.fdatasync(fd, (error) => (error ? reject(error) : resolve())),
+      );
+      latencies.push(performance.now() - start);
+    }
+  } finally {
+    fs.closeSync(fd);
+    fs.rmSync(file);
+  }
+  return latencies.sort((a, b) => a - b);
 }
 
 interface Shop {
@@ -303,7 +364,11 @@ async function main(): Promise<void> {
   const shop = await prepareShop(dataDir, `http://127.0.0.1:${receiverPort}/hooks`, service.url);
   const auth = { authorization: `Bearer ${shop.apiKey}` };
 
+  const flushes = await flushLatencies(dataDir);
+  const delivering = service.child.pid as number;
+  const deliveringBefore = threadTimes(delivering);
   const acks = await closedLoop(service.url, auth, (i) => shop.body(`closed-${i}`), {});
+  const deliveringThreads = threadReport(delivering, deliveringBefore, threadTimes(delivering));
   const receivedDuringLoad = receiver.arrivals.size;
   // The steady phase starts once the closed loop's webhooks are all in, so that it measures its own.
   const catchUpStart = performance.now();
@@ -316,7 +381,10 @@ async function main(): Promise<void> {
   await stop(service.child);
 
   service = await startService(dataDir, { WEBHOOK_DISPATCH: 'off' });
+  const deferring = service.child.pid as number;
+  const deferringBefore = threadTimes(deferring);
   const deferred = await closedLoop(service.url, auth, (i) => shop.body(`backlog-${i}`), { amount: BACKLOG });
+  const deferringThreads = threadReport(deferring, deferringBefore, threadTimes(deferring));
   await stop(service.child);
   const before = receiver.arrivals.size;
   const drainStart = performance.now();
@@ -346,6 +414,11 @@ async function main(): Promise<void> {
   );
   report(
     `| credentials ack, 50 connections, deliveries deferred (${BACKLOG} requests to a process with \`WEBHOOK_DISPATCH=off\`) | ${latencies(deferred)} |`,
+  );
+  report(`| the service's threads in the delivering closed loop | ${deliveringThreads} |`);
+  report(`| the service's threads in the deferring closed loop | ${deferringThreads} |`);
+  report(
+    `| \`fdatasync\` of 16 KiB in the data folder, for 1 s | p50 ${ms(percentile(flushes, 50))}, p99 ${ms(percentile(flushes, 99))} (${flushes.length} flushes) |`,
   );
   report(`| ratio to the bare route | ${(acks.requests.average / bare.requests.average).toFixed(2)} |`);
   report(
