@@ -83,9 +83,14 @@ describe.each(engines())('gateway accounts on %s', (engine) => {
 
   it('shows the names of the credentials, never their values, and removes an account', async () => {
     const settings = { gateway: 'sandbox', style: 'json', url: 'http://127.0.0.1:4010', timeoutMs: 1_000 };
-    const set = await accounts('staging').set(merchantId, settings, { apiKey: 'sk_gateway_secret_value', merchantCode: 'merchant-code-value' });
+    const set = await accounts('staging').set(merchantId, settings, {
+      apiKey: 'sk_gateway_secret_value',
+      merchantCode: 'merchant-code-value',
+    });
     expect(set.credentialNames).toEqual(['apiKey', 'merchantCode']);
-    expect(JSON.stringify(await accounts('staging').find(merchantId))).not.toMatch(/sk_gateway_secret_value|merchant-code-value/);
+    expect(JSON.stringify(await accounts('staging').find(merchantId))).not.toMatch(
+      /sk_gateway_secret_value|merchant-code-value/,
+    );
     expect(await accounts('staging').remove(merchantId)).toBe(true);
     expect(await accounts('staging').find(merchantId)).toBeUndefined();
     expect(await accounts('staging').remove(merchantId)).toBe(false);
