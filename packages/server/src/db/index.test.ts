@@ -1,6 +1,7 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { engines, openTestDb } from '../test-support/db.js';
-import { batchInsert, batchStatement, chunks, prepared } from './index.js';
+import { batchInsert, batchStatement, chunks, prepared, rowStatement } from './index.js';
 
 const shopper = (id: string) => ({
   id,
@@ -121,6 +122,51 @@ describe.each(engines())('queries and transactions on %s', (engine) => {
     await expect(reversed(handle.db.kysely, [{ id: 'shp_x', email: 'x@example.com' }])).rejects.toThrow(
       /markers/,
     );
+  });
+
+  it('runs a one-row statement for each row, inside the transaction given', async () => {
+    const rename = rowStatement<{ id: string; first: string }>(
+      2,
+      (row) => [row.first, row.id],
+      (executor, [first, id]) =>
+        sql`update shoppers set first_name = ${first} where id = ${id}`.compile(executor),
+    );
+    await handle.db.kysely
+      .insertInto('shoppers')
+      .values([shopper('shp_a'), shopper('shp_b')])
+      .execute();
+    await expect(
+      handle.db.kysely.transaction().execute(async (trx) => {
+        await rename(trx, [
+          { id: 'shp_a', first: 'Ada' },
+          { id: 'shp_b', first: 'Bo' },
+        ]);
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    const names = () =>
+      handle.db.kysely.selectFrom('shoppers').select(['id', 'first_name']).orderBy('id').execute();
+    expect(await names()).toEqual([
+      { id: 'shp_a', first_name: 'A' },
+      { id: 'shp_b', first_name: 'A' },
+    ]);
+    await handle.db.kysely.transaction().execute((trx) =>
+      rename(trx, [
+        { id: 'shp_a', first: 'Ada' },
+        { id: 'shp_b', first: 'Bo' },
+      ]),
+    );
+    expect(await names()).toEqual([
+      { id: 'shp_a', first_name: 'Ada' },
+      { id: 'shp_b', first_name: 'Bo' },
+    ]);
+    const swapped = rowStatement<{ id: string; first: string }>(
+      2,
+      (row) => [row.first, row.id],
+      (executor, [first, id]) =>
+        sql`update shoppers set first_name = ${id} where id = ${first}`.compile(executor),
+    );
+    await expect(swapped(handle.db.kysely, [{ id: 'shp_a', first: 'Ada' }])).rejects.toThrow(/markers/);
   });
 });
 

@@ -7,7 +7,7 @@
  * lease cannot overwrite the outcome of the one that took the message over.
  */
 import { sql } from 'kysely';
-import { batchInsert, batchStatement, chunks, type Db } from '../db/index.js';
+import { batchInsert, batchStatement, chunks, type Db, rowStatement } from '../db/index.js';
 import type { WebhookMessagesTable } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import type { RetrySchedule } from './outbox.js';
@@ -124,9 +124,12 @@ const insertAttempts = batchInsert('webhook_attempts', {
 
 /**
  * The lease is given back (set to now) with the result: a retry is claimed by whichever dispatcher polls
- * first once next_attempt_at has come. Every guard compares with a column of v: a constant
- * `state = 'PENDING'` lets SQLite walk the (state, next_attempt_at) index over every pending row (50 ms
- * for 50 results among 30,000 rows) instead of looking ids up (0.2 ms).
+ * first once next_attempt_at has come. Guarded by the lease (the fencing token, see the file comment)
+ * and the state the message was leased in.
+ *
+ * PostgreSQL: one UPDATE … FROM (VALUES …) per chunk, one round trip. Every guard compares with a column
+ * of v: a constant `state = 'PENDING'` would let a planner walk the (state, next_attempt_at) index over
+ * every pending row instead of looking ids up.
  */
 const updateMessages = batchStatement<AttemptResult>(
   8,
@@ -149,6 +152,33 @@ const updateMessages = batchStatement<AttemptResult>(
         and webhook_messages.state = v.from_state
     `.compile(executor);
   },
+);
+
+/**
+ * SQLite: the same update, one keyed statement per result in the same transaction. SQLite materializes
+ * the VALUES and joins it (7 to 17 µs a row under load); looking each id up costs 3.5 µs, and there is
+ * no round trip to save.
+ */
+const updateMessage = rowStatement<AttemptResult>(
+  9,
+  (r) => [
+    r.state,
+    r.attemptCount,
+    r.nextAttemptAt,
+    r.at,
+    r.lastError,
+    r.at,
+    r.messageId,
+    r.leaseUntil,
+    r.from,
+  ],
+  (executor, [state, attemptCount, nextAttemptAt, leaseUntil, lastError, updatedAt, id, fence, from]) =>
+    sql`
+      update webhook_messages
+      set state = ${state}, attempt_count = ${attemptCount}, next_attempt_at = ${nextAttemptAt},
+          lease_until = ${leaseUntil}, last_error = ${lastError}, updated_at = ${updatedAt}
+      where id = ${id} and lease_until = ${fence} and state = ${from}
+    `.compile(executor),
 );
 
 export class WebhookRepo {
@@ -236,7 +266,7 @@ export class WebhookRepo {
           error: attempt.error,
         })),
       );
-      await updateMessages(trx, results);
+      await (this.db.engine === 'sqlite' ? updateMessage : updateMessages)(trx, results);
     });
   }
 
