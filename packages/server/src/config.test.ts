@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, DEFAULT_CREDENTIALS_RETRY_DELAYS_MS, loadConfig } from './config.js';
 
@@ -11,7 +12,7 @@ describe('loadConfig', () => {
       databaseUrl: 'sqlite:./data/wallet.db',
       env: 'staging',
       webhookDispatch: true,
-      webhookWorker: true,
+      webhookWorkers: Math.min(os.availableParallelism(), 4),
       webhookTimeoutMs: 15_000,
       webhookLeaseMs: 30_000,
       credentialsRetryDelaysMs: DEFAULT_CREDENTIALS_RETRY_DELAYS_MS,
@@ -45,12 +46,14 @@ describe('loadConfig', () => {
       vaultKeys: 'k1:AAAA',
       webhookRetryDelaysMs: [10, 20, 30],
       webhookDispatch: false,
-      webhookWorker: false,
+      webhookWorkers: 0,
       dataDir: '/var/lib/wallet',
       demoStorePort: 5001,
       trustProxy: ['10.0.0.0/8', '192.168.1.7', '::1'],
     });
     expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(loadConfig({ WEBHOOK_WORKER: '3' }).webhookWorkers).toBe(3);
+    expect(loadConfig({ WEBHOOK_WORKER: 'on' }).webhookWorkers).toBe(Math.min(os.availableParallelism(), 4));
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
   });
 
@@ -65,7 +68,15 @@ describe('loadConfig', () => {
       'WEBHOOK_RETRY_DELAYS_MS: must be comma-separated whole numbers of milliseconds, got "1,two"',
     ],
     [{ WEBHOOK_DISPATCH: 'yes' }, 'WEBHOOK_DISPATCH: must be one of on, off, got "yes"'],
-    [{ WEBHOOK_WORKER: 'true' }, 'WEBHOOK_WORKER: must be one of on, off, got "true"'],
+    [
+      { WEBHOOK_WORKER: 'true' },
+      'WEBHOOK_WORKER: must be on, off or a number of threads from 1 to 16, got "true"',
+    ],
+    [{ WEBHOOK_WORKER: '0' }, 'WEBHOOK_WORKER: must be on, off or a number of threads from 1 to 16, got "0"'],
+    [
+      { WEBHOOK_WORKER: '17' },
+      'WEBHOOK_WORKER: must be on, off or a number of threads from 1 to 16, got "17"',
+    ],
     [
       { TRUST_PROXY: '10.0.0.0/33' },
       'TRUST_PROXY: must be true, false, a number of proxy hops, or comma-separated addresses and CIDR ranges, got "10.0.0.0/33"',

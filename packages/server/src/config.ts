@@ -1,4 +1,5 @@
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { Secret } from './secret.js';
 
@@ -21,10 +22,10 @@ export interface Config {
   /** Whether this process delivers webhooks; `off` for API-only processes beside delivering ones. */
   webhookDispatch: boolean;
   /**
-   * Whether deliveries (payload, signature, HTTP) run in a worker thread beside the main one, which keeps
-   * the API, leases and every database write; `off` runs them on the main thread.
+   * Worker threads that make the delivery attempts (payload, signature, HTTP) beside the main thread,
+   * which keeps the API, leases and every database write; 0 (`off`) makes them on the main thread.
    */
-  webhookWorker: boolean;
+  webhookWorkers: number;
   /** Time allowed for a receiver to answer one delivery attempt, in ms. */
   webhookTimeoutMs: number;
   /** How long a process owns a message it took before another may take it over (after a crash), in ms. */
@@ -113,6 +114,29 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
     throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);
   }
   return raw as T;
+}
+
+/**
+ * Most delivery threads `on` starts. On two cores, two threads drain a backlog about a fifth faster than
+ * one (docs/benchmarks.md); beyond four, a process's single writer, the main thread, is the limit.
+ */
+const MAX_DEFAULT_WORKERS = 4;
+const MAX_WORKERS = 16;
+
+/** `on` (one per core, at most MAX_DEFAULT_WORKERS), `off` (0), or a count from 1 to MAX_WORKERS. */
+function workerThreads(env: Env, name: string): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '' || raw === 'on') {
+    return Math.min(os.availableParallelism(), MAX_DEFAULT_WORKERS);
+  }
+  if (raw === 'off') return 0;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_WORKERS) {
+    throw new ConfigError(
+      name,
+      `must be on, off or a number of threads from 1 to ${MAX_WORKERS}, got "${raw}"`,
+    );
+  }
+  return Number(raw);
 }
 
 function url(name: string, raw: string): string {
@@ -216,7 +240,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetryDelaysMs: delays(env, 'WEBHOOK_RETRY_DELAYS_MS', DEFAULT_WEBHOOK_RETRY_DELAYS_MS),
     credentialsRetryDelaysMs: delays(env, 'CREDENTIALS_RETRY_DELAYS_MS', DEFAULT_CREDENTIALS_RETRY_DELAYS_MS),
     webhookDispatch: oneOf(env, 'WEBHOOK_DISPATCH', ['on', 'off'] as const, 'on') === 'on',
-    webhookWorker: oneOf(env, 'WEBHOOK_WORKER', ['on', 'off'] as const, 'on') === 'on',
+    webhookWorkers: workerThreads(env, 'WEBHOOK_WORKER'),
     webhookTimeoutMs,
     webhookLeaseMs,
     sessionTtlSeconds: integer(env, 'SESSION_TTL_SECONDS', 30 * 60, 10, 7 * 24 * 3600),

@@ -36,10 +36,12 @@ import { SandboxTokenService } from './vault/sandbox-token-service.js';
 import { CardVault } from './vault/vault.js';
 import { Sessions, Wallet } from './wallet/index.js';
 import {
+  CONNECTIONS_PER_ORIGIN,
   Dispatcher,
   insertMessages,
   type MessageForPayload,
   newMessage,
+  SpreadSender,
   Webhooks,
   WorkerSender,
 } from './webhooks/index.js';
@@ -65,8 +67,8 @@ export interface Services {
   credentialsLookup: CredentialsLookup;
   orders: Orders;
   dispatcher: Dispatcher;
-  /** The delivery worker thread's handle, when WEBHOOK_WORKER is on. */
-  deliveryWorker: WorkerSender | undefined;
+  /** The delivery worker threads' handles (WEBHOOK_WORKER); none when it is off. */
+  deliveryWorkers: WorkerSender[];
   webhooks: Webhooks;
   senders: Senders;
   shopperAuth: ShopperAuth;
@@ -104,9 +106,12 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     tokens,
   });
 
-  // The worker builds the same payloads as below from its own read-only handle on the same database.
-  const deliveryWorker = config.webhookWorker
-    ? new WorkerSender({
+  // The workers build the same payloads as below, each from its own read-only handle on the same database,
+  // and share the process's connections to each receiver.
+  const deliveryWorkers = Array.from(
+    { length: config.webhookWorkers },
+    () =>
+      new WorkerSender({
         log,
         worker: {
           databaseUrl: config.databaseUrl,
@@ -114,12 +119,13 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
           dataDir: config.dataDir,
           env: config.env,
           timeoutMs: config.webhookTimeoutMs,
+          connectionsPerOrigin: Math.ceil(CONNECTIONS_PER_ORIGIN / config.webhookWorkers),
         },
         remembered: (message) =>
           message.eventName === PAYMENT_CREDENTIALS ? credentialsPayload.take(message.subjectId) : undefined,
         networkTokens: { provision: (card) => tokens.networkToken(card) },
-      })
-    : undefined;
+      }),
+  );
   const dispatcher = new Dispatcher({
     db,
     log,
@@ -136,8 +142,8 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
         };
       },
     },
-    // With the worker on, it builds the payloads; with it off, this thread does, from these.
-    sender: deliveryWorker,
+    // With workers on, they build the payloads; with them off, this thread does, from these.
+    sender: deliveryWorkers.length > 0 ? new SpreadSender(deliveryWorkers) : undefined,
     payloads: {
       async build(message: MessageForPayload): Promise<unknown> {
         if (message.eventName === PAYMENT_CREDENTIALS) return credentialsPayload.build(message.subjectId);
@@ -210,7 +216,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     credentialsLookup,
     orders,
     dispatcher,
-    deliveryWorker,
+    deliveryWorkers,
     webhooks,
     senders,
     shopperAuth,

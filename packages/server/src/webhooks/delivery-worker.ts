@@ -67,6 +67,7 @@ const orderPayloads = new OrderPayloadBuilder(
 const sender = new Sender({
   env: data.env,
   timeoutMs: data.timeoutMs,
+  connectionsPerOrigin: data.connectionsPerOrigin,
   payloads: {
     async build(message: MessageForPayload): Promise<unknown> {
       if (message.eventName === PAYMENT_CREDENTIALS) return credentialsPayload.build(message.subjectId);

@@ -52,13 +52,15 @@ export interface SenderOptions {
   env: WalletEnv;
   timeoutMs: number;
   payloads: { build(message: MessageForPayload): Promise<unknown> };
+  /** Connections this sender opens per receiver origin; CONNECTIONS_PER_ORIGIN when absent. */
+  connectionsPerOrigin?: number;
 }
 
 /**
- * Connections per receiver origin: 32 carry ~100k requests/s to a receiver answering in 0.3 ms, and a
- * slow receiver never sees more than 32 at once.
+ * Connections per receiver origin from one process: 32 carry ~100k requests/s to a receiver answering in
+ * 0.3 ms, and a slow receiver never sees more than 32 at once. Several delivery threads share them out.
  */
-const CONNECTIONS_PER_ORIGIN = 32;
+export const CONNECTIONS_PER_ORIGIN = 32;
 /** Receivers' answers are read and thrown away up to 64 KiB; a longer body closes the connection. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 const MAX_ERROR_LENGTH = 500;
@@ -89,6 +91,7 @@ export class Sender implements AttemptSender {
   readonly #env: WalletEnv;
   readonly #timeoutMs: number;
   readonly #payloads: SenderOptions['payloads'];
+  readonly #connections: number;
   readonly #signer = new Signer();
   readonly #pools = new Map<string, Pool>();
 
@@ -96,6 +99,7 @@ export class Sender implements AttemptSender {
     this.#env = options.env;
     this.#timeoutMs = options.timeoutMs;
     this.#payloads = options.payloads;
+    this.#connections = options.connectionsPerOrigin ?? CONNECTIONS_PER_ORIGIN;
   }
 
   /** Nothing to prepare: a pool opens with the first request to its origin. */
@@ -176,7 +180,7 @@ export class Sender implements AttemptSender {
       return pool;
     }
     pool = new Pool(origin, {
-      connections: CONNECTIONS_PER_ORIGIN,
+      connections: this.#connections,
       headersTimeout: this.#timeoutMs,
       bodyTimeout: this.#timeoutMs,
       connect:

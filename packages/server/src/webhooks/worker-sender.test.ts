@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createDb } from '../db/index.js';
+import { createDb, type Engine } from '../db/index.js';
 import { migrate } from '../db/migrate.js';
 import type { CredentialEntry, PaymentCredentialsPayload } from '../payments/types.js';
 import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
@@ -61,6 +61,40 @@ function verify(secret: string, request: { headers: http.IncomingHttpHeaders; bo
   }) as PaymentCredentialsPayload;
 }
 
+/** A credentials request body for the session's first card. */
+function firstCardCredentials(
+  session: Awaited<ReturnType<TestService['session']>>,
+  merchantReference: string,
+) {
+  return {
+    paymentId: session.paymentMethods[0]?.paymentId,
+    sessionId: session.sessionId,
+    amount: 100,
+    merchantReference,
+    currency: 'USD',
+  };
+}
+
+/**
+ * A test service started with `env` and a holding receiver, for the describe block that calls this;
+ * requests still held are answered after each test.
+ */
+function serviceAndReceiver(engine: Engine, env: Record<string, string>) {
+  const context = {} as { service: TestService; receiver: HoldingReceiver };
+  beforeAll(async () => {
+    context.service = await startTestService(engine, env);
+    context.receiver = await startHoldingReceiver();
+  });
+  afterEach(() => {
+    for (const { response } of context.receiver.held) if (!response.writableEnded) response.end('ok');
+  });
+  afterAll(async () => {
+    await context.service.close();
+    await context.receiver.close();
+  });
+  return context;
+}
+
 describe.each(engines())('webhook delivery worker on %s', (engine) => {
   let service: TestService;
   let receiver: HoldingReceiver;
@@ -83,24 +117,17 @@ describe.each(engines())('webhook delivery worker on %s', (engine) => {
       return found.json.state !== 'ACKNOWLEDGED' && found.json;
     });
 
+  const context = serviceAndReceiver(engine, { WEBHOOK_WORKER: '1' });
   beforeAll(async () => {
-    service = await startTestService(engine);
-    receiver = await startHoldingReceiver();
+    ({ service, receiver } = context);
     shop = await service.merchant({ webhookUrl: receiver.url });
     const session = await service.session(shop.apiKey);
     sessionId = session.sessionId;
     visa = session.paymentMethods.find((method) => method.last4CardNumber === '1111')?.paymentId as string;
   });
-  afterEach(() => {
-    for (const { response } of receiver.held) if (!response.writableEnded) response.end('ok');
-  });
-  afterAll(async () => {
-    await service.close();
-    await receiver.close();
-  });
 
-  it('is on by default and delivers signed, verifiable credentials, its network token provisioned by the main thread', async () => {
-    const worker = service.services.deliveryWorker;
+  it('delivers signed, verifiable credentials, its network token provisioned by the main thread', async () => {
+    const worker = service.services.deliveryWorkers[0];
     expect(worker?.thread).toBeDefined();
     const card = await service.services.wallet.findCard(visa);
     const tokens = () =>
@@ -135,7 +162,7 @@ describe.each(engines())('webhook delivery worker on %s', (engine) => {
   });
 
   it('loses nothing when the worker dies mid-flight: a new worker sends the same message again', async () => {
-    const worker = service.services.deliveryWorker;
+    const worker = service.services.deliveryWorkers[0];
     const first = worker?.thread;
     const before = receiver.held.length;
     const arrived = receiver.nth(before + 1);
@@ -167,33 +194,66 @@ describe.each(engines())('webhook delivery worker on %s', (engine) => {
   });
 });
 
-describe.each(engines())('WEBHOOK_WORKER=off on %s', (engine) => {
-  let service: TestService;
-  let receiver: HoldingReceiver;
+describe.each(engines())('two delivery worker threads on %s', (engine) => {
+  const context = serviceAndReceiver(engine, { WEBHOOK_WORKER: '2' });
 
-  beforeAll(async () => {
-    service = await startTestService(engine, { WEBHOOK_WORKER: 'off' });
-    receiver = await startHoldingReceiver();
+  it('share the attempts, and when one dies only its own are sent again', async () => {
+    const { service, receiver } = context;
+    const [first, second] = service.services.deliveryWorkers;
+    expect(first?.thread).toBeDefined();
+    expect(second?.thread).toBeDefined();
+    expect(second?.thread).not.toBe(first?.thread);
+    const shop = await service.merchant({ webhookUrl: receiver.url });
+    const session = await service.session(shop.apiKey);
+    const references = ['spread-1', 'spread-2', 'spread-3', 'spread-4'];
+    const allHeld = receiver.nth(references.length);
+    for (const merchantReference of references) {
+      const response = await service.call('POST', '/payments/credentials', {
+        apiKey: shop.apiKey,
+        body: firstCardCredentials(session, merchantReference),
+      });
+      expect(response.status).toBe(200);
+    }
+    await allHeld;
+
+    // Four attempts held by the receiver, two in each thread: ending the first thread fails its two,
+    // which are sent again, and only those.
+    const resent = receiver.nth(references.length + 2);
+    await first?.thread?.terminate();
+    await resent;
+    const ids = receiver.held.map((request) => request.headers['webhook-id']);
+    expect(new Set(ids.slice(0, 4)).size).toBe(4);
+    expect(ids.slice(0, 4)).toEqual(expect.arrayContaining(ids.slice(4)));
+    for (const { response } of receiver.held) if (!response.writableEnded) response.end('ok');
+    const states = await until(async () => {
+      const found = await Promise.all(
+        references.map((reference) =>
+          service.call('GET', `/payments/credentials?merchantReference=${reference}`, {
+            apiKey: shop.apiKey,
+          }),
+        ),
+      );
+      const settled = found.map((response) => response.json.data[0]?.state);
+      return settled.every((state) => state === 'DELIVERED') && settled;
+    });
+    expect(states).toHaveLength(4);
+    expect(receiver.held).toHaveLength(6);
+    expect(verify(shop.webhookSecret, receiver.held[5] as Held).merchantReference).toMatch(/^spread-/);
   });
-  afterAll(async () => {
-    await service.close();
-    await receiver.close();
-  });
+});
+
+describe.each(engines())('WEBHOOK_WORKER=off on %s', (engine) => {
+  const context = serviceAndReceiver(engine, { WEBHOOK_WORKER: 'off' });
 
   it('delivers from the main thread, with no worker', async () => {
-    expect(service.services.deliveryWorker).toBeUndefined();
+    const { service, receiver } = context;
+    expect(service.services.deliveryWorkers).toEqual([]);
     const shop = await service.merchant({ webhookUrl: receiver.url });
     const session = await service.session(shop.apiKey);
     const arrived = receiver.nth(1);
     const response = await service.call('POST', '/payments/credentials', {
       apiKey: shop.apiKey,
-      body: {
-        paymentId: session.paymentMethods[0]?.paymentId,
-        sessionId: session.sessionId,
-        amount: 100,
-        merchantReference: 'order-in-thread',
-        currency: 'USD',
-      },
+      body: firstCardCredentials(session, 'order-in-thread'),
     });
     expect(response.status).toBe(200);
     const webhook = await arrived;

@@ -31,6 +31,8 @@ export interface DeliveryWorkerData {
   dataDir: string;
   env: WalletEnv;
   timeoutMs: number;
+  /** Its share of the process's connections per receiver origin. */
+  connectionsPerOrigin: number;
 }
 
 export interface WorkerAttempt {
