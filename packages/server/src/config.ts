@@ -117,8 +117,9 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
 }
 
 /**
- * Most delivery threads `on` starts. On two cores, two threads drain a backlog about a fifth faster than
- * one (docs/benchmarks.md); beyond four, a process's single writer, the main thread, is the limit.
+ * Most delivery threads `on` starts. On two cores, two threads drain a backlog about a third faster than
+ * one (docs/benchmarks.md); more than two were not measured, and the main thread, the one writer, claims
+ * and records for all of them.
  */
 const MAX_DEFAULT_WORKERS = 4;
 const MAX_WORKERS = 16;
