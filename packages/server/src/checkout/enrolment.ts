@@ -3,13 +3,12 @@
  * one-time code that proves the email; the proof creates the shopper, the address and the card. The
  * only table read or written here is `pending_enrolments` (migration `005_enrolments`).
  */
-import cardValidator from 'card-validator';
 import type { Db } from '../db/index.js';
 import { DomainError, NotFoundError, ValidationError } from '../errors.js';
 import { newId } from '../ids.js';
 import { CODE_TTL_MS, type CodeRequestResult, type ShopperAuth } from '../shopper-auth/index.js';
 import type { KeyRing } from '../vault/keyring.js';
-import { validatePan } from '../vault/vault.js';
+import { cardNetwork, validatePan } from '../vault/vault.js';
 import type { Wallet } from '../wallet/index.js';
 
 export interface EnrolmentAddress {
@@ -57,8 +56,7 @@ function checkCard(card: EnrolInput['card'], now: number): string {
       throw new ValidationError(error.message.replace(/^pan:/, 'card.number:'));
     throw error;
   }
-  if (!cardValidator.number(pan).card)
-    throw new ValidationError('card.number: the card network is not recognised');
+  if (!cardNetwork(pan)) throw new ValidationError('card.number: the card network is not recognised');
   if (now >= Date.UTC(card.expYear, card.expMonth, 1)) {
     throw new ValidationError('card.expMonth/expYear: the card has expired');
   }

@@ -4,7 +4,7 @@ import type { NetworkTokensTable } from '../db/schema.js';
 import { Secret } from '../secret.js';
 import type { KeyRing } from './keyring.js';
 import type { NetworkToken, TokenService } from './token-service.js';
-import { type CardVault, luhnCheckDigit } from './vault.js';
+import { type CardVault, cardNetwork, luhnCheckDigit } from './vault.js';
 
 /** Number ranges a token is drawn from, so that it routes on the same network as its card. */
 const NETWORK_RANGES: Record<string, { prefixes: string[]; length: number }> = {
@@ -23,10 +23,13 @@ const CRYPTOGRAM_BYTES = 20;
 /**
  * A random Luhn-valid number on the card's network (an unknown network keeps the card's first digit and
  * length) ending in the card's last four digits, so that the sandbox gateway, which decides by the last
- * four, gives a token the outcome of its card. Never the card number itself.
+ * four, gives a token the outcome of its card. Never the card number itself. On a known network it is
+ * drawn again when it falls in another network's range inside it (Elo issues some Visa-like 4… numbers),
+ * so that a merchant reading the token's network finds the card's.
  */
 export function sandboxTokenNumber(pan: string, brand: string): string {
-  const range = NETWORK_RANGES[brand] ?? { prefixes: [pan.slice(0, 1)], length: pan.length };
+  const known = NETWORK_RANGES[brand];
+  const range = known ?? { prefixes: [pan.slice(0, 1)], length: pan.length };
   const lastFour = pan.slice(-4);
   for (;;) {
     const prefix = range.prefixes[randomInt(range.prefixes.length)] as string;
@@ -37,7 +40,8 @@ export function sandboxTokenNumber(pan: string, brand: string): string {
     // Every digit 0–9 adds a different amount mod 10 to the Luhn sum, doubled or not, so exactly one fits.
     for (let digit = 0; digit <= 9; digit++) {
       const token = `${prefix}${middle}${digit}${lastFour}`;
-      if (luhnCheckDigit(token.slice(0, -1)) === token.slice(-1) && token !== pan) return token;
+      if (luhnCheckDigit(token.slice(0, -1)) !== token.slice(-1) || token === pan) continue;
+      if (known === undefined || cardNetwork(token) === brand) return token;
     }
   }
 }

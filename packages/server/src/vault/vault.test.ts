@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../errors.js';
 import { engines, openTestDb } from '../test-support/db.js';
 import { KeyRing } from './keyring.js';
-import { CardVault, passesLuhn } from './vault.js';
+import { CardVault, cardNetwork, luhnCheckDigit, passesLuhn } from './vault.js';
 
 const VISA = '4111111111111111';
 
@@ -14,6 +14,19 @@ describe('passesLuhn', () => {
     expect(passesLuhn(VISA)).toBe(true);
     expect(passesLuhn('378282246310005')).toBe(true);
     expect(passesLuhn('4111111111111112')).toBe(false);
+  });
+});
+
+describe('cardNetwork', () => {
+  const complete = (payload: string) => payload + luhnCheckDigit(payload);
+
+  it('names the network as the webhook does, an Elo range inside Visa-like numbers included', () => {
+    expect(cardNetwork('4111111111111111')).toBe('visa');
+    expect(cardNetwork('5555555555554444')).toBe('mastercard');
+    expect(cardNetwork('378282246310005')).toBe('amex');
+    expect(cardNetwork('6011111111111117')).toBe('discover');
+    expect(cardNetwork(complete('401178000000000'))).toBe('elo');
+    expect(cardNetwork(complete('999999999999999'))).toBeUndefined();
   });
 });
 

@@ -1,3 +1,4 @@
+import cardValidator from 'card-validator';
 import { sql } from 'kysely';
 import { type Db, prepared } from '../db/index.js';
 import { ValidationError } from '../errors.js';
@@ -22,6 +23,18 @@ export function luhnCheckDigit(payload: string): string {
 
 export function passesLuhn(digits: string): boolean {
   return digits.length > 1 && luhnCheckDigit(digits.slice(0, -1)) === digits.slice(-1);
+}
+
+/** card-validator's network names, where ours differ: ours are the webhook's `networkType` values. */
+const NETWORK_NAMES: Record<string, string> = {
+  'american-express': 'amex',
+  'master-card': 'mastercard',
+};
+
+/** The card's network under our name (`visa`, `mastercard`, `amex`, `elo`…); undefined when unknown. */
+export function cardNetwork(pan: string): string | undefined {
+  const type = cardValidator.number(pan).card?.type;
+  return type === undefined ? undefined : (NETWORK_NAMES[type] ?? type);
 }
 
 /** Messages name the field and the rule, never the number. */

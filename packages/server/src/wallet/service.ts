@@ -1,8 +1,7 @@
-import cardValidator from 'card-validator';
 import type { Db } from '../db/index.js';
 import { DomainError, NotFoundError, ValidationError } from '../errors.js';
 import { newId, newUuid } from '../ids.js';
-import { type CardVault, validatePan } from '../vault/vault.js';
+import { type CardVault, cardNetwork, validatePan } from '../vault/vault.js';
 import * as repo from './repo.js';
 import type { Address, Card, Shopper } from './types.js';
 
@@ -45,20 +44,14 @@ export interface NewCard {
   needsCvv?: boolean;
 }
 
-/** card-validator's network names, where ours differ: ours are the webhook's `networkType` values. */
-const BRAND_NAMES: Record<string, string> = {
-  'american-express': 'amex',
-  'master-card': 'mastercard',
-};
-
 function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
 function brandOf(pan: string): string {
-  const type = cardValidator.number(pan).card?.type;
-  if (!type) throw new ValidationError('pan: the card network is not recognised');
-  return BRAND_NAMES[type] ?? type;
+  const network = cardNetwork(pan);
+  if (!network) throw new ValidationError('pan: the card network is not recognised');
+  return network;
 }
 
 function validateCard(input: NewCard, now: Date): void {
