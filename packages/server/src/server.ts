@@ -107,7 +107,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   });
 
   // The workers build the same payloads as below, each from its own read-only handle on the same database,
-  // and share the process's connections to each receiver.
+  // and share the process's connections to each receiver (rounded down: never more than it allows).
   const deliveryWorkers = Array.from(
     { length: config.webhookWorkers },
     () =>
@@ -119,7 +119,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
           dataDir: config.dataDir,
           env: config.env,
           timeoutMs: config.webhookTimeoutMs,
-          connectionsPerOrigin: Math.ceil(CONNECTIONS_PER_ORIGIN / config.webhookWorkers),
+          connectionsPerOrigin: Math.floor(CONNECTIONS_PER_ORIGIN / config.webhookWorkers),
         },
         remembered: (message) =>
           message.eventName === PAYMENT_CREDENTIALS ? credentialsPayload.take(message.subjectId) : undefined,
