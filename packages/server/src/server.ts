@@ -40,6 +40,7 @@ import {
   Dispatcher,
   insertMessages,
   type MessageForPayload,
+  type NewMessage,
   newMessage,
   SpreadSender,
   Webhooks,
@@ -153,10 +154,14 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     },
   });
   const webhooks = new Webhooks({ db, dispatcher });
+  const outbox = {
+    newMessage: (message: NewMessage, now: number) => newMessage(message, now, dispatcher.leaseForNew()),
+    insertMessages,
+  };
   const orders = new Orders({
     db,
     keyRing,
-    outbox: { newMessage: (message, now) => newMessage(message, now, config.webhookLeaseMs), insertMessages },
+    outbox,
     dispatcher,
   });
   const orderPayloads = new OrderPayloadBuilder(orders);
@@ -166,7 +171,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     idempotency,
     sessions,
     wallet,
-    outbox: { newMessage: (message, now) => newMessage(message, now, config.webhookLeaseMs), insertMessages },
+    outbox,
     payloads: credentialsPayload,
     dispatcher,
   });

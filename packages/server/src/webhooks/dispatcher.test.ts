@@ -544,6 +544,21 @@ describe.each(engines())('dispatcher on %s', (engine) => {
     expect([...states.values()].every((state) => state === 'DELIVERED')).toBe(true);
   });
 
+  it('leases new messages only while it runs: those of an API-only process go to any dispatcher', async () => {
+    const hooks = await receiver();
+    const apiProcess = dispatcher({ url: hooks.url(), secrets: [SECRET] });
+    expect(apiProcess.leaseForNew()).toBe(0);
+    const rows = await outbox(1, apiProcess.leaseForNew());
+    apiProcess.committed(rows);
+    const deliverer = dispatcher({ url: hooks.url(), secrets: [SECRET] });
+    await deliverer.start();
+    expect(deliverer.leaseForNew()).toBe(deliverer.leaseMs);
+    const [request] = await hooks.received(1);
+    expect(request?.headers['webhook-id']).toBe(rows[0]?.id);
+    await deliverer.stop();
+    expect(deliverer.leaseForNew()).toBe(0);
+  });
+
   // PostgreSQL only: SQLite has one writer per file, so there is no concurrent claim to race.
   if (engine === 'postgres')
     it('wakes another process through NOTIFY when this one does not deliver', async () => {
@@ -552,7 +567,7 @@ describe.each(engines())('dispatcher on %s', (engine) => {
       await worker.start();
       // An API-only process: it writes the outbox row but runs no dispatcher of its own.
       const apiProcess = dispatcher({ url: hooks.url(), secrets: [SECRET] });
-      const rows = await outbox(1, apiProcess.leaseMs);
+      const rows = await outbox(1, apiProcess.leaseForNew());
       const id = rows[0]?.id;
       apiProcess.committed(rows);
       const [request] = await hooks.received(1);

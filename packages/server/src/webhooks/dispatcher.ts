@@ -169,10 +169,20 @@ export class Dispatcher {
   }
 
   /**
+   * The lease to write on an outbox row about to commit (see newMessage): this process's own while its
+   * dispatcher runs, so that it starts the first attempt at once; 0 in a process that does not deliver
+   * (`WEBHOOK_DISPATCH=off`), so that any dispatcher may claim the row and nothing has to be handed back.
+   */
+  leaseForNew(): number {
+    return this.#running ? this.leaseMs : 0;
+  }
+
+  /**
    * Call with the outbox rows right after the transaction that inserted them commits. A running
-   * dispatcher starts their first attempts at once; otherwise their leases are given back and other
-   * processes are woken, so the messages never wait for a lease to run out. The rows are taken as
-   * inserted, not read back: while its lease runs, a fresh PENDING row is this process's alone.
+   * dispatcher starts their first attempts at once. Rows without a lease wake the other processes; rows
+   * leased by a dispatcher that has stopped since are given back first, so that no message waits for a
+   * lease to run out. The rows are taken as inserted, not read back: while its lease runs, a fresh
+   * PENDING row is this process's alone.
    */
   committed(rows: readonly WebhookMessageRow[]): void {
     if (rows.length === 0) return;
@@ -192,11 +202,11 @@ export class Dispatcher {
   async #takeCommitted(): Promise<void> {
     this.#committedScheduled = false;
     const now = this.#now();
-    // A lease of 0 (see newMessage) leaves the message to any dispatcher's poll.
-    const messages = this.#committed.filter(
-      (message) => message.leaseUntil > now && !this.#held.has(message.id),
-    );
+    const committed = this.#committed;
     this.#committed = [];
+    // A lease of 0 (see leaseForNew) leaves the message to any dispatcher: wake them to claim it now.
+    if (committed.some((message) => message.leaseUntil <= now)) await this.#notify();
+    const messages = committed.filter((message) => message.leaseUntil > now && !this.#held.has(message.id));
     if (!this.#running) {
       await this.#handBack(messages);
       return;

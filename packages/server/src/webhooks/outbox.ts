@@ -5,7 +5,7 @@
  *
  * @example
  * const message = newMessage({ merchantId, eventName: 'PAYMENT_CREDENTIALS', subjectId: request.id,
- *   schedule: 'credentials' }, Date.now(), dispatcher.leaseMs);
+ *   schedule: 'credentials' }, Date.now(), dispatcher.leaseForNew());
  * await db.kysely.transaction().execute(async (trx) => {
  *   await trx.insertInto('credentials_requests').values({ ...request, webhook_message_id: message.id }).execute();
  *   await insertMessages(trx, [message]);
