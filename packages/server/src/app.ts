@@ -5,8 +5,9 @@ import { healthRoute } from './api/health.js';
 import { credentialsRoute } from './api/merchant/payments.credentials.js';
 import { externalResponseRoute } from './api/merchant/payments.external-response.js';
 import { type Authenticator, authPlugin } from './api/plugins/auth.js';
-import { errorsPlugin } from './api/plugins/errors.js';
+import { errorsPlugin, frameworkError } from './api/plugins/errors.js';
 import { idempotencyPlugin } from './api/plugins/idempotency.js';
+import { inputPlugin } from './api/plugins/input.js';
 import { newRequestId, requestIdPlugin } from './api/plugins/request-id.js';
 import { validatorCompiler } from './api/validation.js';
 import type { Db } from './db/index.js';
@@ -48,10 +49,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         : (deps.trustProxy ?? false),
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true },
+    frameworkErrors: frameworkError,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
 
   await app.register(errorsPlugin);
+  await app.register(inputPlugin);
   await app.register(requestIdPlugin);
   await app.register(docsPlugin, { publicUrl: deps.publicUrl, version: VERSION });
   await app.register(authPlugin, { merchants: deps.merchants });

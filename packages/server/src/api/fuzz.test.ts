@@ -97,10 +97,18 @@ describe.each(engines())('the API under generated input on %s', (engine) => {
     fc.array(fc.string(), { maxLength: 3 }),
     fc.dictionary(fc.string({ maxLength: 5 }), fc.string(), { maxKeys: 3 }),
     fc.string({ minLength: 200, maxLength: 40_000 }),
+    fc.string().map((text) => `${text}\u0000`),
   );
 
   const body = fc.oneof(
     fc.json().map((json) => json),
+    // A valid body with a field nested past the 32 levels a body may have, up to depths that once
+    // overflowed the stack further on (written as text: JSON.stringify itself would overflow).
+    fc
+      .integer({ min: 30, max: 8_000 })
+      .map(
+        (depth) => `${JSON.stringify(valid).slice(0, -1)},"extra":${'['.repeat(depth)}${']'.repeat(depth)}}`,
+      ),
     fc.string(),
     fc.string({ unit: 'binary' }),
     fc
@@ -117,6 +125,7 @@ describe.each(engines())('the API under generated input on %s', (engine) => {
 
   const path = fc.oneof(
     fc.constantFrom(...PATHS),
+    fc.constantFrom(...PATHS).map((known) => `${known}%00`),
     fc.tuple(fc.constantFrom(...PATHS), fc.webSegment()).map(([base, segment]) => `${base}/${segment}`),
     fc.tuple(fc.constantFrom(...PATHS), fc.webQueryParameters()).map(([base, query]) => `${base}?${query}`),
     fc.webPath().map((generated) => generated || '/'),

@@ -33,6 +33,12 @@ describe.each(engines())('HTTP edges on %s', (engine) => {
       'UNSUPPORTED_MEDIA_TYPE',
     ],
     [
+      'a text/plain body',
+      { rawBody: '{}', headers: { 'content-type': 'text/plain' } },
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    ],
+    [
       'a JSON array',
       { rawBody: '[]', headers: { 'content-type': 'application/json' } },
       400,
@@ -56,6 +62,108 @@ describe.each(engines())('HTTP edges on %s', (engine) => {
     const response = await service.call('GET', '/nothing/here?x=1');
     expect(response.status).toBe(404);
     expect(response.json).toEqual({ errorCode: 'NOT_FOUND', errorMessage: 'No route GET /nothing/here.' });
+  });
+
+  it('answers a method the route does not take with METHOD_NOT_ALLOWED and the methods it does', async () => {
+    const wrong = await service.call('GET', '/payments/externalresponse', { apiKey });
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.allow).toBe('POST');
+    expect(wrong.json).toEqual({
+      errorCode: 'METHOD_NOT_ALLOWED',
+      errorMessage: '/payments/externalresponse does not take GET; it takes POST.',
+    });
+    const withParameter = await service.call('POST', '/payments/credentials/crq_x/', { apiKey, body: {} });
+    expect(withParameter.status).toBe(405);
+    expect(String(withParameter.headers.allow).split(', ')).toContain('GET');
+  });
+
+  it('answers a URL that is not validly percent-encoded with the error body', async () => {
+    const response = await service.call('GET', '/payments/credentials/%ZZ', { apiKey });
+    expect(response.status).toBe(400);
+    expect(response.json).toEqual({
+      errorCode: 'VALIDATION_ERROR',
+      errorMessage: 'the URL path is not validly percent-encoded',
+    });
+  });
+
+  it.each([
+    [
+      'a body field',
+      'POST',
+      '/payments/credentials',
+      { paymentId: 'a\u0000b' },
+      'paymentId must not contain',
+    ],
+    [
+      'a field name',
+      'POST',
+      '/payments/credentials',
+      { a: [{ 'x\u0000': 1 }] },
+      'a[0] has a field name with',
+    ],
+    [
+      'the query',
+      'GET',
+      '/payments/credentials?merchantReference=a%00',
+      undefined,
+      'the URL must not contain %00',
+    ],
+    ['the path', 'GET', '/payments/credentials/crq_%00', undefined, 'the URL must not contain %00'],
+  ] as const)(
+    'refuses a NUL character in %s, on every engine alike',
+    async (_name, method, path, body, rule) => {
+      const response = await service.call(method, path, { apiKey, body });
+      expect(response.status).toBe(400);
+      expect(response.json.errorCode).toBe('VALIDATION_ERROR');
+      expect(response.json.errorMessage).toBe(
+        rule.startsWith('the URL') ? `${rule} (U+0000)` : `${rule} the NUL character (U+0000)`,
+      );
+    },
+  );
+
+  it('refuses a body nested deeper than 32 levels and leaves its Idempotency-Key free', async () => {
+    const headers = { 'idempotency-key': 'deep-1' };
+    const deep = await service.call('POST', '/sandbox/sessions', {
+      apiKey,
+      headers: { ...headers, 'content-type': 'application/json' },
+      rawBody: `{"extra":${'['.repeat(40)}${']'.repeat(40)}}`,
+    });
+    expect(deep.status).toBe(400);
+    expect(deep.json).toEqual({
+      errorCode: 'VALIDATION_ERROR',
+      errorMessage: 'body must not be nested more than 32 levels deep',
+    });
+    const shallow = await service.call('POST', '/sandbox/sessions', { apiKey, headers, body: {} });
+    expect(shallow.status).toBe(200);
+    expect(shallow.json.sessionId).toEqual(expect.any(String));
+  });
+
+  it('takes the authorization scheme in any case', async () => {
+    const response = await service.call('POST', '/sandbox/sessions', {
+      body: {},
+      headers: { authorization: `bearer ${apiKey}` },
+    });
+    expect(response.status).toBe(200);
+  });
+
+  it('replays one Idempotency-Key by any path that serves the same operation', async () => {
+    const session = await service.session(apiKey);
+    const body = {
+      paymentId: session.paymentMethods[0]?.paymentId,
+      sessionId: session.sessionId,
+      amount: 100,
+      merchantReference: 'alias-1',
+      currency: 'USD',
+    };
+    const headers = { 'idempotency-key': 'alias-1' };
+    const first = await service.call('POST', '/payments/credentials', { apiKey, headers, body });
+    expect(first.status).toBe(200);
+    for (const path of ['/payment/credentials', '/payments/credentials/']) {
+      const again = await service.call('POST', path, { apiKey, headers, body });
+      expect(again.status).toBe(200);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.json.requestId).toBe(first.json.requestId);
+    }
   });
 
   it('checks the key before the body', async () => {

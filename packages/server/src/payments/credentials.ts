@@ -112,10 +112,15 @@ export class CredentialsService {
       { merchantId: merchant.id, eventName: PAYMENT_CREDENTIALS, subjectId: id, schedule: 'credentials' },
       now,
     );
+    // Field by field: what the schema lets through beside the interface's fields is not kept.
     const request: CredentialsRequest = {
-      ...input,
       id,
       merchantId: merchant.id,
+      sessionId: input.sessionId,
+      paymentId: input.paymentId,
+      amount: input.amount,
+      currency: input.currency,
+      merchantReference: input.merchantReference,
       webhookMessageId: message.id,
       createdAt: now,
     };

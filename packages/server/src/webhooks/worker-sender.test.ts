@@ -4,11 +4,15 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Engine } from '../db/index.js';
 import { migrate } from '../db/migrate.js';
+import { createLogger } from '../log.js';
+import { PAYMENT_CREDENTIALS } from '../payments/credentials.js';
+import type { RememberedRequest } from '../payments/payload.js';
 import type { CredentialEntry, PaymentCredentialsPayload } from '../payments/types.js';
 import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
 import { startTestService, type TestService } from '../test-support/service.js';
 import { until } from '../test-support/wait.js';
 import { openReadOnlyDb } from './read-only-db.js';
+import { WorkerSender } from './worker-sender.js';
 
 const VISA_PAN = '4111111111111111';
 
@@ -290,6 +294,58 @@ describe.each(engines())("the worker's database handle on %s", (engine) => {
       ).rejects.toThrow(/readonly|read-only/i);
     } finally {
       await readOnly.close();
+    }
+  });
+});
+
+describe('a batch of attempts the worker cannot be given', () => {
+  let database: TestDatabase;
+
+  beforeAll(async () => {
+    database = await testDatabase('sqlite');
+    const db = createDb(database.url);
+    await migrate(db);
+    await db.close();
+  });
+  afterAll(async () => {
+    await database.drop();
+  });
+
+  it('fails those attempts with the reason and keeps the worker serving the next', async () => {
+    const sender = new WorkerSender({
+      log: createLogger('silent'),
+      worker: {
+        databaseUrl: database.url,
+        vaultKeys: undefined,
+        dataDir: database.dataDir,
+        env: 'staging',
+        timeoutMs: 1_000,
+        connectionsPerOrigin: 1,
+      },
+      // A function cannot cross to another thread: postMessage throws for the whole batch.
+      remembered: (message) =>
+        message.subjectId === 'crq_uncloneable'
+          ? ({ request: { toString: () => 'not data' } } as unknown as RememberedRequest)
+          : undefined,
+      networkTokens: { provision: async () => undefined },
+    });
+    sender.start();
+    try {
+      const endpoint = Promise.resolve({ url: 'http://127.0.0.1:9/webhooks', secrets: ['whsec_dGVzdA=='] });
+      const message = { id: 'msg_a', merchantId: 'mch_a', eventName: PAYMENT_CREDENTIALS };
+      const refused = await sender.attempt(
+        { ...message, subjectId: 'crq_uncloneable' },
+        endpoint,
+        Date.now(),
+      );
+      expect(refused).toMatchObject({ statusCode: null, latencyMs: 0 });
+      expect(refused.error).toMatch(/could not be cloned/);
+      const next = await sender.attempt({ ...message, subjectId: 'crq_missing' }, endpoint, Date.now());
+      expect(next.error).toMatch(
+        /payload could not be built: credentials request crq_missing no longer exists/,
+      );
+    } finally {
+      await sender.close();
     }
   });
 });

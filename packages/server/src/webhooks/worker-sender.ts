@@ -273,8 +273,18 @@ export class WorkerSender implements AttemptSender {
       if (worker === undefined) return;
       const unsent = this.#unsent;
       this.#unsent = [];
+      try {
+        worker.postMessage({ type: 'attempts', attempts: unsent.map((u) => u.attempt) } satisfies ToWorker);
+      } catch (error) {
+        // Nothing reached the worker: the attempts fail here and follow their schedule.
+        this.#log.error({ err: error }, 'could not hand attempts to the webhook delivery worker');
+        this.#failAll(
+          unsent.map((u) => u.resolve),
+          describeFailure(error, this.#data.timeoutMs),
+        );
+        return;
+      }
       for (const { attempt, resolve } of unsent) this.#sent.set(attempt.seq, resolve);
-      worker.postMessage({ type: 'attempts', attempts: unsent.map((u) => u.attempt) } satisfies ToWorker);
       this.#updateRef();
     });
   }

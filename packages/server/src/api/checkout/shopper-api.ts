@@ -9,7 +9,7 @@ export const CHECKOUT_TAG = ['Checkout page'];
 
 /** `Authorization: Bearer <shopperToken>`: the token `POST …/otp/verify` gave. */
 export function shopperTokenOf(request: FastifyRequest): string | undefined {
-  const match = /^Bearer ([A-Za-z0-9_-]{1,200})$/.exec(request.headers.authorization ?? '');
+  const match = /^Bearer ([A-Za-z0-9_-]{1,200})$/i.exec(request.headers.authorization ?? '');
   return match?.[1];
 }
 

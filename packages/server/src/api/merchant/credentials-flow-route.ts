@@ -30,7 +30,7 @@ export function credentialsFlowRoute<Body extends TObject, Answer extends TSchem
       app.post(
         url,
         {
-          config: { auth: 'merchant', idempotent: true },
+          config: { auth: 'merchant', idempotent: `payments.${spec.name}` },
           schema: {
             hide: url === singular,
             tags: ['Credentials flow'],

@@ -106,7 +106,7 @@ export const webhookRoutes =
     app.post(
       '/webhooks/messages/:messageId/resend',
       {
-        config: { auth: 'merchant', idempotent: true },
+        config: { auth: 'merchant', idempotent: 'webhooks.messages.resend' },
         schema: {
           tags: ['Webhooks'],
           summary: 'Send a delivered or failed message again',

@@ -17,7 +17,7 @@ export interface Authenticator {
   authenticate(apiKey: string): Promise<Merchant | undefined>;
 }
 
-const BEARER = /^Bearer ([A-Za-z0-9_]{1,200})$/;
+const BEARER = /^Bearer ([A-Za-z0-9_]{1,200})$/i;
 
 /** The authenticated merchant of a route declared with `config: { auth: 'merchant' }`. */
 export function merchantOf(request: FastifyRequest): Merchant {

@@ -61,10 +61,52 @@ function handle(
   return sendError(reply, 'INTERNAL_ERROR', `Unexpected error; quote request id ${request.id} to support.`);
 }
 
-/** Every failure leaves as `{ errorCode, errorMessage }`, unknown routes included. */
+/**
+ * For Fastify's `frameworkErrors` option: the errors its router raises before any route or hook, for a
+ * URL it cannot decode or a path parameter over its length limit.
+ */
+export function frameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  if (error.code === 'FST_ERR_BAD_URL') {
+    return sendError(reply, 'VALIDATION_ERROR', 'the URL path is not validly percent-encoded');
+  }
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    return sendError(reply, 'VALIDATION_ERROR', 'a path parameter of the URL is too long');
+  }
+  return handle(error, request, reply);
+}
+
+/** A route's URL as a pattern for concrete paths: `:name` is one segment, `*` the rest. */
+function pathPattern(url: string): RegExp {
+  const source = url
+    .split(/(:[^/]+|\*)/)
+    .map((part) => {
+      if (part === '*') return '.*';
+      if (part.startsWith(':')) return '[^/]+';
+      return part.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
+    })
+    .join('');
+  return new RegExp(`^${source}/?$`);
+}
+
+/**
+ * Every failure leaves as `{ errorCode, errorMessage }`, unknown routes included. A path that is served,
+ * but not for the request's method, answers 405 with the methods it has in `Allow`.
+ */
 export const errorsPlugin = fp(async (app: FastifyInstance) => {
+  const routes: { path: RegExp; methods: string[] }[] = [];
+  app.addHook('onRoute', (route) => {
+    routes.push({ path: pathPattern(route.url), methods: [route.method].flat() });
+  });
   app.setErrorHandler(handle);
-  app.setNotFoundHandler((request, reply) =>
-    sendError(reply, 'NOT_FOUND', `No route ${request.method} ${request.url.split('?')[0]}.`),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] as string;
+    const allowed = [...new Set(routes.filter((route) => route.path.test(path)).flatMap((r) => r.methods))];
+    if (allowed.length === 0) return sendError(reply, 'NOT_FOUND', `No route ${request.method} ${path}.`);
+    reply.header('allow', allowed.join(', '));
+    return sendError(
+      reply,
+      'METHOD_NOT_ALLOWED',
+      `${path} does not take ${request.method}; it takes ${allowed.join(', ')}.`,
+    );
+  });
 });

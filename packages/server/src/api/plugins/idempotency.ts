@@ -9,8 +9,12 @@ declare module 'fastify' {
     idempotency: IdempotencyContext | undefined;
   }
   interface FastifyContextConfig {
-    /** The route honours `Idempotency-Key` (every POST of the merchant API). */
-    idempotent?: boolean;
+    /**
+     * The route honours `Idempotency-Key` (every POST of the merchant API). The value names the operation,
+     * the same for every path that serves it (the plural and singular spellings of the credentials flow),
+     * so a retry by either path is the same request.
+     */
+    idempotent?: string;
   }
 }
 
@@ -37,9 +41,10 @@ function canonical(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-function fingerprintOf(request: FastifyRequest): string {
+/** The operation, its path parameters and its body; bodies are at most MAX_BODY_DEPTH deep (json-body.ts). */
+function fingerprintOf(operation: string, request: FastifyRequest): string {
   return createHash('sha256')
-    .update(`${request.method} ${request.url.split('?')[0]}\n${canonical(request.body)}`)
+    .update(`${operation}\n${canonical(request.params)}\n${canonical(request.body)}`)
     .digest('base64url');
 }
 
@@ -50,10 +55,12 @@ function fingerprintOf(request: FastifyRequest): string {
  */
 export const idempotencyPlugin = fp(async (app: FastifyInstance, options: { store: IdempotencyStore }) => {
   const inFlight = new Set<string>();
+  const release = (context: IdempotencyContext) => inFlight.delete(`${context.merchantId}\n${context.key}`);
   app.decorateRequest('idempotency', undefined);
 
   app.addHook('preHandler', async (request, reply) => {
-    if (!request.routeOptions.config.idempotent || !request.merchant) return;
+    const operation = request.routeOptions.config.idempotent;
+    if (operation === undefined || !request.merchant) return;
     const key = request.headers['idempotency-key'];
     if (key === undefined) return;
     if (typeof key !== 'string' || !KEY.test(key)) {
@@ -67,8 +74,8 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, options: { stor
         'A request with this Idempotency-Key is still in progress.',
       );
     }
+    const fingerprint = fingerprintOf(operation, request);
     inFlight.add(slot);
-    const fingerprint = fingerprintOf(request);
     const context: IdempotencyContext = {
       merchantId,
       key,
@@ -96,19 +103,23 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, options: { stor
       .send(stored.body);
   });
 
+  // The key is free again once the answer is saved, here, whether or not the client is still there to
+  // receive it: a retry then replays it. (onResponse alone never comes for a client that hung up.)
   app.addHook('onSend', async (request, reply, payload) => {
     const context = request.idempotency;
-    if (!context || context.recorded || reply.statusCode >= 500 || typeof payload !== 'string')
-      return payload;
-    const conflict = reply.statusCode === 409 && payload.includes('"IDEMPOTENCY_');
-    if (!conflict) {
-      await options.store.saveAlone({ ...context, status: reply.statusCode, body: payload });
+    if (!context) return payload;
+    try {
+      const conflict = reply.statusCode === 409 && String(payload).includes('"IDEMPOTENCY_');
+      if (!context.recorded && reply.statusCode < 500 && typeof payload === 'string' && !conflict) {
+        await options.store.saveAlone({ ...context, status: reply.statusCode, body: payload });
+      }
+    } finally {
+      release(context);
     }
     return payload;
   });
-
+  // For an answer that never reaches onSend, such as a failed save above.
   app.addHook('onResponse', async (request) => {
-    const context = request.idempotency;
-    if (context) inFlight.delete(`${context.merchantId}\n${context.key}`);
+    if (request.idempotency) release(request.idempotency);
   });
 });

@@ -27,7 +27,7 @@ export const sandboxSessionsRoute =
     app.post(
       '/sandbox/sessions',
       {
-        config: { auth: 'merchant', idempotent: true },
+        config: { auth: 'merchant', idempotent: 'sandbox.sessions.create' },
         schema: {
           tags: ['Sandbox'],
           summary: 'Create a payment-carousel session for a test shopper (staging only)',

@@ -1,0 +1,55 @@
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { ValidationError } from '../../errors.js';
+
+/** Deepest nesting a body may have; the API's own bodies are at most four levels deep. */
+export const MAX_BODY_DEPTH = 32;
+
+const NUL = '\u0000';
+
+/**
+ * Why a parsed JSON body is refused, or undefined. Nested deeper than MAX_BODY_DEPTH: the fingerprint of
+ * an idempotent request and the copy of a request to a delivery thread walk a body recursively. A string
+ * or field name holding U+0000: PostgreSQL cannot store it in text (SQLite can), so both engines refuse it
+ * here alike instead of one of them failing in the database. The walk keeps its own stack, so the body
+ * cannot exhaust the call stack before it is refused.
+ */
+export function bodyProblem(body: unknown): string | undefined {
+  const pending: { value: unknown; field: string; depth: number }[] = [{ value: body, field: '', depth: 0 }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { value, field, depth } = next;
+    if (typeof value === 'string') {
+      if (value.includes(NUL)) return `${field || 'body'} must not contain the NUL character (U+0000)`;
+      continue;
+    }
+    if (value === null || typeof value !== 'object') continue;
+    if (depth === MAX_BODY_DEPTH) return `body must not be nested more than ${MAX_BODY_DEPTH} levels deep`;
+    const list = Array.isArray(value);
+    for (const [name, item] of Object.entries(value)) {
+      if (name.includes(NUL)) return `${field || 'body'} has a field name with the NUL character (U+0000)`;
+      const child = list ? `${field}[${name}]` : field ? `${field}.${name}` : name;
+      pending.push({ value: item, field: child, depth: depth + 1 });
+    }
+  }
+  return undefined;
+}
+
+/**
+ * What every request's input is held to before a route sees it: a body is JSON (no text/plain: it gets
+ * 415 like any other type), within MAX_BODY_DEPTH and free of NUL characters, and so is the URL.
+ */
+export const inputPlugin = fp(async (app: FastifyInstance) => {
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, text, done) =>
+    parseJson(request, text as string, (error: Error | null, body?: unknown) => {
+      if (error) return done(error, undefined);
+      const problem = bodyProblem(body);
+      if (problem) return done(new ValidationError(problem), undefined);
+      done(null, body);
+    }),
+  );
+  app.addHook('onRequest', async (request) => {
+    if (request.url.includes('%00')) throw new ValidationError('the URL must not contain %00 (U+0000)');
+  });
+});
