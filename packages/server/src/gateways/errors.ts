@@ -3,6 +3,7 @@
  * outcome or error into the interface's SDK codes (section 7.2) with `sdkResult`, so no gateway text
  * ever reaches a merchant's `error` callback.
  */
+import { scrub } from '../log.js';
 import type { GatewayOutcome } from './gateway.js';
 
 /**
@@ -33,6 +34,25 @@ export class GatewayError extends Error {
     this.name = 'GatewayError';
     this.statusCode = options?.statusCode;
   }
+}
+
+// 4 KiB of a gateway's text is scrubbed, 200 characters kept: enough for an error sentence, too few
+// for an echoed request, and scrubbing stays cheap whatever size of answer a gateway sends.
+const SCRUBBED_GATEWAY_TEXT = 4096;
+const MAX_GATEWAY_TEXT = 200;
+
+/**
+ * A gateway's own words (an error message or code, a response message), made fit for our logs and
+ * errors: a gateway may echo the request it could not read, card number, CVV and cryptogram included.
+ * Card data and secrets are scrubbed, whitespace runs become one space, and the text is cut to 200
+ * characters, marked with `…`. Values that are not text are shown as JSON.
+ */
+export function gatewayText(value: unknown): string {
+  const text = typeof value === 'string' ? value : String(JSON.stringify(value));
+  const scrubbed = scrub(text.slice(0, SCRUBBED_GATEWAY_TEXT)).replace(/\s+/g, ' ');
+  return scrubbed.length > MAX_GATEWAY_TEXT || text.length > SCRUBBED_GATEWAY_TEXT
+    ? `${scrubbed.slice(0, MAX_GATEWAY_TEXT)}…`
+    : scrubbed;
 }
 
 /** What the SDK reports for a payment: `success(...)`, or `error(orderId, errorCode, errorMessage)`. */

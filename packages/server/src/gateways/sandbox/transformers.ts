@@ -4,7 +4,7 @@
  * they read.
  */
 import { XMLBuilder, XMLParser, XMLValidator } from 'fast-xml-parser';
-import { GatewayError } from '../errors.js';
+import { GatewayError, gatewayText } from '../errors.js';
 import type { AuthorizationRequest, GatewayOutcome, GatewayResult } from '../gateway.js';
 
 /** The gateway's decision, in its own words. */
@@ -172,9 +172,12 @@ function unexpected(detail: string, statusCode: number): GatewayError {
   });
 }
 
-/** Authorizations are 201 whatever was decided; any other status carries an error answer. */
+/**
+ * Authorizations are 201 whatever was decided; any other status carries an error answer. Its code and
+ * message are the gateway's text, which may echo the request: they enter our errors through gatewayText.
+ */
 function refused(statusCode: number, code: unknown, message: unknown): GatewayError {
-  const reason = typeof code === 'string' ? `${code}: ${String(message)}` : 'no error code';
+  const reason = typeof code === 'string' ? `${gatewayText(code)}: ${gatewayText(message)}` : 'no error code';
   return new GatewayError(
     'rejected_request',
     `sandbox gateway refused the request (${statusCode}, ${reason})`,
@@ -195,7 +198,7 @@ function result(
   },
   statusCode: number,
 ): GatewayResult {
-  if (!isSandboxStatus(status)) throw unexpected(`status ${JSON.stringify(status)}`, statusCode);
+  if (!isSandboxStatus(status)) throw unexpected(`status ${gatewayText(JSON.stringify(status))}`, statusCode);
   const { id, message, networkTransactionId, stpReferenceNum } = fields;
   if (typeof id !== 'string' || id === '') throw unexpected('no transaction id', statusCode);
   if (typeof message !== 'string') throw unexpected('no response message', statusCode);
@@ -211,7 +214,7 @@ function result(
     networkTransactionId,
     ...(stpReferenceNum === undefined ? {} : { stpReferenceNum }),
     rawResponse: fields.rawResponse,
-    message,
+    message: gatewayText(message),
   };
 }
 
