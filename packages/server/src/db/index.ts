@@ -38,7 +38,11 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
       engine: 'sqlite',
       run: access.run,
       pool: undefined,
-      close: () => kysely.destroy(),
+      close: async () => {
+        await kysely.destroy();
+        // Kysely destroys its driver only if it has run a query; `run` goes to the driver directly.
+        await access.close();
+      },
     };
   }
   const pool = new pg.Pool({ connectionString: databaseUrl, max: options.poolSize ?? 10 });

@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { until } from '../test-support/wait.js';
@@ -14,6 +16,61 @@ async function turns(count: number): Promise<void> {
 const createTable = (db: Db) =>
   sql`create table notes (id integer primary key, body text)`.execute(db.kysely);
 const count = async (db: Db) => (await db.run<{ n: number }>('select count(*) as n from notes', []))[0]?.n;
+
+/** This process's open descriptors on `file`; none where /proc is missing (not Linux). */
+function descriptorsOn(file: string): string[] {
+  if (!fs.existsSync('/proc/self/fd')) return [];
+  const targets = fs.readdirSync('/proc/self/fd').map((fd) => {
+    try {
+      return fs.readlinkSync(`/proc/self/fd/${fd}`);
+    } catch {
+      return ''; // the descriptor readdir itself used, already closed
+    }
+  });
+  return targets.filter((target) => target.startsWith(file));
+}
+
+/**
+ * A process that opens the database with its checkpoint worker, writes, closes it and prints `closed`,
+ * with nothing else to keep it alive: what a service has left once its sockets are closed.
+ */
+const CLOSE_ALONE = `
+const { createDb } = await import(process.env.DB_MODULE);
+const db = createDb('sqlite:' + process.env.DB_FILE, {
+  backgroundCheckpoints: { intervalMs: 60000, onError: (error) => { throw error; } },
+});
+await db.kysely.schema.createTable('notes').addColumn('body', 'text').execute();
+await db.run('insert into notes (body) values (?)', ['a']);
+await db.close();
+process.stdout.write('closed');
+`;
+
+function runAlone(file: string): Promise<{ code: number | null; out: string; err: string }> {
+  // A file, not --eval: the worker inherits the process's flags, and --input-type=module would make its
+  // CommonJS program a module.
+  const script = path.join(path.dirname(file), 'close-alone.mjs');
+  fs.writeFileSync(script, CLOSE_ALONE);
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+    env: { ...process.env, DB_MODULE: fileURLToPath(new URL('./index.ts', import.meta.url)), DB_FILE: file },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    err += chunk.toString();
+  });
+  return new Promise((resolve) => {
+    // 10 s: the process takes well under one; a hang fails the test rather than blocking it.
+    const hung = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('exit', (code) => {
+      clearTimeout(hung);
+      resolve({ code, out, err });
+    });
+  });
+}
 
 describe('SQLite commits and the write-ahead log', () => {
   let dir: string;
@@ -127,5 +184,26 @@ describe('SQLite commits and the write-ahead log', () => {
     } finally {
       await db.close();
     }
+  });
+
+  it('closes with nothing else alive: the worker is waited for, the connection and the WAL closed (own process)', async () => {
+    const { code, out, err } = await runAlone(file);
+    // Node's 13 (unsettled top-level await) if the loop emptied while close waited for the worker.
+    expect({ code, out, err }).toEqual({ code: 0, out: 'closed', err: '' });
+    // SQLite removes the WAL when the last connection to the database closes.
+    expect(fs.existsSync(`${file}-wal`)).toBe(false);
+  });
+
+  it('closes the worker, the connection and the WAL descriptor of a database Kysely never queried', async () => {
+    const db = createDb(`sqlite:${file}`, {
+      backgroundCheckpoints: { intervalMs: 60_000, onError: (error) => expect.fail(error.message) },
+    });
+    await db.run('create table notes (id integer primary key, body text)', []);
+    await db.run('insert into notes (body) values (?)', ['a']);
+    expect(descriptorsOn(`${file}-wal`)).not.toEqual([]);
+    await db.close();
+    expect(fs.existsSync(`${file}-wal`)).toBe(false);
+    expect(descriptorsOn(`${file}-wal`)).toEqual([]);
+    await db.close();
   });
 });

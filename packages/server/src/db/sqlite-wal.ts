@@ -84,12 +84,16 @@ export class Checkpointer {
     );
     this.#worker.on('error', options.onError);
     // A process that exits without closing the database loses nothing by it: a checkpoint is crash-safe.
+    // So the worker does not keep the process alive, except while `close` waits for it.
     this.#worker.unref();
     this.#exited = new Promise((resolve) => this.#worker.once('exit', () => resolve()));
   }
 
   /** Stops after the checkpoint under way, if any, and closes the worker's connection. */
   async close(): Promise<void> {
+    // Referenced again until it has exited: otherwise, with nothing else alive (a service that has closed
+    // its sockets), the event loop empties before the worker's exit arrives and `close` never resolves.
+    this.#worker.ref();
     this.#worker.postMessage('close');
     await this.#exited;
   }

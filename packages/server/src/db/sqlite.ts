@@ -105,6 +105,7 @@ class SqliteDriver implements Driver {
   readonly #flushing = new Handle(this);
   /** Statements of other handles that arrived while a transaction was open, in arrival order. */
   readonly #waiting: Waiting[] = [];
+  #destroyed: Promise<void> | undefined;
 
   constructor(
     connection: SQLite.Database,
@@ -136,7 +137,17 @@ class SqliteDriver implements Driver {
     await connection.executeQuery(CompiledQuery.raw('rollback'));
   }
 
-  async destroy(): Promise<void> {
+  /**
+   * Called by Kysely, which does so only once it has run a query itself, and by `SqliteAccess.close` for a
+   * database used through `run` alone; the second call waits for the first.
+   */
+  destroy(): Promise<void> {
+    this.#destroyed ??= this.#close();
+    return this.#destroyed;
+  }
+
+  async #close(): Promise<void> {
+    // The worker first: the main connection, closed last, then removes the WAL.
     await this.#checkpointer?.close();
     this.#connection.close();
     this.#wal?.close();
@@ -226,6 +237,8 @@ export interface SqliteAccess {
   dialect: Dialect;
   /** Runs SQL outside any transaction: at once, or after the transaction open at the moment. */
   run<R>(sql: string, parameters: readonly unknown[]): Promise<R[]>;
+  /** Stops the checkpoint worker and closes the connection and the WAL's descriptor; idempotent. */
+  close(): Promise<void>;
 }
 
 function sqliteAccess(
@@ -246,5 +259,6 @@ function sqliteAccess(
     dialect,
     run: async <R>(sql: string, parameters: readonly unknown[]) =>
       (await driver.execute(outside, CompiledQuery.raw(sql, [...parameters]))).rows as R[],
+    close: () => driver.destroy(),
   };
 }
