@@ -1,6 +1,11 @@
 import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, DEFAULT_CREDENTIALS_RETRY_DELAYS_MS, loadConfig } from './config.js';
+
+/** A regular file that surely exists: this one. */
+const A_FILE = fileURLToPath(import.meta.url);
 
 describe('loadConfig', () => {
   it('has the documented defaults', () => {
@@ -57,6 +62,38 @@ describe('loadConfig', () => {
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
   });
 
+  it('accepts the edges of each rule', () => {
+    const week = String(7 * 24 * 3600 * 1000);
+    const delays = loadConfig({ CREDENTIALS_RETRY_DELAYS_MS: `0,${week}` }).credentialsRetryDelaysMs;
+    expect(delays).toEqual([0, Number(week)]);
+    const fifty = Array.from({ length: 50 }, () => '1').join(',');
+    expect(loadConfig({ WEBHOOK_RETRY_DELAYS_MS: fifty }).webhookRetryDelaysMs).toHaveLength(50);
+    for (const host of ['localhost', '::', '::1', '10.0.0.7', 'db-1.internal.example']) {
+      expect(loadConfig({ HOST: host }).host).toBe(host);
+    }
+    for (const url of [
+      'postgres://user:pw@db:5432/wallet',
+      'postgresql://u@[::1]:65535/wallet',
+      'postgres://user:pw@/wallet?host=/var/run/postgresql',
+    ]) {
+      expect(loadConfig({ DATABASE_URL: url }).databaseUrl).toBe(url);
+    }
+    expect(loadConfig({ DATA_DIR: path.join(os.tmpdir(), 'not-yet', 'made') }).dataDir).toBe(
+      path.join(os.tmpdir(), 'not-yet', 'made'),
+    );
+  });
+
+  it('lets the default lease follow a longer WEBHOOK_TIMEOUT_MS, so the time-out alone can be raised', () => {
+    const config = loadConfig({ WEBHOOK_TIMEOUT_MS: '60000' });
+    expect(config.webhookTimeoutMs).toBe(60_000);
+    expect(config.webhookLeaseMs).toBe(75_000);
+  });
+
+  it('keeps the data of an in-memory database in ./data, as documented', () => {
+    expect(loadConfig({ DATABASE_URL: 'sqlite::memory:' }).dataDir).toBe(path.resolve('data'));
+    expect(loadConfig({ DATABASE_URL: 'postgres://db/wallet' }).dataDir).toBe(path.resolve('data'));
+  });
+
   it.each([
     [{ PORT: 'abc' }, 'PORT: must be a whole number, got "abc"'],
     [{ PORT: '70000' }, 'PORT: must be between 0 and 65535, got 70000'],
@@ -67,6 +104,39 @@ describe('loadConfig', () => {
       { WEBHOOK_RETRY_DELAYS_MS: '1,two' },
       'WEBHOOK_RETRY_DELAYS_MS: must be comma-separated whole numbers of milliseconds, got "1,two"',
     ],
+    [
+      { CREDENTIALS_RETRY_DELAYS_MS: '1000,99999999999999999999' },
+      'CREDENTIALS_RETRY_DELAYS_MS: each delay must be at most 604800000 ms (7 days), got 99999999999999999999',
+    ],
+    [
+      { WEBHOOK_RETRY_DELAYS_MS: '604800001' },
+      'WEBHOOK_RETRY_DELAYS_MS: each delay must be at most 604800000 ms (7 days), got 604800001',
+    ],
+    [
+      { WEBHOOK_RETRY_DELAYS_MS: Array.from({ length: 51 }, () => '1').join(',') },
+      'WEBHOOK_RETRY_DELAYS_MS: must list at most 50 delays, got 51',
+    ],
+    [{ HOST: ' ' }, 'HOST: must be a host name or an IP address, got " "'],
+    [{ HOST: 'http://example.com' }, 'HOST: must be a host name or an IP address, got "http://example.com"'],
+    [
+      { DATABASE_URL: 'postgres://user:pw@127.0.0.1:99999/x' },
+      'DATABASE_URL: must be a postgres:// URL whose port, if given, is from 1 to 65535',
+    ],
+    [
+      { DATABASE_URL: 'postgres://user:pw@db:0/x' },
+      'DATABASE_URL: must be a postgres:// URL whose port, if given, is from 1 to 65535',
+    ],
+    [{ DATA_DIR: A_FILE }, `DATA_DIR: must be a folder, but ${A_FILE} is a file`],
+    [{ DATA_DIR: path.join(A_FILE, 'data') }, `DATA_DIR: must be a folder, but ${A_FILE} is a file`],
+    [
+      { DATABASE_URL: `sqlite:${path.join(A_FILE, 'wallet.db')}` },
+      `DATABASE_URL: the SQLite file must be in a folder, but ${A_FILE} is a file`,
+    ],
+    [
+      { PUBLIC_URL: 'http://h/app?x=1#frag' },
+      'PUBLIC_URL: must have no query or fragment, got "http://h/app?x=1#frag"',
+    ],
+    [{ PUBLIC_URL: 'http://h/app#' }, 'PUBLIC_URL: must have no query or fragment, got "http://h/app#"'],
     [{ WEBHOOK_DISPATCH: 'yes' }, 'WEBHOOK_DISPATCH: must be one of on, off, got "yes"'],
     [
       { WEBHOOK_WORKER: 'true' },

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -97,12 +98,27 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   return value;
 }
 
+/** 7 days: longer than any receiver waits for an event; unbounded, the due time overflows its integer column. */
+const MAX_RETRY_DELAY_MS = 7 * 24 * HOUR;
+/** Every attempt is recorded; 50 is far beyond any useful schedule. */
+const MAX_RETRY_DELAYS = 50;
+
 function delays(env: Env, name: string, fallback: number[]): number[] {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
   const parts = raw.split(',').map((part) => part.trim());
   if (parts.some((part) => !/^\d+$/.test(part))) {
     throw new ConfigError(name, `must be comma-separated whole numbers of milliseconds, got "${raw}"`);
+  }
+  if (parts.length > MAX_RETRY_DELAYS) {
+    throw new ConfigError(name, `must list at most ${MAX_RETRY_DELAYS} delays, got ${parts.length}`);
+  }
+  const tooLong = parts.find((part) => Number(part) > MAX_RETRY_DELAY_MS);
+  if (tooLong !== undefined) {
+    throw new ConfigError(
+      name,
+      `each delay must be at most ${MAX_RETRY_DELAY_MS} ms (7 days), got ${tooLong}`,
+    );
   }
   return parts.map(Number);
 }
@@ -144,10 +160,27 @@ function url(name: string, raw: string): string {
   try {
     const parsed = new URL(raw);
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error();
-    return raw.replace(/\/+$/, '');
   } catch {
     throw new ConfigError(name, `must be an http(s) URL, got "${raw}"`);
   }
+  // Paths are appended to it (`/docs`, `/sdk/…`), which a query or fragment would swallow.
+  if (/[?#]/.test(raw)) throw new ConfigError(name, `must have no query or fragment, got "${raw}"`);
+  return raw.replace(/\/+$/, '');
+}
+
+/** The public URL when PUBLIC_URL is unset. */
+export function defaultPublicUrl(port: number): string {
+  return `http://localhost:${port}`;
+}
+
+/** A host name or an IP address, checked here because a bad one only fails at listen, as ENOTFOUND. */
+function host(raw: string | undefined): string {
+  if (raw === undefined || raw === '') return '127.0.0.1';
+  const label = /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
+  if (net.isIP(raw) === 0 && !(raw.length <= 253 && raw.split('.').every((part) => label.test(part)))) {
+    throw new ConfigError('HOST', `must be a host name or an IP address, got "${raw}"`);
+  }
+  return raw;
 }
 
 function smtpUrl(raw: string | undefined): Secret<string> | undefined {
@@ -201,8 +234,37 @@ function trustProxy(raw: string | undefined): boolean | number | string[] {
 
 function databaseUrl(raw: string): string {
   if (raw.startsWith('sqlite:') && raw.length > 'sqlite:'.length) return raw;
-  if (/^postgres(ql)?:\/\/./.test(raw)) return raw;
-  throw new ConfigError('DATABASE_URL', 'must be sqlite:<file> or postgres://…');
+  if (!/^postgres(ql)?:\/\/./.test(raw)) {
+    throw new ConfigError('DATABASE_URL', 'must be sqlite:<file> or postgres://…');
+  }
+  // The value may carry a password, so the error never repeats it.
+  const rule = 'must be a postgres:// URL whose port, if given, is from 1 to 65535';
+  let parsed: URL;
+  try {
+    // The driver also takes an empty host (`user@/db?host=/socket/folder`), which URL does not.
+    parsed = new URL(raw.replace('@/', '@localhost/'));
+  } catch {
+    throw new ConfigError('DATABASE_URL', rule);
+  }
+  if (parsed.port === '0') throw new ConfigError('DATABASE_URL', rule);
+  return raw;
+}
+
+/** The data folder: DATA_DIR, else the SQLite file's folder, else `./data` (PostgreSQL, in-memory SQLite). */
+function dataFolder(env: Env, dbUrl: string): string {
+  const file = dbUrl.startsWith('sqlite:') ? dbUrl.slice('sqlite:'.length) : undefined;
+  const onDisk = file !== undefined && file !== ':memory:';
+  const folder = path.resolve(env.DATA_DIR || (onDisk ? path.dirname(file) : './data'));
+  // The folder is created when first needed; a file in its place, or in place of a parent, would only
+  // fail then, as EEXIST or ENOTDIR.
+  let existing = folder;
+  while (!fs.existsSync(existing) && path.dirname(existing) !== existing) existing = path.dirname(existing);
+  if (fs.existsSync(existing) && !fs.statSync(existing).isDirectory()) {
+    throw env.DATA_DIR
+      ? new ConfigError('DATA_DIR', `must be a folder, but ${existing} is a file`)
+      : new ConfigError('DATABASE_URL', `the SQLite file must be in a folder, but ${existing} is a file`);
+  }
+  return folder;
 }
 
 /** Reads the configuration once from the environment; a bad value throws a ConfigError naming it. */
@@ -210,19 +272,18 @@ export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 4000, 0, 65_535);
   const walletEnv = oneOf(env, 'WALLET_ENV', ['staging', 'production'] as const, 'staging');
   const dbUrl = databaseUrl(env.DATABASE_URL || 'sqlite:./data/wallet.db');
-  const dataDir = path.resolve(
-    env.DATA_DIR || (dbUrl.startsWith('sqlite:') ? path.dirname(dbUrl.slice('sqlite:'.length)) : './data'),
-  );
+  const dataDir = dataFolder(env, dbUrl);
   const vaultKeys = env.VAULT_KEYS || undefined;
   if (walletEnv === 'production' && !vaultKeys) {
     throw new ConfigError('VAULT_KEYS', 'is required when WALLET_ENV=production');
   }
-  const publicUrl = url('PUBLIC_URL', env.PUBLIC_URL || `http://localhost:${port}`);
+  const publicUrl = url('PUBLIC_URL', env.PUBLIC_URL || defaultPublicUrl(port));
   if (walletEnv === 'production' && !publicUrl.startsWith('https://')) {
     throw new ConfigError('PUBLIC_URL', 'must be https when WALLET_ENV=production');
   }
   const webhookTimeoutMs = integer(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000);
-  const webhookLeaseMs = integer(env, 'WEBHOOK_LEASE_MS', 30_000, 100, 3_600_000);
+  // The time-out and 15 s more, to build the payload and write the result: 30 s with the defaults.
+  const webhookLeaseMs = integer(env, 'WEBHOOK_LEASE_MS', webhookTimeoutMs + 15_000, 100, 3_600_000);
   if (webhookLeaseMs <= webhookTimeoutMs) {
     // A lease shorter than an attempt would let a second process deliver while the first still waits.
     throw new ConfigError(
@@ -232,7 +293,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
   return {
     port,
-    host: env.HOST || '127.0.0.1',
+    host: host(env.HOST),
     publicUrl,
     databaseUrl: dbUrl,
     env: walletEnv,

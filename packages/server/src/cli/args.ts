@@ -64,6 +64,43 @@ function firstQuoted(message: string): string | undefined {
   return /'([^' ]+)/.exec(message)?.[1];
 }
 
+/**
+ * parseArgs reads `--overlap-hours -1` as an option missing its value. A negative number is never an
+ * option, so it is joined to its option (`--overlap-hours=-1`) and reaches the command's own check, which
+ * names the rule it breaks.
+ */
+function joinNegativeNumbers(args: string[], options: Record<string, OptionSpec>): string[] {
+  const joined: string[] = [];
+  for (let index = 0; index < args.length; index += 1) {
+    const arg = args[index] as string;
+    const next = args[index + 1];
+    if (arg === '--') return [...joined, ...args.slice(index)];
+    if (arg.startsWith('--') && options[arg.slice(2)]?.type === 'string' && /^-\.?\d/.test(next ?? '')) {
+      joined.push(`${arg}=${next}`);
+      index += 1;
+    } else {
+      joined.push(arg);
+    }
+  }
+  return joined;
+}
+
+/** The first option that takes one value but was given more than once: parseArgs would keep the last. */
+function repeatedSingleOption(
+  options: Record<string, OptionSpec>,
+  tokens: ReturnType<typeof parseArgs>['tokens'] = [],
+): string | undefined {
+  const seen = new Set<string>();
+  for (const token of tokens) {
+    if (token.kind !== 'option' || options[token.name]?.type !== 'string' || options[token.name]?.multiple) {
+      continue;
+    }
+    if (seen.has(token.name)) return token.name;
+    seen.add(token.name);
+  }
+  return undefined;
+}
+
 /** Parses the arguments after the command name; `--help` wins over every other mistake. */
 export function parseCommandLine(spec: CommandSpec, args: string[]): Parsed | 'help' {
   if (args.includes('--help') || args.includes('-h')) return 'help';
@@ -71,7 +108,7 @@ export function parseCommandLine(spec: CommandSpec, args: string[]): Parsed | 'h
   let result: ReturnType<typeof parseArgs>;
   try {
     result = parseArgs({
-      args,
+      args: joinNegativeNumbers(args, options),
       options: Object.fromEntries(
         Object.entries(options).map(([name, option]) => [
           name,
@@ -80,6 +117,7 @@ export function parseCommandLine(spec: CommandSpec, args: string[]): Parsed | 'h
       ),
       allowPositionals: true,
       strict: true,
+      tokens: true,
     });
   } catch (error) {
     const { code, message } = error as { code?: string; message: string };
@@ -97,6 +135,8 @@ export function parseCommandLine(spec: CommandSpec, args: string[]): Parsed | 'h
     }
     throw error;
   }
+  const repeated = repeatedSingleOption(options, result.tokens);
+  if (repeated) throw new UsageError(`option --${repeated} is given more than once`, spec.name);
   const names = spec.positionals ?? [];
   const { positionals } = result;
   if (positionals.length < names.length) {
@@ -159,6 +199,12 @@ export function commaList(value: string): string[] {
     .split(',')
     .map((part) => part.trim())
     .filter((part) => part !== '');
+}
+
+/** Refuses a name given twice in a repeatable `NAME=…` option, where the last would silently win. */
+export function refuseRepeatedNames(flag: string, names: string[], command: string): void {
+  const repeated = names.find((name, index) => names.indexOf(name) !== index);
+  if (repeated !== undefined) throw new UsageError(`--${flag} ${repeated} is given more than once`, command);
 }
 
 /** `NAME=123` → `['NAME', 123]`, split at the last `=`, the number a whole one. */

@@ -1,6 +1,6 @@
 /**
- * What every command gets: configuration from the environment, the database (migrated first) and the key
- * ring. Opened per command and closed when it ends.
+ * What every command gets: configuration from the environment, the key ring and the database (migrated
+ * first). Opened per command and closed when it ends.
  */
 import { type Config, loadConfig } from '../config.js';
 import { createDb, type Db } from '../db/index.js';
@@ -33,15 +33,16 @@ export interface Context {
 
 export async function openContext(io: CliIo, json: boolean): Promise<Context> {
   const config = loadConfig(io.env);
+  // Before the database: a bad key ring must stop the command before it creates or migrates anything.
+  const keyRing = loadKeyRing({
+    vaultKeys: config.vaultKeys,
+    dataDir: config.dataDir,
+    warn: (message) => io.stderr(`warning: ${message}\n`),
+  });
   const db = createDb(config.databaseUrl);
   let closed = false;
   try {
     const migrated = await migrate(db);
-    const keyRing = loadKeyRing({
-      vaultKeys: config.vaultKeys,
-      dataDir: config.dataDir,
-      warn: (message) => io.stderr(`warning: ${message}\n`),
-    });
     // The CLI is short-lived and must see its own writes at once: no caching.
     const merchants = new Merchants({ db, keyRing, env: config.env, cacheTtlMs: 0 });
     return {

@@ -77,7 +77,7 @@ describe.each(engines())('wallet-checkout gateway … on %s', (engine) => {
           '--url',
           'http://127.0.0.1:4999',
           '--timeout-ms',
-          '2500',
+          '120000',
           '--credential',
           'apiKey=GW_KEY',
           '--json',
@@ -86,7 +86,7 @@ describe.each(engines())('wallet-checkout gateway … on %s', (engine) => {
     );
     expect(set).toEqual({
       merchantId,
-      settings: { gateway: 'sandbox', style: 'xml', url: 'http://127.0.0.1:4999', timeoutMs: 2500 },
+      settings: { gateway: 'sandbox', style: 'xml', url: 'http://127.0.0.1:4999', timeoutMs: 120_000 },
       credentialNames: ['apiKey'],
       createdAt: expect.any(Number),
       updatedAt: expect.any(Number),
@@ -111,7 +111,7 @@ describe.each(engines())('wallet-checkout gateway … on %s', (engine) => {
     expect(shown.code).toBe(0);
     expect(shown.stdout).toMatch(/^merchant: {4}mch_\w+\ngateway: {5}sandbox\nstyle: {7}xml\n/);
     expect(shown.stdout).toContain('URL:         http://127.0.0.1:4999\n');
-    expect(shown.stdout).toContain('time-out:    2500 ms\n');
+    expect(shown.stdout).toContain('time-out:    120000 ms\n');
     expect(shown.stdout).toContain('credentials: apiKey\n');
     expect(json(await recorded(cli('gateway', 'show', merchantId, '--json')))).toEqual(set);
   });
@@ -183,7 +183,29 @@ describe.each(engines())('wallet-checkout gateway … on %s', (engine) => {
     [['gateway', 'set', 'mch_1', '--gateway', 'sandbox'], /^error: "gateway set" needs --url/],
     [
       ['gateway', 'set', 'mch_1', '--gateway', 'sandbox', '--url', 'http://x', '--timeout-ms', '1.5'],
-      /^error: --timeout-ms must be a whole number of milliseconds, got "1.5"/,
+      /^error: --timeout-ms must be a whole number of milliseconds from 1 to 120000, got "1.5"/,
+    ],
+    [
+      [
+        'gateway',
+        'set',
+        'mch_1',
+        '--gateway',
+        'sandbox',
+        '--url',
+        'http://x',
+        '--timeout-ms',
+        '99999999999999',
+      ],
+      /^error: --timeout-ms must be a whole number of milliseconds from 1 to 120000, got "99999999999999"/,
+    ],
+    [
+      ['gateway', 'set', 'mch_1', '--gateway', 'sandbox', '--url', 'http://x', '--timeout-ms', '120001'],
+      /^error: --timeout-ms must be a whole number of milliseconds from 1 to 120000, got "120001"/,
+    ],
+    [
+      ['gateway', 'set', 'mch_1', '--gateway', 'sandbox', '--url', 'http://x', '--url', 'http://y'],
+      /^error: option --url is given more than once/,
     ],
     [
       [
@@ -213,7 +235,7 @@ describe.each(engines())('wallet-checkout gateway … on %s', (engine) => {
         '--credential',
         'a=C',
       ],
-      /^error: --credential a is given twice/,
+      /^error: --credential a is given more than once/,
     ],
     [['gateway', 'show'], /^error: "gateway show" needs <merchantId>/],
   ])('refuses %j with exit 2 and one line, never echoing a credential', async (argv, message) => {

@@ -4,8 +4,21 @@
  * other users of the machine and the shell history see), and are never printed.
  */
 import { NotFoundError, ValidationError } from '../errors.js';
-import { DEFAULT_SANDBOX_TIMEOUT_MS, type GatewayAccount, GatewayAccounts } from '../gateways/index.js';
-import { type Command, defineCommand, listOption, requiredOption, stringOption, UsageError } from './args.js';
+import {
+  DEFAULT_SANDBOX_TIMEOUT_MS,
+  type GatewayAccount,
+  GatewayAccounts,
+  MAX_GATEWAY_TIMEOUT_MS,
+} from '../gateways/index.js';
+import {
+  type Command,
+  defineCommand,
+  listOption,
+  refuseRepeatedNames,
+  requiredOption,
+  stringOption,
+  UsageError,
+} from './args.js';
 import type { Context } from './context.js';
 import { isoTime } from './output.js';
 
@@ -66,7 +79,7 @@ const gatewaySet = defineCommand<SetInput>({
     'timeout-ms': {
       type: 'string',
       value: 'MS',
-      description: `time allowed for one authorization, in ms (default ${DEFAULT_SANDBOX_TIMEOUT_MS})`,
+      description: `time allowed for one authorization, in ms, at most ${MAX_GATEWAY_TIMEOUT_MS} (default ${DEFAULT_SANDBOX_TIMEOUT_MS})`,
     },
     credential: {
       type: 'string',
@@ -84,8 +97,11 @@ const gatewaySet = defineCommand<SetInput>({
   prepare({ values, positionals }) {
     const command = 'gateway set';
     const timeout = stringOption(values, 'timeout-ms') ?? String(DEFAULT_SANDBOX_TIMEOUT_MS);
-    if (!/^\d+$/.test(timeout) || Number(timeout) < 1) {
-      throw new UsageError(`--timeout-ms must be a whole number of milliseconds, got "${timeout}"`, command);
+    if (!/^\d+$/.test(timeout) || Number(timeout) < 1 || Number(timeout) > MAX_GATEWAY_TIMEOUT_MS) {
+      throw new UsageError(
+        `--timeout-ms must be a whole number of milliseconds from 1 to ${MAX_GATEWAY_TIMEOUT_MS}, got "${timeout}"`,
+        command,
+      );
     }
     const credentials = (listOption(values, 'credential') ?? []).map((raw): [string, string] => {
       const [name = '', variable = '', ...rest] = raw.split('=');
@@ -98,9 +114,11 @@ const gatewaySet = defineCommand<SetInput>({
       }
       return [name, variable];
     });
-    const names = credentials.map(([name]) => name);
-    const repeated = names.find((name, index) => names.indexOf(name) !== index);
-    if (repeated) throw new UsageError(`--credential ${repeated} is given twice`, command);
+    refuseRepeatedNames(
+      'credential',
+      credentials.map(([name]) => name),
+      command,
+    );
     return {
       merchantId: positionals[0] as string,
       settings: {

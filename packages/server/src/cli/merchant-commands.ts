@@ -9,6 +9,7 @@ import {
   namedWholeNumber,
   type OptionSpec,
   type OptionValues,
+  refuseRepeatedNames,
   requiredOption,
   stringOption,
   UsageError,
@@ -69,13 +70,16 @@ function settingsFrom(values: OptionValues, command: string): MerchantPatch {
       return { name, price };
     });
   }
-  const rates = listOption(values, 'tax-rate');
+  const rates = listOption(values, 'tax-rate')?.map((raw) =>
+    namedWholeNumber('tax-rate', raw, 'STATE=BASIS_POINTS', command),
+  );
   if (rates) {
-    patch.taxSettings = {
-      ratesByState: Object.fromEntries(
-        rates.map((raw) => namedWholeNumber('tax-rate', raw, 'STATE=BASIS_POINTS', command)),
-      ),
-    };
+    refuseRepeatedNames(
+      'tax-rate',
+      rates.map(([state]) => state),
+      command,
+    );
+    patch.taxSettings = { ratesByState: Object.fromEntries(rates) };
   }
   return patch;
 }
@@ -267,7 +271,7 @@ const webhookSecretRotate = defineCommand<{ merchantId: string; overlapSeconds: 
     const raw = stringOption(values, 'overlap-hours') ?? '24';
     if (!/^\d+(\.\d+)?$/.test(raw)) {
       throw new UsageError(
-        `--overlap-hours must be a number of hours, got "${raw}"`,
+        `--overlap-hours must be a number of hours, 0 or more, got "${raw}"`,
         'webhook-secret rotate',
       );
     }

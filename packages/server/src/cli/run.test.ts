@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb } from '../db/index.js';
@@ -228,6 +229,22 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     }
   });
 
+  it('with --json, reports a failure as one JSON line on stderr, keeping the exit code', async () => {
+    expect(await cli('merchant', 'show', 'nope', '--json')).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: '{"error": {"code": "MERCHANT_NOT_FOUND", "message": "merchant nope does not exist"}}\n',
+    });
+    const invalid = await cli('merchant', 'create', '--name', '', '--json');
+    expect(invalid.code).toBe(1);
+    expect(JSON.parse(invalid.stderr)).toEqual({
+      error: {
+        code: 'VALIDATION_ERROR',
+        message: expect.stringMatching(/^name must be 1 to 200 characters/),
+      },
+    });
+  });
+
   it('creates, lists and revokes API keys', async () => {
     const created = json(await cli('merchant', 'create', '--name', 'Keys', '--json')) as {
       merchantId: string;
@@ -291,7 +308,7 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     );
     const bad = await cli('webhook-secret', 'rotate', created.merchantId, '--overlap-hours', 'soon');
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/^error: --overlap-hours must be a number of hours, got "soon"/);
+    expect(bad.stderr).toMatch(/^error: --overlap-hours must be a number of hours, 0 or more, got "soon"/);
   });
 
   it('rotates the staging vault key and re-encrypts the secrets', async () => {
@@ -360,10 +377,13 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     const started = new Promise<string>((resolve) => {
       listening = resolve;
     });
+    let docsUrl = '';
     const running = run(['serve', '--json'], {
       stdout: (text) => {
         lines.push(text);
-        listening((JSON.parse(text) as { url: string }).url);
+        const output = JSON.parse(text) as { url: string; docsUrl: string };
+        docsUrl = output.docsUrl;
+        listening(output.url);
       },
       stderr: (text) => lines.push(text),
       env: { ...env, PORT: '0', LOG_LEVEL: 'silent' },
@@ -372,6 +392,11 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     const url = await Promise.race([started, running.then((code) => `exited ${code}: ${lines.join('')}`)]);
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    // PORT=0 without PUBLIC_URL: the default public URL names the port the service got.
+    const publicUrl = `http://localhost:${new URL(url).port}`;
+    expect(docsUrl).toBe(`${publicUrl}/docs`);
+    const openapi = (await (await fetch(`${url}/openapi.json`)).json()) as { servers: { url: string }[] };
+    expect(openapi.servers).toEqual([{ url: publicUrl }]);
     stop('SIGTERM');
     expect(await running).toBe(0);
     expect(lines.join('')).toContain('SIGTERM: stopping');
@@ -488,7 +513,20 @@ describe('wallet-checkout CLI without a database', () => {
     ],
     [['merchant', 'create', '--name'], /^error: option --name needs a value/],
     [['merchant', 'create', '--json=yes', '--name', 'X'], /^error: option --json takes no value/],
-    [['merchant', 'create', '--json'], /^error: "merchant create" needs --name/],
+    [['merchant', 'create'], /^error: "merchant create" needs --name/],
+    [['merchant', 'create', '--name', 'X', '--name', 'Y'], /^error: option --name is given more than once/],
+    [
+      ['merchant', 'update', 'mch_1', '--variant', 'standard', '--variant=connected'],
+      /^error: option --variant is given more than once/,
+    ],
+    [
+      ['merchant', 'create', '--name', 'X', '--tax-rate', 'TX=825', '--tax-rate', 'TX=100'],
+      /^error: --tax-rate TX is given more than once/,
+    ],
+    [
+      ['webhook-secret', 'rotate', 'mch_1', '--overlap-hours', '-1'],
+      /^error: --overlap-hours must be a number of hours, 0 or more, got "-1"/,
+    ],
     [['merchant', 'show'], /^error: "merchant show" needs <merchantId>/],
     [['merchant', 'show', 'a', 'b'], /^error: unexpected argument "b" for "merchant show"/],
     [['merchant', 'update', 'mch_1'], /^error: "merchant update" needs at least one setting/],
@@ -517,13 +555,43 @@ describe('wallet-checkout CLI without a database', () => {
   it('names a bad environment variable in one line', async () => {
     const port = await runCli({ PORT: 'abc' }, ['merchant', 'list']);
     expect(port).toEqual({ code: 1, stdout: '', stderr: 'error: PORT: must be a whole number, got "abc"\n' });
-    const production = await runCli({ WALLET_ENV: 'production' }, ['migrate', '--json']);
+    const production = await runCli({ WALLET_ENV: 'production' }, ['migrate']);
     expect(production.code).toBe(1);
     expect(production.stderr).toBe('error: VAULT_KEYS: is required when WALLET_ENV=production\n');
   });
 
+  it('with --json, reports usage and configuration errors as one JSON line on stderr', async () => {
+    expect(await cli('merchant', 'create', '--json')).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: '{"error": {"code": "USAGE_ERROR", "message": "\\"merchant create\\" needs --name"}}\n',
+    });
+    expect(await runCli({ WALLET_ENV: 'production' }, ['migrate', '--json'])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        '{"error": {"code": "CONFIGURATION_ERROR", "message": "VAULT_KEYS: is required when WALLET_ENV=production"}}\n',
+    });
+  });
+
+  it('checks the key ring before it creates or migrates the database', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wallet-cli-'));
+    try {
+      const env = { DATABASE_URL: `sqlite:${path.join(dir, 'w.db')}`, DATA_DIR: dir, VAULT_KEYS: 'bad' };
+      const outcome = await runCli(env, ['merchant', 'list']);
+      expect(outcome.code).toBe(1);
+      expect(outcome.stderr).toMatch(/^error: VAULT_KEYS: must be comma-separated id:base64key entries/);
+      expect(fs.readdirSync(dir)).toEqual([]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('reports an unreachable database in one line', async () => {
-    const outcome = await runCli({ DATABASE_URL: 'postgres://127.0.0.1:1/none' }, ['merchant', 'list']);
+    const outcome = await runCli({ DATABASE_URL: 'postgres://127.0.0.1:1/none', VAULT_KEYS: vaultKey('k') }, [
+      'merchant',
+      'list',
+    ]);
     expect(outcome.code).toBe(1);
     expect(outcome.stderr.split('\n')).toEqual([expect.stringMatching(/^error: .*ECONNREFUSED/), '']);
   });

@@ -2,7 +2,7 @@
  * The `wallet-checkout` command line. `run` takes the arguments and the process's streams and environment
  * as values and returns the exit code, so tests call it in-process. Exit codes: 0 done, 1 failed (bad
  * configuration, refused input, unreachable database…), 2 bad command line. Errors are one line on
- * stderr: `error: <message>`.
+ * stderr: `error: <message>`, or with --json `{"error": {"code": "…", "message": "…"}}`.
  */
 import { ConfigError } from '../config.js';
 import { DomainError } from '../errors.js';
@@ -11,6 +11,7 @@ import { type Command, commandHelp, parseCommandLine, UsageError } from './args.
 import { type CliIo, openContext } from './context.js';
 import { GATEWAY_COMMANDS } from './gateway-commands.js';
 import { MERCHANT_COMMANDS } from './merchant-commands.js';
+import { toJson } from './output.js';
 import { SERVICE_COMMANDS } from './service-commands.js';
 
 export type { CliIo } from './context.js';
@@ -59,50 +60,72 @@ function oneLine(message: string): string {
   return message.replace(/\s*\n\s*/g, ' ').trim();
 }
 
+interface Failure {
+  exitCode: number;
+  /** Stable, for scripts: the domain error code, or the kind of mistake. */
+  code: string;
+  message: string;
+  /** Where a person finds the right usage; not part of the JSON form. */
+  hint: string;
+}
+
+function failureOf(error: unknown): Failure {
+  if (error instanceof UsageError) {
+    const help = error.command ? `wallet-checkout ${error.command} --help` : 'wallet-checkout --help';
+    return { exitCode: 2, code: 'USAGE_ERROR', message: oneLine(error.message), hint: ` (see ${help})` };
+  }
+  if (error instanceof ConfigError) {
+    return { exitCode: 1, code: 'CONFIGURATION_ERROR', message: oneLine(error.message), hint: '' };
+  }
+  if (error instanceof DomainError) {
+    return { exitCode: 1, code: error.errorCode, message: oneLine(error.message), hint: '' };
+  }
+  // Unexpected (database unreachable, disk full…): the message only, scrubbed of anything secret-shaped.
+  const message = oneLine(scrub(error instanceof Error ? error.message : String(error)));
+  return { exitCode: 1, code: 'INTERNAL_ERROR', message, hint: '' };
+}
+
+async function runCommand(argv: string[], io: CliIo): Promise<number> {
+  const [first] = argv;
+  if (first === undefined) {
+    io.stderr(overview());
+    return 2;
+  }
+  if (first === '--help' || first === '-h' || first === 'help') {
+    io.stdout(overview());
+    return 0;
+  }
+  const found = findCommand(argv);
+  if ('group' in found) {
+    if (argv.includes('--help') || argv.includes('-h') || argv.length === 1) {
+      (argv.length === 1 ? io.stderr : io.stdout)(groupHelp(found.group));
+      return argv.length === 1 ? 2 : 0;
+    }
+    throw new UsageError(`unknown command "${found.group} ${argv[1]}"`);
+  }
+  const { command, rest } = found;
+  const parsed = parseCommandLine(command, rest);
+  if (parsed === 'help') {
+    io.stdout(commandHelp(command));
+    return 0;
+  }
+  const input = command.prepare(parsed);
+  const context = await openContext(io, parsed.json);
+  try {
+    return (await command.execute(context, input)) ?? 0;
+  } finally {
+    await context.close();
+  }
+}
+
 export async function run(argv: string[], io: CliIo): Promise<number> {
   try {
-    const [first] = argv;
-    if (first === undefined) {
-      io.stderr(overview());
-      return 2;
-    }
-    if (first === '--help' || first === '-h' || first === 'help') {
-      io.stdout(overview());
-      return 0;
-    }
-    const found = findCommand(argv);
-    if ('group' in found) {
-      if (argv.includes('--help') || argv.includes('-h') || argv.length === 1) {
-        (argv.length === 1 ? io.stderr : io.stdout)(groupHelp(found.group));
-        return argv.length === 1 ? 2 : 0;
-      }
-      throw new UsageError(`unknown command "${found.group} ${argv[1]}"`);
-    }
-    const { command, rest } = found;
-    const parsed = parseCommandLine(command, rest);
-    if (parsed === 'help') {
-      io.stdout(commandHelp(command));
-      return 0;
-    }
-    const input = command.prepare(parsed);
-    const context = await openContext(io, parsed.json);
-    try {
-      return (await command.execute(context, input)) ?? 0;
-    } finally {
-      await context.close();
-    }
+    return await runCommand(argv, io);
   } catch (error) {
-    if (error instanceof UsageError) {
-      const help = error.command ? `wallet-checkout ${error.command} --help` : 'wallet-checkout --help';
-      io.stderr(`error: ${oneLine(error.message)} (see ${help})\n`);
-      return 2;
-    }
-    if (error instanceof ConfigError || error instanceof DomainError) {
-      io.stderr(`error: ${oneLine(error.message)}\n`);
-      return 1;
-    }
-    // Unexpected (database unreachable, disk full…): the message only, scrubbed of anything secret-shaped.
-    io.stderr(`error: ${oneLine(scrub(error instanceof Error ? error.message : String(error)))}\n`);
-    return 1;
+    const { exitCode, code, message, hint } = failureOf(error);
+    // From the raw line, not the parsed one: a script that asked for JSON gets it when the line is wrong too.
+    const json = argv.includes('--json');
+    io.stderr(json ? `${toJson({ error: { code, message } })}\n` : `error: ${message}${hint}\n`);
+    return exitCode;
   }
 }

@@ -1,4 +1,6 @@
 /** `serve`, `start`, `migrate` and `vault rotate-key`: running and maintaining the service. */
+import net from 'node:net';
+import { type Config, defaultPublicUrl } from '../config.js';
 import { addStagingKey, STAGING_KEYS_FILE } from '../vault/keyring.js';
 import { reencryptAll } from '../vault/rotate.js';
 import { type Command, defineCommand } from './args.js';
@@ -20,13 +22,39 @@ export function waitForSignal(): Promise<string> {
   });
 }
 
+/** A port free on `host` now. */
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, host, () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * PORT=0 asks for any free port, but the default public URL (printed, in /openapi.json, given to the demo
+ * store) must name the port the service listens on, and the service is built with it before it listens:
+ * so the port is chosen here.
+ */
+async function withChosenPort(config: Config): Promise<Config> {
+  if (config.port !== 0 || config.publicUrl !== defaultPublicUrl(0)) return config;
+  const port = await freePort(config.host);
+  return { ...config, port, publicUrl: defaultPublicUrl(port) };
+}
+
 async function runUntilStopped(context: Context, demo: boolean): Promise<number> {
-  const { config, io } = context;
+  const { io } = context;
   // The database is migrated; the service opens its own connections.
   await context.close();
+  const config = await withChosenPort(context.config);
   // Loaded here, not at the top: the other commands start faster without the HTTP stack.
   const { runService } = await import('../server.js');
   const service = await runService(config, { demo });
+  // Before the URL is printed: whoever reads it may send the signal at once.
+  const stopped = (io.waitForStop ?? waitForSignal)();
   const lines = [
     `Wallet Checkout is listening on ${service.url} (Ctrl-C stops it).`,
     `API reference: ${service.docsUrl}`,
@@ -48,7 +76,7 @@ async function runUntilStopped(context: Context, demo: boolean): Promise<number>
     demo: service.demo ?? null,
     sandboxGatewayUrl: service.sandboxGatewayUrl ?? null,
   });
-  const signal = await (io.waitForStop ?? waitForSignal)();
+  const signal = await stopped;
   io.stderr(`${signal}: stopping\n`);
   await service.close();
   return 0;

@@ -8,4 +8,9 @@ export {
 } from './accounts.js';
 export { GatewayError, type GatewayErrorKind, type SdkResult, sdkResult } from './errors.js';
 export type * from './gateway.js';
-export { connectorFor, type GatewaySettings, parseGatewaySettings } from './registry.js';
+export {
+  connectorFor,
+  type GatewaySettings,
+  MAX_GATEWAY_TIMEOUT_MS,
+  parseGatewaySettings,
+} from './registry.js';

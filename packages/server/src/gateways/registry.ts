@@ -43,6 +43,9 @@ export function connectorFor(settings: GatewaySettings, env: WalletEnv): Gateway
   return retryingOnTimeout(factory(settings));
 }
 
+/** 2 min, as for WEBHOOK_TIMEOUT_MS: the shopper waits up to twice this (one retry after a time-out). */
+export const MAX_GATEWAY_TIMEOUT_MS = 120_000;
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -58,8 +61,16 @@ export function parseGatewaySettings(value: unknown): GatewaySettings {
     throw new GatewayError('configuration', 'style must be json or xml');
   }
   if (typeof url !== 'string') throw new GatewayError('configuration', 'url must be a string');
-  if (typeof timeoutMs !== 'number') {
-    throw new GatewayError('configuration', 'timeoutMs must be a number of ms');
+  if (
+    typeof timeoutMs !== 'number' ||
+    !Number.isInteger(timeoutMs) ||
+    timeoutMs < 1 ||
+    timeoutMs > MAX_GATEWAY_TIMEOUT_MS
+  ) {
+    throw new GatewayError(
+      'configuration',
+      `timeoutMs must be a whole number of ms from 1 to ${MAX_GATEWAY_TIMEOUT_MS}`,
+    );
   }
   return { gateway, style, url, timeoutMs };
 }
