@@ -140,12 +140,15 @@ describe.each(engines())('merchants on %s', (engine) => {
         ['https://10.1.2.3/hooks', /^webhookUrl must not point to a private/],
         ['https://[::1]/hooks', /^webhookUrl must not point to a private/],
         ['https://localhost:8443/hooks', /^webhookUrl must not point to a private/],
+        ['https://[64:ff9b::a00:1]/hooks', /^webhookUrl must not point to a private.*\(private\)$/],
       ] as const) {
         const error = await rejection(production.create({ name: 'Prod', webhookUrl }));
         expect(error.message).toMatch(message);
       }
       const { merchant } = await production.create({ name: 'Prod', webhookUrl: 'https://shop.example/h' });
       expect(merchant.webhookUrl).toBe('https://shop.example/h');
+      const literal = await production.create({ name: 'Prod', webhookUrl: 'https://8.8.8.8/h' });
+      expect(literal.merchant.webhookUrl).toBe('https://8.8.8.8/h');
       // Staging is for development: a local receiver is fine there.
       const local = await merchants.create({ name: 'Dev', webhookUrl: 'http://127.0.0.1:3000/hooks' });
       expect(local.merchant.webhookUrl).toBe('http://127.0.0.1:3000/hooks');

@@ -3,9 +3,9 @@
  * rule, so the CLI and any admin route can show it as is. Inputs are checked at runtime (they may come
  * from JSON), not only by their TypeScript types.
  */
-import { BlockList, isIP } from 'node:net';
 import { ValidationError } from '../errors.js';
 import { newUuid } from '../ids.js';
+import { nonPublicHost } from '../webhooks/index.js';
 import {
   AUTHORIZATION_MODES,
   type AuthorizationMode,
@@ -68,28 +68,6 @@ const STATE = /^[A-Z]{2}$/;
 // scheme://host[:port] and nothing after it; the host part is checked again by the URL parser.
 const ORIGIN = /^https?:\/\/[^/?#@\s]+$/i;
 
-/** Addresses a production webhook must not target when written as a literal IP (DNS is checked on delivery). */
-const NON_PUBLIC = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.168.0.0', 16],
-] as const) {
-  NON_PUBLIC.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [
-  ['::', 127],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['::ffff:0:0', 96],
-] as const) {
-  NON_PUBLIC.addSubnet(network, prefix, 'ipv6');
-}
-
 /** A value shortened for an error message, so a huge or hostile input does not flood the output. */
 function shown(value: unknown): string {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
@@ -103,14 +81,6 @@ export function validateName(value: unknown): string {
     throw new ValidationError(`name must be 1 to ${NAME_MAX} characters, got ${name.length}`);
   }
   return name;
-}
-
-function isNonPublicHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (host === 'localhost' || host.endsWith('.localhost')) return true;
-  const family = isIP(host);
-  if (family === 0) return false;
-  return NON_PUBLIC.check(host, family === 4 ? 'ipv4' : 'ipv6');
 }
 
 export function validateWebhookUrl(value: unknown, env: WalletEnv): string | null {
@@ -134,9 +104,11 @@ export function validateWebhookUrl(value: unknown, env: WalletEnv): string | nul
   if (url.hash) throw new ValidationError('webhookUrl must not contain a #fragment');
   if (env === 'production') {
     if (url.protocol !== 'https:') throw new ValidationError('webhookUrl must use https in production');
-    if (isNonPublicHost(url.hostname)) {
+    // Delivery's own classification. A name other than localhost is judged on the address it dials.
+    const range = nonPublicHost(url.hostname);
+    if (range !== undefined) {
       throw new ValidationError(
-        'webhookUrl must not point to a private, loopback or link-local address in production',
+        `webhookUrl must not point to a private, loopback, link-local or other reserved address in production, got ${shown(url.hostname)} (${range})`,
       );
     }
   }

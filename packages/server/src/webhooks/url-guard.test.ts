@@ -3,7 +3,13 @@ import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../errors.js';
-import { checkWebhookUrl, guardedConnector, guardedLookup, nonPublicRange } from './url-guard.js';
+import {
+  checkWebhookUrl,
+  guardedConnector,
+  guardedLookup,
+  nonPublicHost,
+  nonPublicRange,
+} from './url-guard.js';
 
 describe('address classification', () => {
   it.each([
@@ -47,6 +53,9 @@ describe('address classification', () => {
     ['ff02::1', 'multicast'],
     ['100::1', 'reserved'],
     ['2001::1', 'reserved'],
+    // SIIT's IPv4-translated form (::ffff:0:a.b.c.d) reaches the IPv4 address it carries.
+    ['::ffff:0:7f00:1', 'loopback'],
+    ['::ffff:0:10.0.0.1', 'private'],
   ])('%s is %s', (address, range) => {
     expect(nonPublicRange(address)).toBe(range);
   });
@@ -68,6 +77,25 @@ describe('address classification', () => {
 
   it('calls anything that is not an IP address invalid', () => {
     expect(nonPublicRange('example.com')).toBe('invalid');
+  });
+});
+
+describe('nonPublicHost, the check on a URL host before any lookup', () => {
+  it.each([
+    ['8.8.8.8', undefined],
+    ['[2606:4700:4700::1111]', undefined],
+    ['2606:4700:4700::1111', undefined],
+    ['shop.example.com', undefined],
+    ['localhost.example.com', undefined],
+    ['[::1]', 'loopback'],
+    ['[64:ff9b::a00:1]', 'private'],
+    ['10.0.0.1', 'private'],
+    ['localhost', 'loopback'],
+    ['localhost.', 'loopback'],
+    ['LocalHost', 'loopback'],
+    ['api.localhost.', 'loopback'],
+  ])('%s is %s', (host, range) => {
+    expect(nonPublicHost(host)).toBe(range);
   });
 });
 
@@ -100,6 +128,7 @@ describe('checkWebhookUrl', () => {
     expect(refusedWith('http://shop.example.com/', 'production')).toMatch(/https in production/);
     expect(refusedWith('https://localhost/', 'production')).toMatch(/loopback/);
     expect(refusedWith('https://api.localhost/', 'production')).toMatch(/loopback/);
+    expect(refusedWith('https://localhost./', 'production')).toMatch(/localhost\., a loopback address/);
     expect(refusedWith('https://127.0.0.1/', 'production')).toMatch(/127\.0\.0\.1, a loopback address/);
     expect(refusedWith('https://2130706433/', 'production')).toMatch(/loopback/);
     expect(refusedWith('https://[::1]/', 'production')).toMatch(/loopback/);

@@ -75,16 +75,20 @@ function blockLists(): Array<[label: string, list: net.BlockList]> {
 const BLOCK_LISTS = blockLists();
 
 /**
- * IPv6 forms that carry an IPv4 address the packet ends up at: NAT64 (64:ff9b::/96, last 32 bits) and
- * 6to4 (2002::/16, bits 16–47). IPv4-mapped addresses (::ffff:a.b.c.d) need no entry: net.BlockList
- * already matches them against the IPv4 ranges.
+ * IPv6 forms that carry an IPv4 address the packet ends up at: NAT64 (64:ff9b::/96, last 32 bits),
+ * SIIT's IPv4-translated addresses (::ffff:0:0:0/96, last 32 bits) and 6to4 (2002::/16, bits 16–47).
+ * IPv4-mapped addresses (::ffff:a.b.c.d) need no entry: net.BlockList already matches them against the
+ * IPv4 ranges. IPv4-compatible (::a.b.c.d), Teredo (2001::/32) and local-use NAT64 (64:ff9b:1::/48)
+ * are refused whole by the ranges above.
  */
 function embeddedIpv4(address: string): string | undefined {
   const groups = expandIpv6(address);
   if (groups === undefined) return undefined;
-  const nat64 = groups[0] === 0x64 && groups[1] === 0xff9b && groups.slice(2, 6).every((g) => g === 0);
-  if (nat64) return ipv4FromGroups(groups[6] as number, groups[7] as number);
-  if (groups[0] === 0x2002) return ipv4FromGroups(groups[1] as number, groups[2] as number);
+  const [g0, g1, g2, g3, g4, g5, g6 = 0, g7 = 0] = groups;
+  const nat64 = g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0;
+  const translated = g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0xffff && g5 === 0;
+  if (nat64 || translated) return ipv4FromGroups(g6, g7);
+  if (g0 === 0x2002) return ipv4FromGroups(g1 ?? 0, g2 ?? 0);
   return undefined;
 }
 
@@ -123,6 +127,19 @@ export function nonPublicRange(address: string): string | undefined {
   return embedded === undefined ? undefined : nonPublicRange(embedded);
 }
 
+/**
+ * The non-public range a URL's host names before any DNS lookup: that of a literal IP address (with or
+ * without brackets), or 'loopback' for `localhost` and its subdomains (RFC 6761), with or without the
+ * final dot. Undefined for any other name: it is judged on the addresses it resolves to when dialled
+ * (`guardedLookup`), so a name cannot pass here and reach a private address later.
+ */
+export function nonPublicHost(hostname: string): string | undefined {
+  const host = hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  const name = host.endsWith('.') ? host.slice(0, -1) : host;
+  if (name === 'localhost' || name.endsWith('.localhost')) return 'loopback';
+  return net.isIP(host) ? nonPublicRange(host) : undefined;
+}
+
 function refusal(address: string, range: string): DomainError {
   return new DomainError(
     'WEBHOOK_URL_NOT_ALLOWED',
@@ -154,10 +171,8 @@ export function checkWebhookUrl(url: string, env: WalletEnv): URL {
     if (parsed.protocol !== 'https:') {
       throw new DomainError('WEBHOOK_URL_NOT_ALLOWED', 'The webhook URL must use https in production.');
     }
-    const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
-    if (host === 'localhost' || host.endsWith('.localhost')) throw refusal(host, 'loopback');
-    const range = net.isIP(host) ? nonPublicRange(host) : undefined;
-    if (range !== undefined) throw refusal(host, range);
+    const range = nonPublicHost(parsed.hostname);
+    if (range !== undefined) throw refusal(parsed.hostname.replace(/^\[(.*)\]$/, '$1'), range);
   }
   return parsed;
 }
