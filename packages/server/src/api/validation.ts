@@ -77,5 +77,9 @@ export function describeValidationError(errors: ErrorObject[], part: string | un
   const [first] = errors;
   if (!first) return 'The request is invalid.';
   const where = part === 'headers' ? 'header ' : part === 'querystring' ? 'query parameter ' : '';
+  if (first.keyword === 'additionalProperties' && first.instancePath === '' && where !== '') {
+    const { additionalProperty } = first.params as { additionalProperty: string };
+    return `${where}${additionalProperty} is not one this route takes`;
+  }
   return `${where}${fieldName(first, part)} ${rule(first)}`;
 }

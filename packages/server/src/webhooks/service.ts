@@ -1,5 +1,11 @@
 import type { Db } from '../db/index.js';
-import { type ListFilter, type MessageSummary, type MessageWithAttempts, WebhookRepo } from './repo.js';
+import {
+  type ListFilter,
+  type MessagePage,
+  type MessageSummary,
+  type MessageWithAttempts,
+  WebhookRepo,
+} from './repo.js';
 import type { MessageState } from './state.js';
 
 export interface WebhooksOptions {
@@ -24,6 +30,14 @@ export class Webhooks {
   /** The merchant's messages, newest first; filter by subject id (e.g. a credentials request) or state. */
   list(merchantId: string, filter: ListFilter = {}): Promise<MessageSummary[]> {
     return this.#repo.list(merchantId, filter);
+  }
+
+  /**
+   * The same, one page with whether more follow; the next page starts after the last message's id.
+   * @throws DomainError WEBHOOK_MESSAGE_NOT_FOUND when `startingAfter` is not one of this merchant's.
+   */
+  listPage(merchantId: string, filter: ListFilter = {}): Promise<MessagePage> {
+    return this.#repo.listPage(merchantId, filter);
   }
 
   /** @throws DomainError WEBHOOK_MESSAGE_NOT_FOUND, also for another merchant's message. */

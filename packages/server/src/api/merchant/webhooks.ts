@@ -63,22 +63,40 @@ export const webhookRoutes =
         schema: {
           tags: ['Webhooks'],
           summary: 'List webhook messages',
-          description: 'Newest first.',
+          description:
+            'Newest first (by creation time, then id). For the next page, pass the last message id as `startingAfter` while `hasMore` is true.',
           security: BEARER_SECURITY,
-          querystring: Type.Object({
-            state: Type.Optional(State),
-            subjectId: Type.Optional(Type.String({ maxLength: 64 })),
-            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-          }),
+          querystring: Type.Object(
+            {
+              state: Type.Optional(State),
+              subjectId: Type.Optional(Type.String({ maxLength: 64 })),
+              limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+              startingAfter: Type.Optional(
+                Type.String({
+                  minLength: 1,
+                  maxLength: 64,
+                  description:
+                    'A message id, usually the last of the previous page: lists the messages after it (older). 404 WEBHOOK_MESSAGE_NOT_FOUND when it is not one of yours.',
+                }),
+              ),
+            },
+            // An unknown parameter (`offset`, `page`, `cursor`…) is refused rather than ignored.
+            { additionalProperties: false },
+          ),
           response: {
-            200: Type.Object({ data: Type.Array(Message) }),
-            ...errorResponses(['UNAUTHORIZED', 'VALIDATION_ERROR']),
+            200: Type.Object({
+              data: Type.Array(Message),
+              hasMore: Type.Boolean({
+                description: 'Whether more messages match beyond this page: ask again with `startingAfter`.',
+              }),
+            }),
+            ...errorResponses(['UNAUTHORIZED', 'VALIDATION_ERROR', 'WEBHOOK_MESSAGE_NOT_FOUND']),
           },
         },
       },
       async (request) => {
-        const messages = await webhooks.list(merchantOf(request).id, request.query);
-        return { data: messages.map(toMessage) };
+        const page = await webhooks.listPage(merchantOf(request).id, request.query);
+        return { data: page.data.map(toMessage), hasMore: page.hasMore };
       },
     );
 
