@@ -121,9 +121,9 @@ export class Dispatcher {
     this.#log = options.log;
     this.#delays = options.retryDelaysMs;
     this.#endpoints = options.endpoints;
-    // The time-out plus 30 s for building the payload and writing the result: a lease shorter than a
-    // delivery would let a second process send the same message while the first is still at it.
-    this.leaseMs = options.leaseMs ?? options.timeoutMs + 30_000;
+    // The time-out plus 15 s for building the payload and writing the result (as WEBHOOK_LEASE_MS): a
+    // lease shorter than a delivery would let a second process send the message while the first is at it.
+    this.leaseMs = options.leaseMs ?? options.timeoutMs + 15_000;
     this.#pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
     this.#concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
     this.#now = options.now ?? Date.now;

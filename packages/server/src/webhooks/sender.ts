@@ -67,6 +67,19 @@ const MAX_ERROR_LENGTH = 500;
 /** Open pools kept; the least recently used is closed beyond this. */
 const MAX_POOLS = 1_000;
 
+/**
+ * A receiver origin: its pool, and the attempts holding or waiting for one of its connections. Attempts
+ * wait here, not in the pool's queue, so that an attempt's deadline starts when it has a connection: the
+ * time-out is the receiver's, not the time spent behind other attempts to the same receiver.
+ */
+interface Origin {
+  pool: Pool;
+  /** Attempts holding a connection, at most the sender's connections per origin. */
+  active: number;
+  /** Attempts waiting for a connection, first come first served. */
+  waiting: (() => void)[];
+}
+
 /** A failure before or instead of an HTTP answer, with a message fit for the attempt record. */
 class DeliveryFailure extends Error {}
 
@@ -93,7 +106,8 @@ export class Sender implements AttemptSender {
   readonly #payloads: SenderOptions['payloads'];
   readonly #connections: number;
   readonly #signer = new Signer();
-  readonly #pools = new Map<string, Pool>();
+  /** By origin, least recently used first. */
+  readonly #origins = new Map<string, Origin>();
 
   constructor(options: SenderOptions) {
     this.#env = options.env;
@@ -115,6 +129,7 @@ export class Sender implements AttemptSender {
     let started: number | undefined;
     let error: string | null = null;
     let deadline: NodeJS.Timeout | undefined;
+    let origin: Origin | undefined;
     try {
       const { url, secrets } = await endpoint;
       if (url === null) throw new DeliveryFailure('The merchant has no webhook URL configured.');
@@ -122,6 +137,7 @@ export class Sender implements AttemptSender {
       const target = checkWebhookUrl(url, this.#env);
       const body = await this.#body(message);
       const headers = this.#signer.headers(message.id, new Date(attemptedAt), body, secrets);
+      origin = await this.#connection(target.origin);
       started = performance.now();
       // One deadline for the whole exchange. undici's own header and body time-outs run on a coarse
       // clock (up to a second late) and each restarts; they stay as a backstop. A controller and a timer
@@ -129,7 +145,7 @@ export class Sender implements AttemptSender {
       const controller = new AbortController();
       deadline = setTimeout(() => controller.abort(new DeliveryTimeout()), this.#timeoutMs);
       const { signal } = controller;
-      const response = await this.#pool(target.origin).request({
+      const response = await origin.pool.request({
         method: 'POST',
         path: `${target.pathname}${target.search}`,
         headers,
@@ -148,6 +164,7 @@ export class Sender implements AttemptSender {
       error = describeFailure(caught, this.#timeoutMs);
     } finally {
       clearTimeout(deadline);
+      if (origin) this.#release(origin);
     }
     const latencyMs = started === undefined ? 0 : Math.round(performance.now() - started);
     return { statusCode, latencyMs, error };
@@ -171,15 +188,33 @@ export class Sender implements AttemptSender {
     return body;
   }
 
-  #pool(origin: string): Pool {
-    let pool = this.#pools.get(origin);
-    if (pool !== undefined) {
-      // Re-inserted so the map's order is least recently used first.
-      this.#pools.delete(origin);
-      this.#pools.set(origin, pool);
-      return pool;
+  /** Resolves once one of the origin's connections is this attempt's; `#release` gives it back. */
+  async #connection(key: string): Promise<Origin> {
+    const origin = this.#origin(key);
+    if (origin.active < this.#connections) {
+      origin.active++;
+      return origin;
     }
-    pool = new Pool(origin, {
+    // `#release` hands its connection over without counting it free in between.
+    await new Promise<void>((resolve) => origin.waiting.push(resolve));
+    return origin;
+  }
+
+  #release(origin: Origin): void {
+    const next = origin.waiting.shift();
+    if (next) next();
+    else origin.active--;
+  }
+
+  #origin(key: string): Origin {
+    let origin = this.#origins.get(key);
+    if (origin !== undefined) {
+      // Re-inserted so the map's order is least recently used first.
+      this.#origins.delete(key);
+      this.#origins.set(key, origin);
+      return origin;
+    }
+    const pool = new Pool(key, {
       connections: this.#connections,
       headersTimeout: this.#timeoutMs,
       bodyTimeout: this.#timeoutMs,
@@ -188,19 +223,24 @@ export class Sender implements AttemptSender {
           ? guardedConnector({ timeout: this.#timeoutMs })
           : { timeout: this.#timeoutMs },
     });
-    this.#pools.set(origin, pool);
-    if (this.#pools.size > MAX_POOLS) {
-      const [oldest, evicted] = this.#pools.entries().next().value as [string, Pool];
-      this.#pools.delete(oldest);
-      void evicted.close();
+    origin = { pool, active: 0, waiting: [] };
+    this.#origins.set(key, origin);
+    if (this.#origins.size > MAX_POOLS) {
+      // The least recently used origin that no attempt is using or waiting for.
+      for (const [oldKey, old] of this.#origins) {
+        if (old.active > 0) continue;
+        this.#origins.delete(oldKey);
+        void old.pool.close();
+        break;
+      }
     }
-    return pool;
+    return origin;
   }
 
   /** Closes every pool once the requests under way have finished. */
   async close(): Promise<void> {
-    const pools = [...this.#pools.values()];
-    this.#pools.clear();
-    await Promise.all(pools.map((pool) => pool.close()));
+    const origins = [...this.#origins.values()];
+    this.#origins.clear();
+    await Promise.all(origins.map((origin) => origin.pool.close()));
   }
 }
