@@ -71,7 +71,10 @@ describe('gateway settings', () => {
     [{ gateway: 'acme', style: 'json', url: 'http://x', timeoutMs: 1 }, 'gateway must be one of sandbox'],
     [{ gateway: 'sandbox', style: 'soap', url: 'http://x', timeoutMs: 1 }, 'style must be json or xml'],
     [{ gateway: 'sandbox', style: 'json', timeoutMs: 1 }, 'url must be a string'],
-    [{ gateway: 'sandbox', style: 'json', url: 'http://x' }, 'timeoutMs must be a whole number of ms from 1 to 120000'],
+    [
+      { gateway: 'sandbox', style: 'json', url: 'http://x' },
+      'timeoutMs must be a whole number of ms from 1 to 120000',
+    ],
   ])('refuses %j', (settings, message) => {
     expect(() => parseGatewaySettings(settings)).toThrow(message);
   });
