@@ -117,6 +117,18 @@ describe('scrub', () => {
     ['a grouped card number between letters', `${AROUND_TEXT} card4111-1111-1111-1111end`, '1111-1111-1111'],
     ['a card number glued to more digits', `${AROUND_TEXT} 41111111111111111229`, '4111111111111111'],
     [
+      'a URL-encoded JSON cvv',
+      `data=%7B%22cvv%22%3A%22987%22%2C%22order%22%3A%22${ORDER}%22%7D&amount=2599&date=2024-01-15`,
+      '987',
+    ],
+    [
+      'a twice URL-encoded JSON cryptogram',
+      `data=%257B%2522cryptogram%2522%253A%2522rAwv4EKolFpod9%2522%257D&order=${ORDER}&amount=2599&date=2024-01-15`,
+      'rAwv4EKolFpod9',
+    ],
+    ['a card number grouped by encoded spaces', `${AROUND_TEXT} 4111%201111%201111%201111`, '1111'],
+    ['a card number grouped by form spaces', `${AROUND_TEXT}&pan_hint=4111+1111+1111+1111`, '1111'],
+    [
       'an API key after an underscore',
       `${AROUND_TEXT} x_sk_test_gmbjHIt9fBFb4OVFR4oGo8d3`,
       'gmbjHIt9fBFb4OVFR4oGo8d3',
@@ -150,6 +162,7 @@ describe('scrub', () => {
     ['escapes', '\\\\\\"'],
     ['header keys before quotes', 'authorization: "'],
     ['open tags', '<a:b '],
+    ['percent escapes', '%25%2522cvv%2522%253A'],
     ['echoed secrets', 'x4111111111111111 "cvv":"987" cvv=987&<Cvv>987</Cvv> '],
   ])('scrubs 100 KB of %s in linear time', (_label, unit) => {
     const text = unit.repeat(Math.ceil(100_000 / unit.length));

@@ -62,11 +62,11 @@ function isSensitiveKey(key: string): boolean {
   return words.some((_word, start) => TEXT_KEYS.has(words.slice(start).join('')));
 }
 
-// 12 or more digits, optionally grouped by single spaces or dashes: anything that could be a card number
+// 12 or more digits, optionally grouped by single spaces, dashes or pluses (a space in a form): anything that could be a card number
 // (never shorter than 12 digits, ISO/IEC 7812) or a network token, also when glued to letters or
 // underscores (`x4111…`, `4111…abc`) or to more digits. A match starts only where no digit precedes
 // and every step is forced, so the scan is linear.
-const CARD_NUMBER = /(?<!\d)\d(?:[ -]?\d){11,}/g;
+const CARD_NUMBER = /(?<!\d)\d(?:[ +-]?\d){11,}/g;
 const API_KEY = /(?<![A-Za-z0-9])sk_(?:test|live)_[A-Za-z0-9]+/g;
 const WEBHOOK_SECRET = /(?<![A-Za-z0-9])whsec_[A-Za-z0-9+/=]+/g;
 const BEARER = /\bBearer\s+[^\s"',]+/gi;
@@ -120,17 +120,40 @@ function scrubKeyValues(text: string): string {
   return scrubbed + text.slice(copied);
 }
 
+/**
+ * A percent-escape of a character that frames a key, a value or a card number's groups: space, `"`, `&`,
+ * `'`, `+`, `,`, `-`, `:`, `;`, `=`, `[`, `]`, `{` and `}`, and of `%` itself (`%2522` is a `"` encoded
+ * twice). A query or form field that carries JSON (`data=%7B%22cvv%22%3A%22987%22%7D`) or a grouped
+ * number (`4111%201111…`) is scrubbed in its decoded form; letters, digits and every other escape stay.
+ */
+const FRAMING_ESCAPE = /%(2[025-7bcd]|3[abd]|5[bd]|7[bd])/gi;
+
+/** Layers of escapes decoded, at most. */
+const ESCAPE_LAYERS = 3;
+
+function decodeFraming(text: string): string {
+  let decoded = text;
+  for (let layer = 0; layer < ESCAPE_LAYERS && decoded.includes('%'); layer++) {
+    const once = decoded.replace(FRAMING_ESCAPE, (_match, hex: string) =>
+      String.fromCharCode(Number.parseInt(hex, 16)),
+    );
+    if (once === decoded) break;
+    decoded = once;
+  }
+  return decoded;
+}
+
 /** `<Cvv>987</Cvv>`, with or without a namespace prefix or attributes. */
 const XML_ELEMENT = /<([\w.-]{1,64}:)?([\w.-]{1,64})(\s[^<>]{0,256})?>([^<]+)/g;
 
 /**
  * Removes anything shaped like card data or a secret from free text (error messages, raw bodies): card
  * numbers, our API keys and webhook secrets, bearer tokens, and the values of sensitive keys in JSON,
- * query, form, header and XML form. Linear in the text's length: it runs on error paths, over whatever
- * a gateway or a client sent.
+ * query, form, header and XML form, percent-encoded or not. Linear in the text's length: it runs on error
+ * paths, over whatever a gateway or a client sent.
  */
 export function scrub(text: string): string {
-  const scrubbed = text
+  const scrubbed = decodeFraming(text)
     .replace(CARD_NUMBER, '[card-number]')
     .replace(API_KEY, 'sk_[redacted]')
     .replace(WEBHOOK_SECRET, 'whsec_[redacted]')
