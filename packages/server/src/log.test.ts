@@ -202,4 +202,36 @@ describe('the logger', () => {
       err: { message: expect.stringContaining('"cvv":"[redacted]"') },
     });
   });
+
+  it('scrubs what else an error carries: its properties, the objects they hold, its cause, its bytes', async () => {
+    const { log, lines } = memoryLogger();
+    const error = Object.assign(new Error('insert failed', { cause: new Error('card 4111111111111111') }), {
+      detail: 'Failing row contains (4111111111111111, 2029).',
+      body: '{"cvv":"987","orderId":"x"}',
+      networkToken: 'ntk-value-5150',
+      payload: Buffer.from('4111111111111111'),
+      response: { statusCode: 422, headers: { authorization: 'Bearer b3arer-value' }, at: new Date(0) },
+    });
+    log.error({ err: error, orderId: ORDER }, 'the insert failed');
+    log.warn({ error: 'the receiver answered {"cvc":"321"}' }, 'an attempt failed');
+    await new Promise((resolve) => setImmediate(resolve));
+    const text = JSON.stringify(lines);
+    for (const secret of ['4111111111111111', '987', 'ntk-value-5150', 'b3arer-value', '321'])
+      expect(text).not.toContain(secret);
+    expect(lines[0]).toMatchObject({
+      orderId: ORDER,
+      err: {
+        message: 'insert failed: card [card-number]',
+        detail: 'Failing row contains ([card-number], 2029).',
+        networkToken: '[redacted]',
+        payload: '[16 bytes]',
+        response: {
+          statusCode: 422,
+          headers: { authorization: '[redacted]' },
+          at: '1970-01-01T00:00:00.000Z',
+        },
+      },
+    });
+    expect(lines[1]).toMatchObject({ error: 'the receiver answered {"cvc":"[redacted]"}' });
+  });
 });

@@ -166,13 +166,32 @@ export function scrub(text: string): string {
   );
 }
 
+/** Levels of a logged error's properties read: its own, those of the objects they hold, and so on. */
+const ERROR_DEPTH = 6;
+
+/**
+ * What a log line shows of a serialized error, scrubbed: its message and stack, and whatever else it
+ * carries (a driver's `detail`, a client's `body` or `response`), every string scrubbed and every
+ * sensitive key's value redacted, to ERROR_DEPTH levels; bytes are counted, not shown.
+ */
+function scrubErrorValue(value: unknown, depth: number): unknown {
+  if (typeof value === 'string') return scrub(value);
+  if (value === null || typeof value !== 'object') return value;
+  if (ArrayBuffer.isView(value) || value instanceof ArrayBuffer) return `[${value.byteLength} bytes]`;
+  if (depth === 0) return '[nested too deep]';
+  if (Array.isArray(value)) return value.map((item) => scrubErrorValue(item, depth - 1));
+  const { toJSON } = value as { toJSON?: unknown };
+  if (typeof toJSON === 'function') return scrubErrorValue(toJSON.call(value), depth - 1);
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [
+      key,
+      isSensitiveKey(key) ? REDACTED : scrubErrorValue(item, depth - 1),
+    ]),
+  );
+}
+
 function scrubError(err: unknown): unknown {
-  const serialized = pino.stdSerializers.err(err as Error) as unknown as Record<string, unknown>;
-  for (const key of ['message', 'stack'] as const) {
-    const value = serialized[key];
-    if (typeof value === 'string') serialized[key] = scrub(value);
-  }
-  return serialized;
+  return scrubErrorValue(pino.stdSerializers.err(err as Error), ERROR_DEPTH);
 }
 
 export function loggerOptions(level: string): LoggerOptions {
