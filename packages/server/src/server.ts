@@ -268,6 +268,31 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
+/** What stops a server listening, as the rule of the variable that chose its address. */
+const LISTEN_ERRORS: Record<string, { variable: 'port' | 'host'; rule: string }> = {
+  EADDRINUSE: { variable: 'port', rule: 'is in use: stop what listens there, or choose a free port' },
+  EACCES: { variable: 'port', rule: 'needs privileges this process does not have: choose a port above 1023' },
+  EADDRNOTAVAIL: { variable: 'host', rule: 'is not an address of this machine' },
+};
+
+/**
+ * Runs `listen`; a busy, privileged or foreign address stops the start with the one-line configuration
+ * error that names the variable to change (`npm start` with port 4000 taken says PORT), not a stack.
+ */
+async function listenAt<T>(
+  variables: { port: string; host: string },
+  address: string,
+  listen: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await listen();
+  } catch (error) {
+    const known = LISTEN_ERRORS[(error as NodeJS.ErrnoException).code ?? ''];
+    if (known) throw new ConfigError(variables[known.variable], `${address} ${known.rule}`);
+    throw error;
+  }
+}
+
 /** Starts the service: migrations, staging seed data, the HTTP server and the webhook dispatcher. */
 export async function startService(
   config: Config,
@@ -276,7 +301,18 @@ export async function startService(
   const services = await createServices(config, log);
   if (config.env === 'staging') await seedStaging(services.wallet);
   const app = await createApp(services);
-  await app.listen({ port: config.port, host: config.host });
+  // An IPv6 address in a URL or beside a port is written in brackets.
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  try {
+    await listenAt({ port: 'PORT', host: 'HOST' }, `${host}:${config.port}`, () =>
+      app.listen({ port: config.port, host: config.host }),
+    );
+  } catch (error) {
+    await app.close();
+    services.senders.close();
+    await services.db.close();
+    throw error;
+  }
   if (config.webhookDispatch) await services.dispatcher.start();
   const sweep = setInterval(() => {
     services.idempotency
@@ -294,7 +330,7 @@ export async function startService(
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   return {
-    url: `http://${config.host}:${port}`,
+    url: `http://${host}:${port}`,
     services,
     app,
     async close() {
@@ -397,11 +433,10 @@ async function startSandboxGatewayAt(
 ): Promise<{ url: string; close(): Promise<void> }> {
   const { hostname, port, protocol } = new URL(url);
   const { startSandboxGateway } = (await import(SANDBOX_GATEWAY_PACKAGE)) as SandboxGatewayModule;
-  return startSandboxGateway({
-    host: hostname,
-    port: Number(port || (protocol === 'https:' ? 443 : 80)),
-    log,
-  });
+  const variable = 'SANDBOX_GATEWAY_URL';
+  return listenAt({ port: variable, host: variable }, url, () =>
+    startSandboxGateway({ host: hostname, port: Number(port || (protocol === 'https:' ? 443 : 80)), log }),
+  );
 }
 
 /**
@@ -447,13 +482,16 @@ async function startDemo(
   const settings = demoMerchantSettings(storeUrl);
   const wallet = await demoMerchant(services.merchants, settings.wallet);
   const ownProcessor = await demoMerchant(services.merchants, settings.ownProcessor);
-  const store = await startDemoStore({
-    host: 'localhost',
-    port: config.demoStorePort,
-    serviceUrl: config.publicUrl,
-    sandboxGatewayUrl,
-    merchants: { wallet, ownProcessor },
-  });
+  const variable = 'DEMO_STORE_PORT';
+  const store = await listenAt({ port: variable, host: variable }, storeUrl, () =>
+    startDemoStore({
+      host: 'localhost',
+      port: config.demoStorePort,
+      serviceUrl: config.publicUrl,
+      sandboxGatewayUrl,
+      merchants: { wallet, ownProcessor },
+    }),
+  );
   const publicOf = ({ merchantId, apiKey }: DemoStoreMerchant): DemoMerchant => ({ merchantId, apiKey });
   return {
     demo: { storeUrl: store.url, merchant: publicOf(wallet), ownProcessorMerchant: publicOf(ownProcessor) },

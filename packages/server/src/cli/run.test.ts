@@ -469,6 +469,43 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     expect(second.demo.ownProcessorMerchant.merchantId).toBe(first.demo.ownProcessorMerchant.merchantId);
     expect(second.demo.merchant.apiKey).not.toBe(first.demo.merchant.apiKey);
   }, 30_000);
+
+  it('stops with one line naming the variable to change when a port is taken', async () => {
+    const taken = net.createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as net.AddressInfo).port;
+    const inUse = (variable: string, address: string) =>
+      `error: ${variable}: ${address} is in use: stop what listens there, or choose a free port\n`;
+    const quiet = { ...env, LOG_LEVEL: 'silent' };
+    try {
+      expect(await cli('migrate')).toMatchObject({ code: 0 });
+      expect(await runCli({ ...quiet, PORT: String(port) }, ['serve'])).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: inUse('PORT', `127.0.0.1:${port}`),
+      });
+      const store = {
+        DEMO_STORE_PORT: String(port),
+        SANDBOX_GATEWAY_URL: `http://127.0.0.1:${await freePort()}`,
+      };
+      expect(await runCli({ ...quiet, PORT: '0', ...store }, ['start'])).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: inUse('DEMO_STORE_PORT', `http://localhost:${port}`),
+      });
+      const gateway = {
+        DEMO_STORE_PORT: String(await freePort()),
+        SANDBOX_GATEWAY_URL: `http://127.0.0.1:${port}`,
+      };
+      expect(await runCli({ ...quiet, PORT: '0', ...gateway }, ['start'])).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: inUse('SANDBOX_GATEWAY_URL', `http://127.0.0.1:${port}`),
+      });
+    } finally {
+      await new Promise((resolve) => taken.close(resolve));
+    }
+  }, 30_000);
 });
 
 describe('wallet-checkout CLI without a database', () => {
