@@ -62,9 +62,9 @@ function isSensitiveKey(key: string): boolean {
   return words.some((_word, start) => TEXT_KEYS.has(words.slice(start).join('')));
 }
 
-// 12 or more digits, optionally grouped by single spaces, dashes or pluses (a space in a form): anything that could be a card number
-// (never shorter than 12 digits, ISO/IEC 7812) or a network token, also when glued to letters or
-// underscores (`x4111…`, `4111…abc`) or to more digits. A match starts only where no digit precedes
+// 12 or more digits, optionally grouped by single spaces, dashes or pluses (a space in a form): anything
+// that could be a card number (never shorter than 12 digits, ISO/IEC 7812) or a network token, also when
+// glued to letters or underscores (`x4111…`, `4111…abc`) or to more digits. A match starts only where no digit precedes
 // and every step is forced, so the scan is linear.
 const CARD_NUMBER = /(?<!\d)\d(?:[ +-]?\d){11,}/g;
 const API_KEY = /(?<![A-Za-z0-9])sk_(?:test|live)_[A-Za-z0-9]+/g;

@@ -301,6 +301,14 @@ export async function startService(
   const services = await createServices(config, log);
   if (config.env === 'staging') await seedStaging(services.wallet);
   const app = await createApp(services);
+  let sweep: NodeJS.Timeout | undefined;
+  const close = async () => {
+    clearInterval(sweep);
+    await app.close();
+    await services.dispatcher.stop();
+    services.senders.close();
+    await services.db.close();
+  };
   // An IPv6 address in a URL or beside a port is written in brackets.
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   try {
@@ -308,13 +316,11 @@ export async function startService(
       app.listen({ port: config.port, host: config.host }),
     );
   } catch (error) {
-    await app.close();
-    services.senders.close();
-    await services.db.close();
+    await close();
     throw error;
   }
   if (config.webhookDispatch) await services.dispatcher.start();
-  const sweep = setInterval(() => {
+  sweep = setInterval(() => {
     services.idempotency
       .sweep()
       .catch((error: unknown) => log.warn({ err: error }, 'idempotency sweep failed'));
@@ -333,13 +339,7 @@ export async function startService(
     url: `http://${host}:${port}`,
     services,
     app,
-    async close() {
-      clearInterval(sweep);
-      await app.close();
-      await services.dispatcher.stop();
-      services.senders.close();
-      await services.db.close();
-    },
+    close,
   };
 }
 

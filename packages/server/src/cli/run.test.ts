@@ -470,7 +470,7 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     expect(second.demo.merchant.apiKey).not.toBe(first.demo.merchant.apiKey);
   }, 30_000);
 
-  it('stops with one line naming the variable to change when a port is taken', async () => {
+  it('stops with one line naming the variable to change when a port is taken or the host is not ours', async () => {
     const taken = net.createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
     const port = (taken.address() as net.AddressInfo).port;
@@ -483,6 +483,12 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
         code: 1,
         stdout: '',
         stderr: inUse('PORT', `127.0.0.1:${port}`),
+      });
+      // 192.0.2.1 is TEST-NET-1 (RFC 5737): never an address of this machine.
+      expect(await runCli({ ...quiet, HOST: '192.0.2.1', PORT: String(port) }, ['serve'])).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `error: HOST: 192.0.2.1:${port} is not an address of this machine\n`,
       });
       const store = {
         DEMO_STORE_PORT: String(port),
