@@ -1,12 +1,39 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../config.js';
 import { addStagingKey, KeyRing, loadKeyRing, parseKeyRing, STAGING_KEYS_FILE } from './keyring.js';
 
 const entry = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;
+
+const KEYRING_MODULE = fileURLToPath(new URL('./keyring.ts', import.meta.url));
+
+/** Runs `code` (an ES module, TypeScript imports allowed through tsx) in `count` processes at once; their output lines. */
+async function inProcesses(count: number, code: string): Promise<string[]> {
+  const runs = Array.from(
+    { length: count },
+    () =>
+      new Promise<string>((resolve, reject) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code]);
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          stdout += chunk.toString();
+        });
+        child.stderr.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString();
+        });
+        child.once('exit', (exitCode) =>
+          exitCode === 0 ? resolve(stdout.trim()) : reject(new Error(`exit ${exitCode}: ${stderr}`)),
+        );
+      }),
+  );
+  return Promise.all(runs);
+}
 
 describe('KeyRing', () => {
   it('seals with the first key and names it in the envelope', () => {
@@ -33,6 +60,20 @@ describe('KeyRing', () => {
     expect(() => ring.decrypt(parts.join('.'), 'row-1')).toThrow();
     expect(() => parseKeyRing(entry('k2')).decrypt(envelope, 'row-1')).toThrow(/not in the key ring/);
     expect(() => ring.decrypt('plain text')).toThrow(/not a key-ring envelope/);
+  });
+
+  it('refuses a shortened tag, an IV of another length and extra parts', () => {
+    const ring = parseKeyRing(entry('k1'));
+    const [version, keyId, iv, ciphertext, tag] = ring.encrypt('4111111111111111', 'row-1').split('.');
+    const bytes = (part: string | undefined) => Buffer.from(part as string, 'base64url');
+    const forms = [
+      [version, keyId, iv, ciphertext, bytes(tag).subarray(0, 12).toString('base64url')],
+      [version, keyId, iv, ciphertext, bytes(tag).subarray(0, 4).toString('base64url')],
+      [version, keyId, Buffer.concat([bytes(iv), Buffer.alloc(4)]).toString('base64url'), ciphertext, tag],
+      [version, keyId, iv, ciphertext, tag, 'junk'],
+    ];
+    for (const form of forms) expect(() => ring.decrypt(form.join('.'), 'row-1')).toThrow();
+    expect(ring.decrypt([version, keyId, iv, ciphertext, tag].join('.'), 'row-1')).toBe('4111111111111111');
   });
 
   it('gives equal keyed hashes for equal values, under a key that changes with the primary key', () => {
@@ -74,6 +115,47 @@ describe('staging key file', () => {
     expect(rotated.primaryKeyId).not.toBe(first.primaryKeyId);
     expect(rotated.keyIds).toContain(first.primaryKeyId);
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('is made private to its owner, with a warning, when others could read it', () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wallet-keys-'));
+    const file = path.join(dataDir, STAGING_KEYS_FILE);
+    fs.writeFileSync(file, `${entry('k1')}\n`, { mode: 0o644 });
+    fs.chmodSync(file, 0o644);
+    const warnings: string[] = [];
+    expect(
+      loadKeyRing({ vaultKeys: undefined, dataDir, warn: (message) => warnings.push(message) }).primaryKeyId,
+    ).toBe('k1');
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    expect(warnings).toEqual([`${file} was readable by other users (mode 644): made it 0600.`]);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('is created by one of several processes starting at once, and all of them read the same ring', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wallet-keys-'));
+    const printed = await inProcesses(
+      6,
+      `const { loadKeyRing } = await import(${JSON.stringify(KEYRING_MODULE)});
+       console.log(loadKeyRing({ vaultKeys: undefined, dataDir: ${JSON.stringify(dataDir)}, warn: () => {} }).primaryKeyId);`,
+    );
+    expect(new Set(printed).size).toBe(1);
+    expect(loadKeyRing({ vaultKeys: undefined, dataDir, warn: () => {} }).primaryKeyId).toBe(printed[0]);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('keeps every key when several rotations add theirs at once', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wallet-keys-'));
+    const first = loadKeyRing({ vaultKeys: undefined, dataDir, warn: () => {} });
+    const printed = await inProcesses(
+      6,
+      `const { addStagingKey } = await import(${JSON.stringify(KEYRING_MODULE)});
+       console.log(addStagingKey(${JSON.stringify(dataDir)}).primaryKeyId);`,
+    );
+    const ring = loadKeyRing({ vaultKeys: undefined, dataDir, warn: () => {} });
+    expect(ring.keyIds).toHaveLength(7);
+    expect(ring.keyIds).toEqual(expect.arrayContaining([first.primaryKeyId, ...printed]));
+    expect(fs.readdirSync(dataDir)).toEqual([STAGING_KEYS_FILE]);
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 

@@ -14,6 +14,8 @@ export interface KeyRingKey {
 }
 
 const VERSION = 'v1';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
 const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
 
 export class KeyRing {
@@ -41,8 +43,8 @@ export class KeyRing {
   }
 
   encrypt(plaintext: string, associatedData = ''): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.#primary.key, iv);
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', this.#primary.key, iv, { authTagLength: TAG_BYTES });
     cipher.setAAD(Buffer.from(associatedData));
     const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
     const tag = cipher.getAuthTag();
@@ -56,15 +58,21 @@ export class KeyRing {
   }
 
   decrypt(envelope: string, associatedData = ''): string {
-    const [version, keyId, iv, ciphertext, tag] = envelope.split('.');
-    if (version !== VERSION || !keyId || iv === undefined || ciphertext === undefined || tag === undefined) {
+    const parts = envelope.split('.');
+    const [version, keyId, iv, ciphertext, tag] = parts;
+    if (parts.length !== 5 || version !== VERSION || !keyId || ciphertext === undefined) {
       throw new Error('not a key-ring envelope');
     }
     const key = this.#keys.get(keyId);
     if (!key) throw new Error(`key "${keyId}" is not in the key ring`);
-    const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+    const ivBytes = Buffer.from(iv as string, 'base64url');
+    const tagBytes = Buffer.from(tag as string, 'base64url');
+    // Exactly what encrypt() writes: a shortened tag would be easier to forge.
+    if (ivBytes.length !== IV_BYTES || tagBytes.length !== TAG_BYTES)
+      throw new Error('not a key-ring envelope');
+    const decipher = createDecipheriv('aes-256-gcm', key, ivBytes, { authTagLength: TAG_BYTES });
     decipher.setAAD(Buffer.from(associatedData));
-    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    decipher.setAuthTag(tagBytes);
     return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString(
       'utf8',
     );
@@ -115,9 +123,53 @@ export function newKeyEntry(): string {
 
 export const STAGING_KEYS_FILE = 'vault-keys';
 
+/** How long `vault rotate-key` waits for another one to finish with the staging key file. */
+const LOCK_WAIT_MS = 10_000;
+const LOCK_RETRY_MS = 20;
+
+/**
+ * The staging key file, written whole or not at all: a temporary file (mode 0600) flushed to disk and
+ * then renamed over it, or, with `create`, linked into place only if there is none yet. A reader never
+ * sees it empty or half-written, and a crash leaves the old file.
+ */
+function writeKeyFile(file: string, content: string, mode: 'create' | 'replace'): boolean {
+  const temporary = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const fd = fs.openSync(temporary, 'wx', 0o600);
+  try {
+    fs.writeSync(fd, content);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  try {
+    if (mode === 'replace') {
+      fs.renameSync(temporary, file);
+      return true;
+    }
+    fs.linkSync(temporary, file);
+    return true;
+  } catch (error) {
+    if (mode === 'create' && (error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  } finally {
+    fs.rmSync(temporary, { force: true });
+  }
+}
+
+/** Reads the staging key file, first making it private to its owner if it was not. */
+function readKeyFile(file: string, warn: (message: string) => void): string {
+  const { mode } = fs.statSync(file);
+  if ((mode & 0o077) !== 0) {
+    fs.chmodSync(file, 0o600);
+    warn(`${file} was readable by other users (mode ${(mode & 0o777).toString(8)}): made it 0600.`);
+  }
+  return fs.readFileSync(file, 'utf8').trim();
+}
+
 /**
  * The key ring from `VAULT_KEYS`, or in staging from `<dataDir>/vault-keys` (created with mode 0600 on
- * first use). Production never reaches the file: configuration refuses to start without `VAULT_KEYS`.
+ * first use; of several processes starting at once, one creates it and the others read it). Production
+ * never reaches the file: configuration refuses to start without `VAULT_KEYS`.
  */
 export function loadKeyRing(options: {
   vaultKeys: string | undefined;
@@ -128,19 +180,55 @@ export function loadKeyRing(options: {
   const file = path.join(options.dataDir, STAGING_KEYS_FILE);
   if (!fs.existsSync(file)) {
     fs.mkdirSync(options.dataDir, { recursive: true });
-    fs.writeFileSync(file, `${newKeyEntry()}\n`, { mode: 0o600, flag: 'wx' });
-    options.warn(
-      `VAULT_KEYS is not set: generated a staging key ring in ${file}. Never do this in production.`,
-    );
+    if (writeKeyFile(file, `${newKeyEntry()}\n`, 'create')) {
+      options.warn(
+        `VAULT_KEYS is not set: generated a staging key ring in ${file}. Never do this in production.`,
+      );
+    }
   }
-  return parseKeyRing(fs.readFileSync(file, 'utf8').trim(), file);
+  return parseKeyRing(readKeyFile(file, options.warn), file);
 }
 
-/** Adds a new primary key to the staging key file and returns the new ring (used by `vault rotate-key`). */
+/** Blocks the thread for `ms` (the CLI's one command waiting for a lock; never the service's event loop). */
+function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/** Runs `work` holding `<file>.lock`, made with O_EXCL, so that two rotations never interleave. */
+function withFileLock<T>(file: string, work: () => T): T {
+  const lock = `${file}.lock`;
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      fs.closeSync(fs.openSync(lock, 'wx', 0o600));
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      if (Date.now() > deadline) {
+        throw new Error(
+          `${lock} has been held for ${LOCK_WAIT_MS / 1000} s: another vault rotate-key is running, or one crashed (then remove the file)`,
+        );
+      }
+      sleepSync(LOCK_RETRY_MS);
+    }
+  }
+  try {
+    return work();
+  } finally {
+    fs.rmSync(lock, { force: true });
+  }
+}
+
+/**
+ * Adds a new primary key to the staging key file and returns the new ring (used by `vault rotate-key`).
+ * Several at once each add their key: none is lost.
+ */
 export function addStagingKey(dataDir: string): KeyRing {
   const file = path.join(dataDir, STAGING_KEYS_FILE);
-  const current = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : '';
-  const next = current ? `${newKeyEntry()},${current}` : newKeyEntry();
-  fs.writeFileSync(file, `${next}\n`, { mode: 0o600 });
-  return parseKeyRing(next, file);
+  return withFileLock(file, () => {
+    const current = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : '';
+    const next = current ? `${newKeyEntry()},${current}` : newKeyEntry();
+    writeKeyFile(file, `${next}\n`, 'replace');
+    return parseKeyRing(next, file);
+  });
 }
