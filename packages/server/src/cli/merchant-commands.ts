@@ -245,11 +245,12 @@ const apikeyList = defineCommand<string>({
 
 const apikeyRevoke = defineCommand<string>({
   name: 'apikey revoke',
-  summary: 'Revoke an API key. Running services stop accepting it within 5 seconds.',
-  positionals: ['keyId'],
+  summary:
+    'Revoke an API key, by its id (key_…, see apikey list) or the key itself (sk_…). Running services stop accepting it within 5 seconds.',
+  positionals: ['keyIdOrKey'],
   prepare: ({ positionals }) => positionals[0] as string,
-  async execute(context, keyId) {
-    const key = await context.merchants.revokeApiKey(keyId);
+  async execute(context, keyIdOrKey) {
+    const key = await context.merchants.revokeApiKey(keyIdOrKey);
     context.print(`Revoked API key ${key.id} (${key.prefix}…) at ${isoTime(key.revokedAt)}.`, key);
     return 0;
   },

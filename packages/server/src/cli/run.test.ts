@@ -274,11 +274,24 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
       merchantId: created.merchantId,
       revokedAt: expect.any(Number),
     });
+    // By the key itself, as whoever found it leaked has it; an unknown key is never echoed.
+    const third = json(await cli('apikey', 'create', created.merchantId, '--json')) as Record<string, string>;
+    expect(json(await cli('apikey', 'revoke', third.apiKey as string, '--json'))).toMatchObject({
+      id: third.id,
+      revokedAt: expect.any(Number),
+    });
+    const unknownKey = `sk_test_${'Z'.repeat(32)}`;
+    expect(await cli('apikey', 'revoke', unknownKey)).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'error: API key matching the key given does not exist\n',
+    });
     const table = await cli('apikey', 'list', created.merchantId);
     expect(table.stdout).toMatch(/^ID +KEY +CREATED +REVOKED\n/);
     expect(table.stdout).toContain(`${(second.apiKey as string).slice(0, 12)}…`);
     await inspect(async (merchants) => {
       expect(await merchants.authenticate(second.apiKey as string)).toBeUndefined();
+      expect(await merchants.authenticate(third.apiKey as string)).toBeUndefined();
       expect((await merchants.authenticate(created.apiKey))?.id).toBe(created.merchantId);
     });
     const text = await cli('apikey', 'create', created.merchantId);

@@ -113,10 +113,19 @@ export class ApiKeys {
     return (await this.#repo.listApiKeys(merchantId)).map(toInfo);
   }
 
-  /** Revokes a key (a second revoke keeps the first time); it stops working in this process at once. */
-  async revoke(keyId: string): Promise<ApiKeyInfo> {
-    const row = await this.#repo.revokeApiKey(keyId, this.#now());
-    if (!row) throw new NotFoundError('API_KEY_NOT_FOUND', `API key ${keyId} does not exist`);
+  /**
+   * Revokes a key, named by its id (`key_…`) or given whole (`sk_…`, as whoever found it leaked has it);
+   * a second revoke keeps the first time. It stops working in this process at once.
+   */
+  async revoke(keyIdOrKey: string): Promise<ApiKeyInfo> {
+    const whole = Object.values(API_KEY_PREFIXES).some((prefix) => keyIdOrKey.startsWith(prefix));
+    const key = whole ? { hash: hashApiKey(keyIdOrKey) } : { id: keyIdOrKey };
+    const row = await this.#repo.revokeApiKey(key, this.#now());
+    if (!row) {
+      // Never echo a key: this message reaches terminals and logs.
+      const named = whole ? 'matching the key given' : keyIdOrKey;
+      throw new NotFoundError('API_KEY_NOT_FOUND', `API key ${named} does not exist`);
+    }
     this.#cache.delete(row.hash);
     this.#invalidate();
     return toInfo(row);

@@ -114,15 +114,19 @@ export class MerchantsRepo {
   }
 
   /** Sets `revoked_at` unless the key is already revoked; returns the key as it is afterwards. */
-  async revokeApiKey(id: string, at: number): Promise<ApiKeyRow | undefined> {
+  /** Revokes the key with this id or this hash; a key revoked before keeps its time. */
+  async revokeApiKey(key: { id: string } | { hash: string }, at: number): Promise<ApiKeyRow | undefined> {
+    const [column, value] = 'id' in key ? (['id', key.id] as const) : (['hash', key.hash] as const);
     const revoked = await this.#kysely
       .updateTable('api_keys')
       .set({ revoked_at: at })
-      .where('id', '=', id)
+      .where(column, '=', value)
       .where('revoked_at', 'is', null)
       .returningAll()
       .executeTakeFirst();
-    return revoked ?? this.#kysely.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+    return (
+      revoked ?? this.#kysely.selectFrom('api_keys').selectAll().where(column, '=', value).executeTakeFirst()
+    );
   }
 
   /** The key with this hash and its merchant, in one indexed look-up (the hash column is unique). */

@@ -181,8 +181,9 @@ export class Merchants {
     return this.#apiKeys.list(merchantId);
   }
 
-  revokeApiKey(keyId: string): Promise<ApiKeyInfo> {
-    return this.#apiKeys.revoke(keyId);
+  /** By its id (`key_…`) or the key itself (`sk_…`). */
+  revokeApiKey(keyIdOrKey: string): Promise<ApiKeyInfo> {
+    return this.#apiKeys.revoke(keyIdOrKey);
   }
 
   /**
