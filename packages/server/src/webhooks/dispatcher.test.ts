@@ -7,6 +7,7 @@ import { migrate } from '../db/migrate.js';
 import { createLogger } from '../log.js';
 import { engines, testDatabase } from '../test-support/db.js';
 import { insertMerchantRow } from '../test-support/rows.js';
+import { until } from '../test-support/wait.js';
 import {
   Dispatcher,
   type DispatcherOptions,
@@ -466,6 +467,22 @@ describe.each(engines())('dispatcher on %s', (engine) => {
     expect(request?.headers['webhook-id']).toBe(id);
     await survivor.stop();
     expect((await repo().get(MERCHANT, id as string)).state).toBe('DELIVERED');
+  });
+
+  it('records the result of an attempt that outlasts its lease, and sends it once', async () => {
+    const hooks = await receiver();
+    // The answer comes after the lease ran out and after the process's own polls claimed the message again.
+    hooks.respond = (_request, response) => void setTimeout(() => response.end('ok'), 600);
+    const sender = dispatcher({ url: hooks.url(), secrets: [SECRET] }, { leaseMs: 200, pollIntervalMs: 50 });
+    await sender.start();
+    const id = (await outbox(1, 0))[0]?.id as string;
+    await hooks.received(1);
+    const delivered = await until(async () => {
+      const message = await repo().get(MERCHANT, id);
+      return message.state === 'DELIVERED' && message;
+    });
+    expect(delivered.attemptCount).toBe(1);
+    expect(hooks.requests).toHaveLength(1);
   });
 
   it('refuses in production to deliver to a loopback address: the receiver sees nothing', async () => {

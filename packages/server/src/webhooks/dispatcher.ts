@@ -97,8 +97,8 @@ export class Dispatcher {
   #queue: LeasedMessage[] = [];
   /** Index of the next message to start: taking from the front of a long array would copy the rest. */
   #queueHead = 0;
-  /** Held by this process: from the lease until the result is written. */
-  readonly #held = new Set<string>();
+  /** Held by this process, by id: from the lease until the result is written. */
+  readonly #held = new Map<string, LeasedMessage>();
   readonly #deliveries = new Set<Promise<void>>();
   /** Claims and reads under way, which stop() lets finish before handing back what they took. */
   readonly #tasks = new Set<Promise<void>>();
@@ -269,7 +269,7 @@ export class Dispatcher {
       const now = this.#now();
       const claimed = await this.#repo.claimDue(now, this.leaseMs, limit);
       this.#backlog = claimed.length === limit;
-      this.#enqueue(claimed.filter((message) => !this.#held.has(message.id)));
+      this.#enqueue(claimed.filter((message) => !this.#adoptLease(message)));
       if (!this.#backlog) {
         const next = await this.#repo.nextDueAt(now);
         if (next !== undefined) this.#armRetryTimer(next);
@@ -293,9 +293,25 @@ export class Dispatcher {
     this.#retryTimer.unref();
   }
 
+  /**
+   * Whether `claimed` is a message this process still holds, queued, in flight or with its result not
+   * yet written, whose lease ran out (an attempt may wait for one of the receiver's connections longer
+   * than the lease): it then carries on under the lease the claim just wrote, so that its result is not
+   * fenced out, leaving the message to be sent again a lease later.
+   */
+  #adoptLease(claimed: LeasedMessage): boolean {
+    const held = this.#held.get(claimed.id);
+    if (held === undefined) return false;
+    held.leaseUntil = claimed.leaseUntil;
+    for (const result of this.#results) {
+      if (result.messageId === claimed.id) result.leaseUntil = claimed.leaseUntil;
+    }
+    return true;
+  }
+
   #enqueue(messages: LeasedMessage[]): void {
     for (const message of messages) {
-      this.#held.add(message.id);
+      this.#held.set(message.id, message);
       this.#queue.push(message);
     }
     this.#pump();

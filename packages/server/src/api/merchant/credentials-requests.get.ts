@@ -103,10 +103,13 @@ export const credentialsLookupRoutes =
           summary: 'Find credentials requests by merchant reference',
           description: 'Newest first.',
           security: BEARER_SECURITY,
-          querystring: Type.Object({
-            merchantReference: Type.String({ minLength: 1, maxLength: 128 }),
-            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-          }),
+          querystring: Type.Object(
+            {
+              merchantReference: Type.String({ minLength: 1, maxLength: 128 }),
+              limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+            },
+            { additionalProperties: false },
+          ),
           response: {
             200: Type.Object({ data: Type.Array(CredentialsRequestResource) }),
             ...errorResponses(['UNAUTHORIZED', 'VALIDATION_ERROR']),

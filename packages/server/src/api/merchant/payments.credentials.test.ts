@@ -357,6 +357,11 @@ describe.each(engines())('POST /payments/credentials on %s', (engine) => {
         apiKey: shop.apiKey,
       });
       expect(found.json.data).toHaveLength(1);
+      const misspelt = await service.call('GET', '/payments/credentials?merchantReference=idem-1&limt=1', {
+        apiKey: shop.apiKey,
+      });
+      expect(misspelt.status).toBe(400);
+      expect(misspelt.json.errorMessage).toBe('query parameter limt is not one this route takes');
     });
 
     it('answers 409 when the key comes back with another body', async () => {
