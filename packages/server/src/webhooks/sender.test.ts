@@ -3,14 +3,19 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Sender } from './sender.js';
 
-/** A receiver that answers 204 after `delayMs` and notes how many requests it held at once. */
+/**
+ * A receiver that answers 204 after `delayMs`, notes how many requests it held at once and, for each,
+ * its `webhook-timestamp` and when it arrived (ms since the epoch).
+ */
 async function slowReceiver(delayMs: number) {
   let open = 0;
   let mostOpen = 0;
   let received = 0;
+  const arrivals: { timestamp: number; at: number }[] = [];
   const server = http.createServer((request, response) => {
     open++;
     received++;
+    arrivals.push({ timestamp: Number(request.headers['webhook-timestamp']), at: Date.now() });
     mostOpen = Math.max(mostOpen, open);
     request.resume();
     setTimeout(() => {
@@ -23,6 +28,7 @@ async function slowReceiver(delayMs: number) {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
     stats: () => ({ mostOpen, received }),
+    arrivals,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -64,6 +70,39 @@ describe('Sender', () => {
       expect(receiver.stats()).toEqual({ mostOpen: 2, received: 8 });
     } finally {
       await sender.close();
+    }
+  });
+
+  it('signs each attempt when it leaves, not when it began to wait for a connection', async () => {
+    // One connection, three attempts, 1.1 s each: the third leaves some 2.2 s after it was made.
+    const slow = await slowReceiver(1_100);
+    const sender = new Sender({
+      env: 'staging',
+      timeoutMs: 5_000,
+      connectionsPerOrigin: 1,
+      payloads: { build: async (message) => ({ id: message.id }) },
+    });
+    const endpoint = Promise.resolve({ url: slow.url, secrets: ['whsec_dGVzdHNlY3JldA=='] });
+    try {
+      const attemptedAt = Date.now();
+      const outcomes = await Promise.all(
+        Array.from({ length: 3 }, (_, i) =>
+          sender.attempt(
+            { id: `msg_${i}`, merchantId: 'mch_a', eventName: 'TEST', subjectId: `s_${i}` },
+            endpoint,
+            attemptedAt,
+          ),
+        ),
+      );
+      expect(outcomes.map((outcome) => outcome.error)).toEqual([null, null, null]);
+      expect(slow.arrivals).toHaveLength(3);
+      // Whole seconds: each timestamp is within a second of its request's arrival.
+      for (const { timestamp, at } of slow.arrivals)
+        expect(timestamp).toBeGreaterThanOrEqual(Math.floor(at / 1000) - 1);
+      expect(slow.arrivals[2]?.timestamp).toBeGreaterThan(Math.floor(attemptedAt / 1000));
+    } finally {
+      await sender.close();
+      await slow.close();
     }
   });
 });

@@ -136,9 +136,13 @@ export class Sender implements AttemptSender {
       if (secrets.length === 0) throw new DeliveryFailure('The merchant has no active webhook secret.');
       const target = checkWebhookUrl(url, this.#env);
       const body = await this.#body(message);
-      const headers = this.#signer.headers(message.id, new Date(attemptedAt), body, secrets);
+      const queued = performance.now();
       origin = await this.#connection(target.origin);
       started = performance.now();
+      // Signed when it leaves, not when it queued: a receiver refuses a `webhook-timestamp` that is
+      // minutes old, and an attempt may wait that long behind others to a slow receiver.
+      const signedAt = new Date(attemptedAt + (started - queued));
+      const headers = this.#signer.headers(message.id, signedAt, body, secrets);
       // One deadline for the whole exchange. undici's own header and body time-outs run on a coarse
       // clock (up to a second late) and each restarts; they stay as a backstop. A controller and a timer
       // cost about 0.3 µs where AbortSignal.timeout costs about 5 µs.
