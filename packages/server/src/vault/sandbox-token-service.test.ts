@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines, openTestDb } from '../test-support/db.js';
 import { KeyRing } from './keyring.js';
 import { SandboxTokenService, sandboxTokenNumber, verifyCryptogram } from './sandbox-token-service.js';
-import { CardVault, luhnCheckDigit, passesLuhn } from './vault.js';
+import { CardVault, cardNetwork, luhnCheckDigit, passesLuhn } from './vault.js';
 
 /** An independent Luhn check (sum of doubled digits), so the property does not test the code with itself. */
 function luhnSum(digits: string): number {
@@ -57,11 +57,28 @@ describe('sandboxTokenNumber', () => {
           expect(checked.isValid).toBe(true);
           expect(checked.card?.type).toBe(network.validatorType);
         } else {
-          expect(token[0]).toBe(pan[0]);
+          expect(token.slice(0, 6)).toBe(pan.slice(0, 6));
+          expect(cardNetwork(token)).toBe(cardNetwork(pan));
         }
       }),
       { numRuns: 500 },
     );
+  });
+
+  // First six digits on networks that share their first digits with others (card-validator's ranges).
+  it.each([
+    ['jcb', '353011'],
+    ['diners-club', '305693'],
+    ['unionpay', '620000'],
+    ['elo', '636297'],
+    ['mir', '220000'],
+    ['hipercard', '606282'],
+    ['maestro', '675964'],
+  ])('keeps a %s card’s tokens on its network', (network, bin) => {
+    const payload = `${bin}${'3'.repeat(9)}`;
+    const pan = payload + luhnCheckDigit(payload);
+    expect(cardNetwork(pan)).toBe(network);
+    for (let i = 0; i < 200; i++) expect(cardNetwork(sandboxTokenNumber(pan, network))).toBe(network);
   });
 });
 

@@ -20,18 +20,24 @@ const TOKEN_LIFE_YEARS = 3;
 /** 20 bytes: the size of a real token authentication verification value (TAVV), 28 base64 characters. */
 const CRYPTOGRAM_BYTES = 20;
 
+/** Draws before a token on a network outside NETWORK_RANGES is kept although it reads as another one. */
+const MAX_DRAWS = 1_000;
+
 /**
- * A random Luhn-valid number on the card's network (an unknown network keeps the card's first digit and
- * length) ending in the card's last four digits, so that the sandbox gateway, which decides by the last
- * four, gives a token the outcome of its card. Never the card number itself. On a known network it is
- * drawn again when it falls in another network's range inside it (Elo issues some Visa-like 4… numbers),
- * so that a merchant reading the token's network finds the card's.
+ * A random Luhn-valid number on the card's network, ending in the card's last four digits, so that the
+ * sandbox gateway, which decides by the last four, gives a token the outcome of its card. Never the card
+ * number itself. On the four networks of NETWORK_RANGES it is drawn from the network's own range (again
+ * when it falls in another network's range inside it: Elo issues some Visa-like 4… numbers); on any other
+ * it keeps the card's first six digits, and is drawn again until it reads as the card's network (JCB,
+ * Diners, UnionPay, Elo, Mir… share first digits with each other). So a merchant reading the token's
+ * network finds the card's.
  */
 export function sandboxTokenNumber(pan: string, brand: string): string {
   const known = NETWORK_RANGES[brand];
-  const range = known ?? { prefixes: [pan.slice(0, 1)], length: pan.length };
+  const range = known ?? { prefixes: [pan.slice(0, 6)], length: pan.length };
+  const network = known ? brand : cardNetwork(pan);
   const lastFour = pan.slice(-4);
-  for (;;) {
+  for (let draw = 1; ; draw++) {
     const prefix = range.prefixes[randomInt(range.prefixes.length)] as string;
     // One digit short: the digit before the last four is chosen below to make the whole number Luhn-valid.
     const middleLength = range.length - prefix.length - lastFour.length - 1;
@@ -41,7 +47,8 @@ export function sandboxTokenNumber(pan: string, brand: string): string {
     for (let digit = 0; digit <= 9; digit++) {
       const token = `${prefix}${middle}${digit}${lastFour}`;
       if (luhnCheckDigit(token.slice(0, -1)) !== token.slice(-1) || token === pan) continue;
-      if (known === undefined || cardNetwork(token) === brand) return token;
+      if (network === undefined || cardNetwork(token) === network) return token;
+      if (!known && draw >= MAX_DRAWS) return token;
     }
   }
 }
