@@ -105,4 +105,37 @@ describe('Sender', () => {
       await slow.close();
     }
   });
+
+  it('decides on the status line: a 2xx whose body trickles past the deadline is delivered, a 500 is not', async () => {
+    const trickling = http.createServer((request, response) => {
+      request.resume();
+      response.writeHead(request.url === '/ok' ? 200 : 500);
+      response.write('accepted');
+      setTimeout(() => response.end('.'), 1_000);
+    });
+    await new Promise<void>((resolve) => trickling.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(trickling.address() as AddressInfo).port}`;
+    const sender = new Sender({
+      env: 'staging',
+      timeoutMs: 300,
+      connectionsPerOrigin: 2,
+      payloads: { build: async (message) => ({ id: message.id }) },
+    });
+    const attempt = (path: string) =>
+      sender.attempt(
+        { id: `msg${path.replace('/', '_')}`, merchantId: 'mch_a', eventName: 'TEST', subjectId: 's' },
+        Promise.resolve({ url: `${base}${path}`, secrets: ['whsec_dGVzdHNlY3JldA=='] }),
+        Date.now(),
+      );
+    try {
+      const [ok, failed] = await Promise.all([attempt('/ok'), attempt('/fail')]);
+      expect(ok).toMatchObject({ statusCode: 200, error: null });
+      expect(ok.latencyMs).toBeLessThan(1_000);
+      expect(failed).toMatchObject({ statusCode: 500, error: 'HTTP 500' });
+    } finally {
+      await sender.close();
+      trickling.closeAllConnections();
+      await new Promise<void>((resolve) => trickling.close(() => resolve()));
+    }
+  });
 });

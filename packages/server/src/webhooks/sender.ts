@@ -157,7 +157,9 @@ export class Sender implements AttemptSender {
         signal,
       });
       statusCode = response.statusCode;
-      await response.body.dump({ limit: MAX_RESPONSE_BYTES, signal });
+      // The status line decides: a receiver that answered 2xx has the message however its body ends (cut
+      // off, or trickling past the deadline), and the body is read only to free the connection.
+      await response.body.dump({ limit: MAX_RESPONSE_BYTES, signal }).catch(() => undefined);
       if (statusCode < 200 || statusCode > 299) {
         error =
           statusCode >= 300 && statusCode < 400
