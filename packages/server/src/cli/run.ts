@@ -69,17 +69,24 @@ interface Failure {
   hint: string;
 }
 
-/** Every message scrubbed of anything secret-shaped: some echo what was typed, and a key may be in it. */
+/**
+ * Usage, configuration and domain errors are our own messages, written never to carry a secret (they
+ * name a key by its id, a credential by its name); anything else is scrubbed of what looks secret.
+ */
 function failureOf(error: unknown): Failure {
-  const message = oneLine(scrub(error instanceof Error ? error.message : String(error)));
+  const message = error instanceof Error ? error.message : String(error);
   if (error instanceof UsageError) {
     const help = error.command ? `wallet-checkout ${error.command} --help` : 'wallet-checkout --help';
-    return { exitCode: 2, code: 'USAGE_ERROR', message, hint: ` (see ${help})` };
+    return { exitCode: 2, code: 'USAGE_ERROR', message: oneLine(message), hint: ` (see ${help})` };
   }
-  if (error instanceof ConfigError) return { exitCode: 1, code: 'CONFIGURATION_ERROR', message, hint: '' };
-  if (error instanceof DomainError) return { exitCode: 1, code: error.errorCode, message, hint: '' };
-  // Unexpected (database unreachable, disk full…): the message only.
-  return { exitCode: 1, code: 'INTERNAL_ERROR', message, hint: '' };
+  if (error instanceof ConfigError) {
+    return { exitCode: 1, code: 'CONFIGURATION_ERROR', message: oneLine(message), hint: '' };
+  }
+  if (error instanceof DomainError) {
+    return { exitCode: 1, code: error.errorCode, message: oneLine(message), hint: '' };
+  }
+  // Unexpected (database unreachable, disk full…): the message only, scrubbed.
+  return { exitCode: 1, code: 'INTERNAL_ERROR', message: oneLine(scrub(message)), hint: '' };
 }
 
 async function runCommand(argv: string[], io: CliIo): Promise<number> {
