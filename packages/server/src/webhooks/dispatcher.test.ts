@@ -19,6 +19,8 @@ import { WebhookRepo } from './repo.js';
 import { Webhooks } from './service.js';
 
 const MERCHANT = 'mch_dispatch';
+/** A second merchant, with a receiver of its own. */
+const OTHER_MERCHANT = 'mch_dispatch_other';
 const SECRET = `whsec_${Buffer.from('current secret 24 bytes!').toString('base64')}`;
 const OLD_SECRET = `whsec_${Buffer.from('previous secret 24 bytes').toString('base64')}`;
 const PAN = '4111111111111111';
@@ -90,13 +92,18 @@ function signal<T = void>(): { promise: Promise<T>; resolve(value: T): void } {
   return { promise, resolve };
 }
 
-function insertMerchant(db: Db): Promise<void> {
-  return insertMerchantRow(db, MERCHANT, {
-    name: 'Dispatch test shop',
-    credential_types: '["PAN"]',
-    credentials_approved_at: 1,
-    authorization_mode: 'merchant',
-  });
+async function insertMerchants(db: Db): Promise<void> {
+  for (const [id, name] of [
+    [MERCHANT, 'Dispatch test shop'],
+    [OTHER_MERCHANT, 'Another dispatch test shop'],
+  ] as const) {
+    await insertMerchantRow(db, id, {
+      name,
+      credential_types: '["PAN"]',
+      credentials_approved_at: 1,
+      authorization_mode: 'merchant',
+    });
+  }
 }
 
 /** The payload carries a card number, as PAYMENT_CREDENTIALS does; it must never reach the tables. */
@@ -122,7 +129,7 @@ describe.each(engines())('dispatcher on %s', (engine) => {
     drop = database.drop;
     db = createDb(databaseUrl);
     await migrate(db);
-    await insertMerchant(db);
+    await insertMerchants(db);
   });
   afterEach(async () => {
     for (const thing of open.splice(0).reverse()) {
@@ -162,10 +169,15 @@ describe.each(engines())('dispatcher on %s', (engine) => {
   }
 
   /** Inserts messages the way a domain service does and returns their rows. */
-  async function outbox(count: number, leaseMs: number, schedule: 'credentials' | 'default' = 'credentials') {
+  async function outbox(
+    count: number,
+    leaseMs: number,
+    schedule: 'credentials' | 'default' = 'credentials',
+    merchantId = MERCHANT,
+  ) {
     const rows = Array.from({ length: count }, (_, i) =>
       newMessage(
-        { merchantId: MERCHANT, eventName: 'PAYMENT_CREDENTIALS', subjectId: `crq_${i}`, schedule },
+        { merchantId, eventName: 'PAYMENT_CREDENTIALS', subjectId: `crq_${i}`, schedule },
         Date.now(),
         leaseMs,
       ),
@@ -483,6 +495,83 @@ describe.each(engines())('dispatcher on %s', (engine) => {
     });
     expect(delivered.attemptCount).toBe(1);
     expect(hooks.requests).toHaveLength(1);
+  });
+
+  describe('a receiver that hangs holds at most its share of the delivery slots', () => {
+    /** MERCHANT's receiver takes requests and answers none until `release()`; OTHER_MERCHANT's answers at once. */
+    async function twoReceivers() {
+      const stuck = await receiver();
+      const unanswered: http.ServerResponse[] = [];
+      stuck.respond = (_request, response) => unanswered.push(response);
+      const hooks = await receiver();
+      const sender = dispatcher(
+        {
+          resolve: async (merchantId) => ({
+            url: merchantId === MERCHANT ? stuck.url() : hooks.url(),
+            secrets: [SECRET],
+          }),
+        },
+        { concurrency: 4, perReceiver: 2, timeoutMs: 30_000 },
+      );
+      const release = () => {
+        stuck.respond = (_request, response) => response.end('ok');
+        for (const response of unanswered.splice(0)) response.end('ok');
+      };
+      return { stuck, hooks, sender, release };
+    }
+
+    async function states(merchantId: string, ids: string[]) {
+      return Promise.all(ids.map(async (id) => (await repo().get(merchantId, id)).state));
+    }
+
+    it("delivers another merchant's committed messages while the stuck one's wait their turn", async () => {
+      const { stuck, hooks, sender, release } = await twoReceivers();
+      await sender.start();
+      const stuckRows = await outbox(10, sender.leaseMs);
+      sender.committed(stuckRows);
+      await stuck.received(2);
+      const otherRows = await outbox(3, sender.leaseMs, 'credentials', OTHER_MERCHANT);
+      sender.committed(otherRows);
+
+      await hooks.received(3);
+      const otherIds = otherRows.map((row) => row.id);
+      await until(async () =>
+        (await states(OTHER_MERCHANT, otherIds)).every((state) => state === 'DELIVERED'),
+      );
+      expect(stuck.requests).toHaveLength(2);
+
+      release();
+      const stuckIds = stuckRows.map((row) => row.id);
+      await until(async () => (await states(MERCHANT, stuckIds)).every((state) => state === 'DELIVERED'));
+      expect(new Set(stuck.requests.map((request) => request.headers['webhook-id']))).toEqual(
+        new Set(stuckIds),
+      );
+      expect(stuck.requests).toHaveLength(10);
+    });
+
+    it("claims past the stuck merchant's due messages to reach another merchant's", async () => {
+      const { stuck, hooks, sender, release } = await twoReceivers();
+      // Twenty of the stuck merchant's messages fell due first: more than the process has room to hold.
+      const stuckIds = (await outbox(20, 0)).map((row) => row.id);
+      await db.kysely
+        .updateTable('webhook_messages')
+        .set({ next_attempt_at: Date.now() - 60_000 })
+        .where('id', 'in', stuckIds)
+        .execute();
+      const otherIds = (await outbox(3, 0, 'credentials', OTHER_MERCHANT)).map((row) => row.id);
+      await sender.start();
+
+      await hooks.received(3);
+      await until(async () =>
+        (await states(OTHER_MERCHANT, otherIds)).every((state) => state === 'DELIVERED'),
+      );
+      expect(stuck.requests).toHaveLength(2);
+
+      release();
+      sender.wake();
+      await until(async () => (await states(MERCHANT, stuckIds)).every((state) => state === 'DELIVERED'));
+      expect(stuck.requests).toHaveLength(20);
+    });
   });
 
   it('refuses in production to deliver to a loopback address: the receiver sees nothing', async () => {

@@ -109,6 +109,15 @@ describe.each(engines())('webhook repo on %s', (engine) => {
     expect(new Set(claimed.map((m) => m.id))).toEqual(new Set([rows[1]?.id, rows[3]?.id]));
   });
 
+  it('claims past the merchants it is told to skip, however overdue their messages are', async () => {
+    const skipped = [100, 200, 300].map((at) => message({ next_attempt_at: at }));
+    const other = message({ merchant_id: OTHER_MERCHANT, next_attempt_at: 900 });
+    await insertMessages(db.kysely, [...skipped, other]);
+    expect((await repo.claimDue(1_000, 30_000, 2, [MERCHANT])).map((m) => m.id)).toEqual([other.id]);
+    const rest = await repo.claimDue(1_000, 30_000, 10, []);
+    expect(new Set(rest.map((m) => m.id))).toEqual(new Set(skipped.map((row) => row.id)));
+  });
+
   it('hands leases back only where the lease is still the one held', async () => {
     const mine = message({}, 1_000, 30_000);
     const takenOver = message({}, 1_000, 30_000);

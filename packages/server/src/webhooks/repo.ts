@@ -199,9 +199,16 @@ export class WebhookRepo {
   /**
    * Leases up to `limit` due messages (PENDING, due, lease run out), oldest due first. On PostgreSQL
    * `FOR UPDATE SKIP LOCKED` lets several processes claim at once without ever taking the same row;
-   * SQLite runs the statement under its single write lock, which gives the same guarantee.
+   * SQLite runs the statement under its single write lock, which gives the same guarantee. Messages of
+   * the merchants in `skip` are left out: their receivers already have as many deliveries as they may
+   * (the dispatcher's `perReceiver`).
    */
-  async claimDue(now: number, leaseMs: number, limit: number): Promise<LeasedMessage[]> {
+  async claimDue(
+    now: number,
+    leaseMs: number,
+    limit: number,
+    skip: readonly string[] = [],
+  ): Promise<LeasedMessage[]> {
     if (limit <= 0) return [];
     const { kysely, engine } = this.db;
     const rows = await kysely
@@ -214,6 +221,7 @@ export class WebhookRepo {
           .where('state', '=', 'PENDING')
           .where('next_attempt_at', '<=', now)
           .where('lease_until', '<=', now)
+          .$if(skip.length > 0, (q) => q.where('merchant_id', 'not in', skip))
           .orderBy('next_attempt_at')
           .limit(limit)
           .$if(engine === 'postgres', (q) => q.forUpdate().skipLocked()),
