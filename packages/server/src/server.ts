@@ -174,6 +174,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     outbox,
     payloads: credentialsPayload,
     dispatcher,
+    tokens,
   });
   const externalResponses = new ExternalResponseService({ db, repo: payments, idempotency, keyRing });
   const credentialsLookup = new CredentialsLookup({ payments, webhooks });

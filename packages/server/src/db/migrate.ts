@@ -6,6 +6,7 @@ import * as shopperAuth from './migrations/003_shopper_auth.js';
 import * as gatewayAccounts from './migrations/004_gateway_accounts.js';
 import * as enrolments from './migrations/005_enrolments.js';
 import * as merchantAuthorization from './migrations/006_merchant_authorization.js';
+import * as cryptogramKey from './migrations/007_cryptogram_key.js';
 
 type EngineMigration = { up(db: Parameters<Migration['up']>[0], engine: Engine): Promise<void> };
 
@@ -17,6 +18,7 @@ const MIGRATIONS: Record<string, EngineMigration> = {
   '004_gateway_accounts': gatewayAccounts,
   '005_enrolments': enrolments,
   '006_merchant_authorization': merchantAuthorization,
+  '007_cryptogram_key': cryptogramKey,
 };
 
 export class MigrationError extends Error {}

@@ -125,6 +125,8 @@ export interface CredentialsRequestsTable {
   merchant_reference: string;
   webhook_message_id: string;
   created_at: number;
+  /** The key ring id the cryptogram is derived under; null on requests from before it was kept. */
+  cryptogram_key_id: string | null;
 }
 
 export interface ExternalResponsesTable {

@@ -6,6 +6,7 @@ import { DomainError } from '../errors.js';
 import type { IdempotencyStore, StoredResponse } from '../idempotency/store.js';
 import { newId } from '../ids.js';
 import type { Merchant } from '../merchants/types.js';
+import type { TokenService } from '../vault/token-service.js';
 import type { Card, Session } from '../wallet/types.js';
 import type { WebhookMessageRow } from '../webhooks/outbox.js';
 import type { PaymentsRepo } from './repo.js';
@@ -39,6 +40,8 @@ export interface CredentialsDeps {
   /** Told of each committed request, so the first delivery need not read back what was just written. */
   payloads: { remember(request: CredentialsRequest, card: Card): void };
   dispatcher: { committed(rows: WebhookMessageRow[]): void };
+  /** Names the key each new request's cryptogram is derived under. */
+  tokens: Pick<TokenService, 'cryptogramKeyId'>;
   now?: () => number;
 }
 
@@ -123,6 +126,7 @@ export class CredentialsService {
       merchantReference: input.merchantReference,
       webhookMessageId: message.id,
       createdAt: now,
+      cryptogramKeyId: this.deps.tokens.cryptogramKeyId(),
     };
     const ack: CredentialsAcknowledgement = { code: 200, message: 'OK', requestId: id };
     await this.#writes.submit({ request, message, answer: idempotency?.response(200, ack) });

@@ -31,7 +31,7 @@ const MAX_REMEMBERED = 20_000;
 /**
  * Builds the `PAYMENT_CREDENTIALS` body at delivery time from the vault, so card data is never stored
  * in a payload. The same request always yields the same body: the network token is stable per card and
- * the cryptogram is derived from the request id.
+ * the cryptogram is derived from the request id under the key kept with the request.
  */
 export class CredentialsPayloadBuilder {
   /** Request id → what the acknowledgement already read; taken by the first build. */
@@ -92,18 +92,22 @@ export class CredentialsPayloadBuilder {
         zipCode: address.zip,
         phoneNumber,
       },
-      credentials: await this.#credentials(merchant.credentialTypes, card, request.id),
+      credentials: await this.#credentials(merchant.credentialTypes, card, request),
     };
   }
 
-  async #credentials(types: CredentialType[], card: Card, requestId: string): Promise<CredentialEntry[]> {
+  async #credentials(
+    types: CredentialType[],
+    card: Card,
+    request: CredentialsRequest,
+  ): Promise<CredentialEntry[]> {
     const entries: CredentialEntry[] = [];
     if (types.includes('NETWORK_TOKEN')) {
       const token = await this.deps.tokens.networkToken({ vaultId: card.vaultId, brand: card.brand });
       entries.push({
         type: 'NETWORK_TOKEN',
         token: token.token.reveal(),
-        cvv: this.deps.tokens.cryptogram(token, requestId).reveal(),
+        cvv: this.deps.tokens.cryptogram(token, request).reveal(),
         expirationMonth: twoDigits(token.expMonth),
         expirationYear: String(token.expYear),
       });

@@ -16,6 +16,7 @@ function toRequest(row: CredentialsRequestsTable): CredentialsRequest {
     merchantReference: row.merchant_reference,
     webhookMessageId: row.webhook_message_id,
     createdAt: row.created_at,
+    cryptogramKeyId: row.cryptogram_key_id,
   };
 }
 
@@ -30,6 +31,7 @@ function toRequestRow(request: CredentialsRequest): CredentialsRequestsTable {
     merchant_reference: request.merchantReference,
     webhook_message_id: request.webhookMessageId,
     created_at: request.createdAt,
+    cryptogram_key_id: request.cryptogramKeyId,
   };
 }
 
@@ -43,6 +45,7 @@ const insertRequestRows = batchInsert('credentials_requests', {
   merchant_reference: true,
   webhook_message_id: true,
   created_at: true,
+  cryptogram_key_id: true,
 });
 
 export class PaymentsRepo {

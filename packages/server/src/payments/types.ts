@@ -38,6 +38,8 @@ export interface CredentialsRequest {
   merchantReference: string;
   webhookMessageId: string;
   createdAt: number;
+  /** Which key the token service derives this request's cryptogram under (see TokenService). */
+  cryptogramKeyId: string | null;
 }
 
 export interface ExternalResponseRecord {

@@ -9,7 +9,7 @@ import type { Engine } from '../db/index.js';
 import { createLogger } from '../log.js';
 import type { CreateMerchantInput } from '../merchants/index.js';
 import { type RunningService, startService } from '../server.js';
-import { testDatabase } from './db.js';
+import { type TestDatabase, testDatabase } from './db.js';
 
 export interface TestService extends RunningService {
   dataDir: string;
@@ -35,11 +35,16 @@ export interface TestService extends RunningService {
   ): Promise<{ sessionId: string; paymentMethods: { paymentId: string; last4CardNumber: string }[] }>;
 }
 
+/**
+ * `options.database`: run on a database the caller made (and drops), e.g. to start the service again on
+ * what an earlier one wrote; by default a fresh one, dropped by `close()`.
+ */
 export async function startTestService(
   engine: Engine,
   env: Record<string, string> = {},
+  options: { database?: TestDatabase } = {},
 ): Promise<TestService> {
-  const database = await testDatabase(engine);
+  const database = options.database ?? (await testDatabase(engine));
   const config: Config = loadConfig({
     DATABASE_URL: database.url,
     DATA_DIR: database.dataDir,
@@ -101,7 +106,7 @@ export async function startTestService(
     },
     async close() {
       await running.close();
-      await database.drop();
+      if (!options.database) await database.drop();
     },
   };
 }

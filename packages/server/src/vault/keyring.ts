@@ -88,11 +88,13 @@ export class KeyRing {
     return createHmac('sha256', this.#hmacKey).update(value).digest('base64url');
   }
 
-  /** A sub-key for one purpose, derived from the primary key (e.g. sandbox cryptograms). */
-  deriveKey(purpose: string): Buffer {
-    return Buffer.from(
-      hkdfSync('sha256', this.#primary.key, Buffer.alloc(0), `wallet-checkout ${purpose}`, 32),
-    );
+  /**
+   * A sub-key for one purpose (e.g. sandbox cryptograms), derived from the key `keyId` names, or from the
+   * primary key when it names none or one no longer in the ring.
+   */
+  deriveKey(purpose: string, keyId?: string | null): Buffer {
+    const key = (keyId && this.#keys.get(keyId)) || this.#primary.key;
+    return Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), `wallet-checkout ${purpose}`, 32));
   }
 }
 

@@ -84,7 +84,8 @@ describe('sandboxTokenNumber', () => {
 
 describe.each(engines())('SandboxTokenService on %s', (engine) => {
   let handle: Awaited<ReturnType<typeof openTestDb>>;
-  const keyRing = new KeyRing([{ id: 'k1', key: randomBytes(32) }]);
+  const k1 = randomBytes(32);
+  const keyRing = new KeyRing([{ id: 'k1', key: k1 }]);
   let vault: CardVault;
   let tokens: SandboxTokenService;
   beforeAll(async () => {
@@ -148,17 +149,42 @@ describe.each(engines())('SandboxTokenService on %s', (engine) => {
   it('derives a cryptogram per credentials request, the same on a retry', async () => {
     const vaultId = await vault.store('4000000000000119');
     const token = await tokens.networkToken({ vaultId, brand: 'visa' });
-    const first = tokens.cryptogram(token, 'crq_1');
+    expect(tokens.cryptogramKeyId()).toBe('k1');
+    const request = (id: string) => ({ id, cryptogramKeyId: tokens.cryptogramKeyId() });
+    const first = tokens.cryptogram(token, request('crq_1'));
     expect(first.reveal()).toHaveLength(28);
     expect(Buffer.from(first.reveal(), 'base64')).toHaveLength(20);
     expect(String(first)).toBe('[redacted]');
-    expect(tokens.cryptogram(token, 'crq_1').reveal()).toBe(first.reveal());
-    expect(tokens.cryptogram(token, 'crq_2').reveal()).not.toBe(first.reveal());
+    expect(tokens.cryptogram(token, request('crq_1')).reveal()).toBe(first.reveal());
+    expect(tokens.cryptogram(token, request('crq_2')).reveal()).not.toBe(first.reveal());
     const number = token.token.reveal();
     expect(verifyCryptogram(keyRing, number, 'crq_1', first.reveal())).toBe(true);
     expect(verifyCryptogram(keyRing, number, 'crq_2', first.reveal())).toBe(false);
     expect(verifyCryptogram(keyRing, number, 'crq_1', 'not a cryptogram')).toBe(false);
     const otherRing = new KeyRing([{ id: 'k1', key: randomBytes(32) }]);
     expect(verifyCryptogram(otherRing, number, 'crq_1', first.reveal())).toBe(false);
+  });
+
+  it("keeps a request's cryptogram through a key rotation: it follows the key named with the request", async () => {
+    const vaultId = await vault.store('4000000000000127');
+    const token = await tokens.networkToken({ vaultId, brand: 'visa' });
+    const before = tokens.cryptogram(token, { id: 'crq_1', cryptogramKeyId: 'k1' }).reveal();
+    expect(tokens.cryptogram(token, { id: 'crq_1', cryptogramKeyId: null }).reveal()).toBe(before);
+
+    // k2 becomes the primary key; k1 still decrypts, as during and after `vault rotate-key`.
+    const rotatedRing = new KeyRing([
+      { id: 'k2', key: randomBytes(32) },
+      { id: 'k1', key: k1 },
+    ]);
+    const after = new SandboxTokenService(handle.db, rotatedRing, new CardVault(handle.db, rotatedRing));
+    expect(after.cryptogramKeyId()).toBe('k2');
+    expect(after.cryptogram(token, { id: 'crq_1', cryptogramKeyId: 'k1' }).reveal()).toBe(before);
+    const underNew = after.cryptogram(token, { id: 'crq_1', cryptogramKeyId: null }).reveal();
+    expect(underNew).not.toBe(before);
+    expect(after.cryptogram(token, { id: 'crq_1', cryptogramKeyId: 'k2' }).reveal()).toBe(underNew);
+    // A key no longer in the ring falls back to the primary one.
+    expect(after.cryptogram(token, { id: 'crq_1', cryptogramKeyId: 'k0' }).reveal()).toBe(underNew);
+    expect(verifyCryptogram(rotatedRing, token.token.reveal(), 'crq_1', before)).toBe(true);
+    expect(verifyCryptogram(rotatedRing, token.token.reveal(), 'crq_1', underNew)).toBe(true);
   });
 });

@@ -53,8 +53,8 @@ export function sandboxTokenNumber(pan: string, brand: string): string {
   }
 }
 
-function cryptogramKey(keyRing: KeyRing): Buffer {
-  return keyRing.deriveKey('sandbox-cryptogram');
+function cryptogramKey(keyRing: KeyRing, keyId: string | null): Buffer {
+  return keyRing.deriveKey('sandbox-cryptogram', keyId);
 }
 
 function computeCryptogram(key: Buffer, token: string, requestId: string): Buffer {
@@ -63,8 +63,8 @@ function computeCryptogram(key: Buffer, token: string, requestId: string): Buffe
 }
 
 /**
- * For the sandbox gateway: whether `cryptogram` is the one issued for this token and credentials
- * request. It checks against the key ring's current primary key, like the issuer.
+ * Whether `cryptogram` is the one issued for this token and credentials request, under any key of the
+ * ring (the request's key need not be the primary one any more).
  */
 export function verifyCryptogram(
   keyRing: KeyRing,
@@ -72,13 +72,13 @@ export function verifyCryptogram(
   requestId: string,
   cryptogram: string,
 ): boolean {
-  const expected = computeCryptogram(cryptogramKey(keyRing), token, requestId);
   const given = Buffer.from(cryptogram, 'base64');
-  return (
-    given.length === expected.length &&
-    given.toString('base64') === cryptogram &&
-    timingSafeEqual(given, expected)
-  );
+  if (given.length !== CRYPTOGRAM_BYTES || given.toString('base64') !== cryptogram) return false;
+  return keyRing.keyIds
+    .map((keyId) =>
+      timingSafeEqual(given, computeCryptogram(cryptogramKey(keyRing, keyId), token, requestId)),
+    )
+    .includes(true);
 }
 
 /**
@@ -87,7 +87,8 @@ export function verifyCryptogram(
  * a key derived from the key ring.
  */
 export class SandboxTokenService implements TokenService {
-  readonly #cryptogramKey: Buffer;
+  /** Derived keys by key id: one HKDF per key, not one per cryptogram. */
+  readonly #cryptogramKeys = new Map<string, Buffer>();
   readonly #stored: (
     vaultId: string,
   ) => Promise<Pick<NetworkTokensTable, 'token_ciphertext' | 'exp_month' | 'exp_year'>[]>;
@@ -97,7 +98,6 @@ export class SandboxTokenService implements TokenService {
     private readonly keyRing: KeyRing,
     private readonly vault: CardVault,
   ) {
-    this.#cryptogramKey = cryptogramKey(keyRing);
     // Every NETWORK_TOKEN credential reads one: compiled once (see `prepared`).
     this.#stored = prepared(
       db,
@@ -132,10 +132,18 @@ export class SandboxTokenService implements TokenService {
     return provisioned;
   }
 
-  cryptogram(token: NetworkToken, requestId: string): Secret<string> {
-    return new Secret(
-      computeCryptogram(this.#cryptogramKey, token.token.reveal(), requestId).toString('base64'),
-    );
+  cryptogramKeyId(): string {
+    return this.keyRing.primaryKeyId;
+  }
+
+  cryptogram(token: NetworkToken, request: { id: string; cryptogramKeyId: string | null }): Secret<string> {
+    const keyId = request.cryptogramKeyId ?? this.keyRing.primaryKeyId;
+    let key = this.#cryptogramKeys.get(keyId);
+    if (key === undefined) {
+      key = cryptogramKey(this.keyRing, keyId);
+      this.#cryptogramKeys.set(keyId, key);
+    }
+    return new Secret(computeCryptogram(key, token.token.reveal(), request.id).toString('base64'));
   }
 
   async #find(vaultId: string): Promise<NetworkToken | undefined> {

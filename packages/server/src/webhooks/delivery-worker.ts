@@ -135,7 +135,8 @@ function provisionedByMainThread(tokens: TokenService): TokenService {
         return tokens.networkToken(card);
       }
     },
-    cryptogram: (token, requestId) => tokens.cryptogram(token, requestId),
+    cryptogramKeyId: () => tokens.cryptogramKeyId(),
+    cryptogram: (token, request) => tokens.cryptogram(token, request),
   };
 }
 
