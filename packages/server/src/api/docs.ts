@@ -3,6 +3,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { ErrorBody } from './schemas.js';
+import { WEBHOOK_DOCS } from './webhook-docs.js';
 
 /** The OpenAPI document is generated from the route schemas: served as `/openapi.json`, browsable at `/docs`. */
 export const docsPlugin = fp(
@@ -18,6 +19,7 @@ export const docsPlugin = fp(
             'Merchant API of Wallet Checkout. Authenticate with `Authorization: Bearer <apiKey>`. Every failure has the body `{ errorCode, errorMessage }`; every response carries a `Request-Id` header. POSTs accept an `Idempotency-Key` header.',
         },
         servers: [{ url: options.publicUrl }],
+        webhooks: WEBHOOK_DOCS,
         components: {
           securitySchemes: {
             apiKey: {

@@ -2,6 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OrderEventPayload, PaymentAttempt } from '../../orders/index.js';
 import { engines } from '../../test-support/db.js';
+import { webhookSchemaErrors } from '../../test-support/openapi.js';
 import { type ReceivedWebhook, type Receiver, startReceiver } from '../../test-support/receiver.js';
 import { startTestService, type TestService } from '../../test-support/service.js';
 
@@ -132,6 +133,7 @@ describe.each(engines())('GET /orders/{orderId} and order webhooks on %s', (engi
       error: null,
     });
     expect(payload).toEqual({ eventName: 'ORDER_SUCCEEDED', merchantId: shop.merchantId, ...order.json });
+    expect(await webhookSchemaErrors(service, 'ORDER_SUCCEEDED', payload)).toEqual([]);
   });
 
   it('delivers a signed ORDER_FAILED webhook with the error code and message', async () => {
@@ -154,5 +156,6 @@ describe.each(engines())('GET /orders/{orderId} and order webhooks on %s', (engi
       transactionDetails: null,
       error: { errorCode: '990', errorMessage: 'Card was declined' },
     });
+    expect(await webhookSchemaErrors(service, 'ORDER_FAILED', payload)).toEqual([]);
   });
 });

@@ -2,6 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CredentialEntry, PaymentCredentialsPayload } from '../../payments/types.js';
 import { engines } from '../../test-support/db.js';
+import { webhookSchemaErrors } from '../../test-support/openapi.js';
 import { type Receiver, startReceiver } from '../../test-support/receiver.js';
 import { startTestService, type TestService } from '../../test-support/service.js';
 import { until } from '../../test-support/wait.js';
@@ -75,6 +76,10 @@ describe.each(engines())('POST /payments/credentials on %s', (engine) => {
       ['address1', 'city', 'country', 'firstName', 'lastName', 'phoneNumber', 'state', 'zipCode'].sort(),
     );
     for (const value of Object.values(payload.billingAddress)) expect(typeof value).toBe('string');
+    expect(await webhookSchemaErrors(service, 'PAYMENT_CREDENTIALS', payload)).toEqual([]);
+    expect(
+      await webhookSchemaErrors(service, 'PAYMENT_CREDENTIALS', { ...payload, cardDetails: {} }),
+    ).toEqual(["/cardDetails must have required property 'networkType'"]);
 
     const [token, pan] = payload.credentials as [
       Extract<CredentialEntry, { type: 'NETWORK_TOKEN' }>,
