@@ -21,7 +21,8 @@ const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
 export class KeyRing {
   readonly #keys: Map<string, Buffer>;
   readonly #primary: KeyRingKey;
-  readonly #hmacKey: Buffer;
+  /** HMAC keys by key id, the primary key's first. */
+  readonly #hmacKeys: Buffer[];
 
   constructor(keys: KeyRingKey[]) {
     const primary = keys[0];
@@ -29,8 +30,8 @@ export class KeyRing {
     this.#primary = primary;
     this.#keys = new Map(keys.map((entry) => [entry.id, entry.key]));
     // Derived, not stored: changes with the primary key, and rotation recomputes every keyed hash.
-    this.#hmacKey = Buffer.from(
-      hkdfSync('sha256', primary.key, Buffer.alloc(0), 'wallet-checkout pan-hmac', 32),
+    this.#hmacKeys = keys.map((entry) =>
+      Buffer.from(hkdfSync('sha256', entry.key, Buffer.alloc(0), 'wallet-checkout pan-hmac', 32)),
     );
   }
 
@@ -85,7 +86,17 @@ export class KeyRing {
 
   /** Keyed hash for equality look-ups (card de-duplication) that reveals nothing without the key. */
   hmac(value: string): string {
-    return createHmac('sha256', this.#hmacKey).update(value).digest('base64url');
+    return createHmac('sha256', this.#hmacKeys[0] as Buffer)
+      .update(value)
+      .digest('base64url');
+  }
+
+  /**
+   * The keyed hash of `value` under every key of the ring, the primary key's first: a look-up matches
+   * rows hashed before a rotation has recomputed them, as well as those hashed since.
+   */
+  hmacs(value: string): string[] {
+    return this.#hmacKeys.map((key) => createHmac('sha256', key).update(value).digest('base64url'));
   }
 
   /**

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../errors.js';
 import { engines, openTestDb } from '../test-support/db.js';
 import { KeyRing } from './keyring.js';
+import { reencryptAll } from './rotate.js';
 import { CardVault, cardNetwork, luhnCheckDigit, passesLuhn } from './vault.js';
 
 const VISA = '4111111111111111';
@@ -32,7 +33,8 @@ describe('cardNetwork', () => {
 
 describe.each(engines())('CardVault on %s', (engine) => {
   let handle: Awaited<ReturnType<typeof openTestDb>>;
-  const keyRing = new KeyRing([{ id: 'k1', key: randomBytes(32) }]);
+  const k1 = { id: 'k1', key: randomBytes(32) };
+  const keyRing = new KeyRing([k1]);
   let vault: CardVault;
   beforeAll(async () => {
     handle = await openTestDb(engine);
@@ -52,6 +54,25 @@ describe.each(engines())('CardVault on %s', (engine) => {
     expect(await vault.store('4000000000000002')).not.toBe(first);
     const rows = await handle.db.kysely.selectFrom('vault_cards').select('id').execute();
     expect(rows).toHaveLength(3);
+  });
+
+  it('finds a number stored before a new primary key, before and after the rotation recomputes its hash', async () => {
+    // A database of its own: the rotation re-encrypts every row under a key the other tests' ring lacks.
+    const own = await openTestDb(engine);
+    try {
+      const pan = '5105105105105100';
+      const first = await new CardVault(own.db, keyRing).store(pan);
+      const rotatedRing = new KeyRing([{ id: 'k2', key: randomBytes(32) }, k1]);
+      const rotated = new CardVault(own.db, rotatedRing);
+      expect(await rotated.store(pan)).toBe(first);
+      await reencryptAll(own.db, rotatedRing);
+      expect(await rotated.store(pan)).toBe(first);
+      expect((await rotated.reveal(first)).reveal()).toBe(pan);
+      const rows = await own.db.kysely.selectFrom('vault_cards').select('id').execute();
+      expect(rows.map((row) => row.id)).toEqual([first]);
+    } finally {
+      await own.close();
+    }
   });
 
   it('never stores the number in clear', async () => {

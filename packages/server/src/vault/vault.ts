@@ -68,16 +68,20 @@ export class CardVault {
   /** Stores a card number and returns its vault id; a number already in the vault keeps its id. */
   async store(pan: string): Promise<string> {
     validatePan(pan);
-    const panHmac = this.keyRing.hmac(pan);
+    const hashes = this.keyRing.hmacs(pan);
     return this.db.kysely.transaction().execute(async (trx) => {
       if (this.db.engine === 'postgres') {
         // Serialises stores of the same number across processes, so two of them cannot both insert it.
-        await sql`select pg_advisory_xact_lock(hashtextextended(${panHmac}, 0))`.execute(trx);
+        // Every key's hash, in one order: processes whose rings list the keys in another order (during a
+        // rotation's restarts) still take a common lock, and never in opposite orders.
+        for (const hash of [...hashes].sort()) {
+          await sql`select pg_advisory_xact_lock(hashtextextended(${hash}, 0))`.execute(trx);
+        }
       }
       const existing = await trx
         .selectFrom('vault_cards')
         .select('id')
-        .where('pan_hmac', '=', panHmac)
+        .where('pan_hmac', 'in', hashes)
         .orderBy('created_at')
         .orderBy('id')
         .executeTakeFirst();
@@ -88,7 +92,7 @@ export class CardVault {
         .values({
           id,
           pan_ciphertext: this.keyRing.encrypt(pan, id),
-          pan_hmac: panHmac,
+          pan_hmac: hashes[0] as string,
           created_at: Date.now(),
         })
         .execute();
