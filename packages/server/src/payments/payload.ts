@@ -70,6 +70,10 @@ export class CredentialsPayloadBuilder {
       remembered?.card ?? this.deps.wallet.findCard(request.paymentId),
     ]);
     if (!merchant) throw new Error(`merchant ${request.merchantId} no longer exists`);
+    // Approval withdrawn since the acknowledgement: no card data goes out, and the attempt says why.
+    if (merchant.credentialTypes.length === 0) {
+      throw new Error(`merchant ${merchant.id} is no longer approved for the credentials flow`);
+    }
     if (!card) throw new Error(`payment method ${request.paymentId} no longer exists`);
     const address = await this.deps.wallet.findAddress(card.billingAddressId);
     if (!address) throw new Error(`billing address of payment method ${card.id} no longer exists`);

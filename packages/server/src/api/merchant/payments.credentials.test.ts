@@ -427,3 +427,59 @@ describe.each(engines())('POST /payments/credentials on %s', (engine) => {
     });
   });
 });
+
+describe.each(engines())('a credentials webhook after the approval was withdrawn, on %s', (engine) => {
+  let service: TestService;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    // Attempts on the main thread, whose merchant cache the withdrawal clears at once (a delivery
+    // thread's copy expires within 5 s).
+    service = await startTestService(engine, { WEBHOOK_WORKER: 'off' });
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await service.close();
+    await receiver.close();
+  });
+
+  it('sends no card data when resent: the attempt fails and says why', async () => {
+    const shop = await service.merchant({ webhookUrl: receiver.url });
+    const session = await service.session(shop.apiKey);
+    const response = await service.call('POST', '/payments/credentials', {
+      apiKey: shop.apiKey,
+      body: {
+        paymentId: session.paymentMethods[0]?.paymentId,
+        sessionId: session.sessionId,
+        amount: 990,
+        merchantReference: 'withdrawn-1',
+        currency: 'USD',
+      },
+    });
+    expect(response.status).toBe(200);
+    await receiver.nth(1);
+    const lookup = () =>
+      service.call('GET', `/payments/credentials/${response.json.requestId}`, { apiKey: shop.apiKey });
+    const delivered = await until(async () => {
+      const found = await lookup();
+      return found.json.state === 'DELIVERED' && found.json;
+    });
+
+    await service.services.merchants.approveCredentials(shop.merchantId, []);
+    const resent = await service.call('POST', `/webhooks/messages/${delivered.webhook.messageId}/resend`, {
+      apiKey: shop.apiKey,
+    });
+    expect(resent.status).toBe(200);
+    const failed = await until(async () => {
+      const message = await service.call('GET', `/webhooks/messages/${delivered.webhook.messageId}`, {
+        apiKey: shop.apiKey,
+      });
+      return message.json.attempts.length >= 2 && message.json;
+    });
+    expect(failed.attempts[1]).toMatchObject({
+      statusCode: null,
+      error: expect.stringContaining('no longer approved for the credentials flow'),
+    });
+    expect(receiver.received).toHaveLength(1);
+  });
+});
