@@ -1,3 +1,4 @@
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines } from '../test-support/db.js';
 import { startTestService, type TestService } from '../test-support/service.js';
@@ -185,6 +186,36 @@ describe.each(engines())('HTTP edges on %s', (engine) => {
     });
     expect(response.status).toBe(400);
     expect(response.json.errorMessage).toContain('Idempotency-Key');
+  });
+
+  it('refuses an Idempotency-Key sent twice, naming the rule, and keeps neither key', async () => {
+    const response = await request(`${service.url}/sandbox/sessions`, {
+      method: 'POST',
+      headers: [
+        'authorization',
+        `Bearer ${apiKey}`,
+        'content-type',
+        'application/json',
+        'idempotency-key',
+        'twice-a',
+        'Idempotency-Key',
+        'twice-b',
+      ],
+      body: '{}',
+    });
+    expect(response.statusCode).toBe(400);
+    const answer = (await response.body.json()) as { errorCode: string; errorMessage: string };
+    expect(answer).toEqual({
+      errorCode: 'VALIDATION_ERROR',
+      errorMessage: 'header Idempotency-Key must be sent once, not 2 times',
+    });
+    const once = await service.call('POST', '/sandbox/sessions', {
+      apiKey,
+      body: {},
+      headers: { 'idempotency-key': 'twice-a' },
+    });
+    expect(once.status).toBe(200);
+    expect(once.headers['idempotent-replayed']).toBeUndefined();
   });
 
   it('gives a fresh Request-Id to every response', async () => {

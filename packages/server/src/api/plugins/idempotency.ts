@@ -58,6 +58,17 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, options: { stor
   const release = (context: IdempotencyContext) => inFlight.delete(`${context.merchantId}\n${context.key}`);
   app.decorateRequest('idempotency', undefined);
 
+  // Before the headers' schema: Node joins repeated headers with ", ", which would read as one longer key.
+  app.addHook('preValidation', async (request) => {
+    if (request.routeOptions.config.idempotent === undefined) return;
+    const { rawHeaders } = request.raw;
+    let count = 0;
+    for (let i = 0; i < rawHeaders.length; i += 2) {
+      if (rawHeaders[i]?.toLowerCase() === 'idempotency-key') count++;
+    }
+    if (count > 1) throw new ValidationError(`header Idempotency-Key must be sent once, not ${count} times`);
+  });
+
   app.addHook('preHandler', async (request, reply) => {
     const operation = request.routeOptions.config.idempotent;
     if (operation === undefined || !request.merchant) return;
