@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb } from '../db/index.js';
 import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
 import { type Receiver, startReceiver } from '../test-support/receiver.js';
-import { startTestService } from '../test-support/service.js';
+import { credentialsBody, startTestService } from '../test-support/service.js';
 import { until } from '../test-support/wait.js';
 import { parseKeyRing } from '../vault/keyring.js';
 import { reencryptAll } from '../vault/rotate.js';
@@ -38,13 +38,7 @@ describe.each(engines())('a credentials webhook retried across a vault key rotat
     receiver.respondWith(500);
     const ack = await before.call('POST', '/payments/credentials', {
       apiKey: shop.apiKey,
-      body: {
-        paymentId: session.paymentMethods[0]?.paymentId,
-        sessionId: session.sessionId,
-        amount: 1250,
-        merchantReference: 'rotation-1',
-        currency: 'USD',
-      },
+      body: credentialsBody(session, { merchantReference: 'rotation-1' }),
     });
     expect(ack.status).toBe(200);
     const first = await receiver.nth(1);

@@ -5,11 +5,21 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
 
 export interface ReceivedWebhook {
   headers: http.IncomingHttpHeaders;
   body: string;
   receivedAt: number;
+}
+
+/** The body of a received webhook, once its signature verifies under `secret` (it throws otherwise). */
+export function verifiedBody<T>(secret: string, webhook: ReceivedWebhook): T {
+  return new Webhook(secret).verify(webhook.body, {
+    'webhook-id': String(webhook.headers['webhook-id']),
+    'webhook-timestamp': String(webhook.headers['webhook-timestamp']),
+    'webhook-signature': String(webhook.headers['webhook-signature']),
+  }) as T;
 }
 
 export interface Receiver {

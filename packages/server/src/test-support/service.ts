@@ -39,6 +39,21 @@ export interface TestService extends RunningService {
  * `options.database`: run on a database the caller made (and drops), e.g. to start the service again on
  * what an earlier one wrote; by default a fresh one, dropped by `close()`.
  */
+/** A valid `POST /payments/credentials` body for the session's first card; `overrides` replace fields. */
+export function credentialsBody(
+  session: { sessionId: string; paymentMethods: { paymentId: string }[] },
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    paymentId: session.paymentMethods[0]?.paymentId,
+    sessionId: session.sessionId,
+    amount: 2599,
+    merchantReference: 'order-1001',
+    currency: 'USD',
+    ...overrides,
+  };
+}
+
 export async function startTestService(
   engine: Engine,
   env: Record<string, string> = {},

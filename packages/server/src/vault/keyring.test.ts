@@ -159,6 +159,26 @@ describe('staging key file', () => {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
+  it('is read again by a running ring that meets a key it does not know, after a rotation', () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wallet-keys-'));
+    const running = loadKeyRing({ vaultKeys: undefined, dataDir, warn: () => {} });
+    const before = running.primaryKeyId;
+    const rotated = addStagingKey(dataDir);
+    expect(running.primaryKeyId).toBe(before);
+
+    expect(running.decrypt(rotated.encrypt('4111111111111111', 'row-1'), 'row-1')).toBe('4111111111111111');
+    expect(running.primaryKeyId).toBe(rotated.primaryKeyId);
+    expect(running.keyIds).toEqual(rotated.keyIds);
+    expect(running.keyIdOf(running.encrypt('x'))).toBe(rotated.primaryKeyId);
+    expect(running.hmac('4111111111111111')).toBe(rotated.hmac('4111111111111111'));
+    // A key in no file is still refused, and a ring from VAULT_KEYS never reads a file.
+    const stranger = new KeyRing([{ id: 'k-other', key: randomBytes(32) }]);
+    expect(() => running.decrypt(stranger.encrypt('x'))).toThrow(/not in the key ring/);
+    const fromEnv = parseKeyRing(entry('env'));
+    expect(() => fromEnv.decrypt(rotated.encrypt('x'))).toThrow(/not in the key ring/);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
   it('is never used when VAULT_KEYS is set', () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wallet-keys-'));
     const ring = loadKeyRing({ vaultKeys: entry('env'), dataDir, warn: () => {} });

@@ -18,13 +18,28 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
 
-export class KeyRing {
-  readonly #keys: Map<string, Buffer>;
-  readonly #primary: KeyRingKey;
-  /** HMAC keys by key id, the primary key's first. */
-  readonly #hmacKeys: Buffer[];
+/** A ring that can read its keys again reads them at most this often (1 s), whatever it meets. */
+const RELOAD_INTERVAL_MS = 1_000;
 
-  constructor(keys: KeyRingKey[]) {
+export class KeyRing {
+  #keys!: Map<string, Buffer>;
+  #primary!: KeyRingKey;
+  /** HMAC keys, the primary key's first. */
+  #hmacKeys!: Buffer[];
+  readonly #reload: (() => KeyRingKey[]) | undefined;
+  #reloadedAt = 0;
+
+  /**
+   * `options.reload` reads the keys again from where they came from: a ring that meets a ciphertext under
+   * a key it does not know (the staging key file was rotated by `vault rotate-key` while this process
+   * ran) takes the keys read, new primary key included, instead of failing until a restart.
+   */
+  constructor(keys: KeyRingKey[], options: { reload?: () => KeyRingKey[] } = {}) {
+    this.#use(keys);
+    this.#reload = options.reload;
+  }
+
+  #use(keys: KeyRingKey[]): void {
     const primary = keys[0];
     if (!primary) throw new Error('a key ring needs at least one key');
     this.#primary = primary;
@@ -33,6 +48,19 @@ export class KeyRing {
     this.#hmacKeys = keys.map((entry) =>
       Buffer.from(hkdfSync('sha256', entry.key, Buffer.alloc(0), 'wallet-checkout pan-hmac', 32)),
     );
+  }
+
+  /** The key named `keyId`, reading the keys again once if the ring can and has not just done so. */
+  #key(keyId: string): Buffer | undefined {
+    const key = this.#keys.get(keyId);
+    if (key || !this.#reload || Date.now() - this.#reloadedAt < RELOAD_INTERVAL_MS) return key;
+    this.#reloadedAt = Date.now();
+    try {
+      this.#use(this.#reload());
+    } catch {
+      return undefined;
+    }
+    return this.#keys.get(keyId);
   }
 
   get primaryKeyId(): string {
@@ -64,7 +92,7 @@ export class KeyRing {
     if (parts.length !== 5 || version !== VERSION || !keyId || ciphertext === undefined) {
       throw new Error('not a key-ring envelope');
     }
-    const key = this.#keys.get(keyId);
+    const key = this.#key(keyId);
     if (!key) throw new Error(`key "${keyId}" is not in the key ring`);
     const ivBytes = Buffer.from(iv as string, 'base64url');
     const tagBytes = Buffer.from(tag as string, 'base64url');
@@ -110,6 +138,10 @@ export class KeyRing {
 }
 
 export function parseKeyRing(raw: string, variable = 'VAULT_KEYS'): KeyRing {
+  return new KeyRing(parseKeys(raw, variable));
+}
+
+function parseKeys(raw: string, variable: string): KeyRingKey[] {
   const keys = raw.split(',').map((entry) => {
     const [id, encoded, ...rest] = entry.trim().split(':');
     if (!id || !encoded || rest.length > 0 || !KEY_ID.test(id)) {
@@ -126,7 +158,7 @@ export function parseKeyRing(raw: string, variable = 'VAULT_KEYS'): KeyRing {
   if (new Set(keys.map((key) => key.id)).size !== keys.length) {
     throw new ConfigError(variable, 'key ids must be unique');
   }
-  return new KeyRing(keys);
+  return keys;
 }
 
 export function newKeyEntry(): string {
@@ -182,7 +214,8 @@ function readKeyFile(file: string, warn: (message: string) => void): string {
 /**
  * The key ring from `VAULT_KEYS`, or in staging from `<dataDir>/vault-keys` (created with mode 0600 on
  * first use; of several processes starting at once, one creates it and the others read it). Production
- * never reaches the file: configuration refuses to start without `VAULT_KEYS`.
+ * never reaches the file: configuration refuses to start without `VAULT_KEYS`. A ring from the file
+ * reads it again when it meets a key it does not know, so a running service follows `vault rotate-key`.
  */
 export function loadKeyRing(options: {
   vaultKeys: string | undefined;
@@ -199,7 +232,8 @@ export function loadKeyRing(options: {
       );
     }
   }
-  return parseKeyRing(readKeyFile(file, options.warn), file);
+  const read = () => parseKeys(readKeyFile(file, options.warn), file);
+  return new KeyRing(read(), { reload: read });
 }
 
 /** Blocks the thread for `ms` (the CLI's one command waiting for a lock; never the service's event loop). */

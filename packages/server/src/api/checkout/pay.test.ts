@@ -1,12 +1,11 @@
 import http from 'node:http';
 import type { AddressInfo as NetAddress } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { Webhook } from 'standardwebhooks';
 import { request as httpRequest } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SHOPPER_EMAIL } from '../../sandbox/seed.js';
 import { engines } from '../../test-support/db.js';
-import { type Receiver, startReceiver } from '../../test-support/receiver.js';
+import { type Receiver, startReceiver, verifiedBody } from '../../test-support/receiver.js';
 import { startTestService, type TestService } from '../../test-support/service.js';
 
 interface SandboxGatewayServer {
@@ -426,11 +425,7 @@ describe.each(engines())('checkout page API: sign-in, wallet and payment on %s',
     await expect.poll(delivered, { timeout: 5_000 }).toBeDefined();
     const webhook = delivered();
     if (!webhook) throw new Error('no webhook');
-    const payload = new Webhook(plainSecret).verify(webhook.body, {
-      'webhook-id': String(webhook.headers['webhook-id']),
-      'webhook-timestamp': String(webhook.headers['webhook-timestamp']),
-      'webhook-signature': String(webhook.headers['webhook-signature']),
-    });
+    const payload = verifiedBody(plainSecret, webhook);
     expect(payload).toMatchObject({
       eventName: 'ORDER_SUCCEEDED',
       merchantId: plain,

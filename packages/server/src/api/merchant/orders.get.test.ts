@@ -1,9 +1,8 @@
-import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OrderEventPayload, PaymentAttempt } from '../../orders/index.js';
 import { engines } from '../../test-support/db.js';
 import { webhookSchemaErrors } from '../../test-support/openapi.js';
-import { type ReceivedWebhook, type Receiver, startReceiver } from '../../test-support/receiver.js';
+import { type Receiver, startReceiver, verifiedBody } from '../../test-support/receiver.js';
 import { startTestService, type TestService } from '../../test-support/service.js';
 
 const SHOP = 'https://shop.example';
@@ -28,14 +27,6 @@ const DETAILS = {
   gatewayTransactionId: 'gw_42',
   gatewayResponse: '<response><status>APPROVED</status></response>',
 };
-
-function verified(secret: string, webhook: ReceivedWebhook): OrderEventPayload {
-  return new Webhook(secret).verify(webhook.body, {
-    'webhook-id': webhook.headers['webhook-id'] as string,
-    'webhook-timestamp': webhook.headers['webhook-timestamp'] as string,
-    'webhook-signature': webhook.headers['webhook-signature'] as string,
-  }) as OrderEventPayload;
-}
 
 describe.each(engines())('GET /orders/{orderId} and order webhooks on %s', (engine) => {
   let service: TestService;
@@ -112,7 +103,7 @@ describe.each(engines())('GET /orders/{orderId} and order webhooks on %s', (engi
     await service.services.orders.markSucceeded(orderId, DETAILS);
     const webhook = await delivered;
 
-    const payload = verified(shop.webhookSecret, webhook);
+    const payload = verifiedBody<OrderEventPayload>(shop.webhookSecret, webhook);
     expect(webhook.headers['webhook-id']).toMatch(/^msg_/);
     const order = await service.call('GET', `/orders/${orderId}`, { apiKey: shop.apiKey });
     expect(order.status).toBe(200);
@@ -145,7 +136,7 @@ describe.each(engines())('GET /orders/{orderId} and order webhooks on %s', (engi
     });
     const delivered = receiver.nth(receiver.received.length + 1);
     await service.services.orders.markFailed(orderId, '990', 'Card was declined');
-    const payload = verified(shop.webhookSecret, await delivered);
+    const payload = verifiedBody<OrderEventPayload>(shop.webhookSecret, await delivered);
     expect(payload).toMatchObject({
       eventName: 'ORDER_FAILED',
       merchantId: shop.merchantId,

@@ -1,10 +1,9 @@
-import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CredentialEntry, PaymentCredentialsPayload } from '../../payments/types.js';
 import { engines } from '../../test-support/db.js';
 import { webhookSchemaErrors } from '../../test-support/openapi.js';
-import { type Receiver, startReceiver } from '../../test-support/receiver.js';
-import { startTestService, type TestService } from '../../test-support/service.js';
+import { type Receiver, startReceiver, verifiedBody } from '../../test-support/receiver.js';
+import { credentialsBody, startTestService, type TestService } from '../../test-support/service.js';
 import { until } from '../../test-support/wait.js';
 import { passesLuhn } from '../../vault/vault.js';
 
@@ -49,11 +48,7 @@ describe.each(engines())('POST /payments/credentials on %s', (engine) => {
     expect(response.headers['request-id']).toMatch(/^req_/);
 
     const webhook = await delivered;
-    const payload = new Webhook(shop.webhookSecret).verify(webhook.body, {
-      'webhook-id': webhook.headers['webhook-id'] as string,
-      'webhook-timestamp': webhook.headers['webhook-timestamp'] as string,
-      'webhook-signature': webhook.headers['webhook-signature'] as string,
-    }) as PaymentCredentialsPayload;
+    const payload = verifiedBody<PaymentCredentialsPayload>(shop.webhookSecret, webhook);
     expect(Object.keys(payload).sort()).toEqual(
       [
         'billingAddress',
@@ -448,13 +443,7 @@ describe.each(engines())('a credentials webhook after the approval was withdrawn
     const session = await service.session(shop.apiKey);
     const response = await service.call('POST', '/payments/credentials', {
       apiKey: shop.apiKey,
-      body: {
-        paymentId: session.paymentMethods[0]?.paymentId,
-        sessionId: session.sessionId,
-        amount: 990,
-        merchantReference: 'withdrawn-1',
-        currency: 'USD',
-      },
+      body: credentialsBody(session, { merchantReference: 'withdrawn-1' }),
     });
     expect(response.status).toBe(200);
     await receiver.nth(1);
