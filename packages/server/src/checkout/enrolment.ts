@@ -115,7 +115,11 @@ export class Enrolments {
           id,
           order_id: orderId,
           email_normalized: email,
-          details_ciphertext: this.deps.keyRing.encrypt(JSON.stringify(details), id),
+          details_ciphertext: this.deps.keyRing.seal(
+            JSON.stringify(details),
+            'pending_enrolments.details_ciphertext',
+            id,
+          ),
           created_at: now,
           // As long as the code that completes it.
           expires_at: now + CODE_TTL_MS,
@@ -144,7 +148,9 @@ export class Enrolments {
         'No enrolment waits for this email and order (enrolments last 10 minutes); enrol again.',
       );
     }
-    const details = JSON.parse(this.deps.keyRing.decrypt(row.details_ciphertext, row.id)) as PendingDetails;
+    const details = JSON.parse(
+      this.deps.keyRing.open(row.details_ciphertext, 'pending_enrolments.details_ciphertext', row.id),
+    ) as PendingDetails;
     const { wallet } = this.deps;
     const shopper = await wallet.createShopper({
       email: details.email,

@@ -78,7 +78,11 @@ export class GatewayAccounts {
     const row = {
       merchant_id: merchantId,
       settings: JSON.stringify(parsed),
-      credentials_ciphertext: this.#keyRing.encrypt(JSON.stringify(credentials), merchantId),
+      credentials_ciphertext: this.#keyRing.seal(
+        JSON.stringify(credentials),
+        'gateway_accounts.credentials_ciphertext',
+        merchantId,
+      ),
       created_at: now,
       updated_at: now,
     };
@@ -168,6 +172,8 @@ export class GatewayAccounts {
   }
 
   #credentialsOf(merchantId: string, ciphertext: string): Record<string, string> {
-    return JSON.parse(this.#keyRing.decrypt(ciphertext, merchantId)) as Record<string, string>;
+    return JSON.parse(
+      this.#keyRing.open(ciphertext, 'gateway_accounts.credentials_ciphertext', merchantId),
+    ) as Record<string, string>;
   }
 }

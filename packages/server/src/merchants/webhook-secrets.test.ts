@@ -41,8 +41,15 @@ describe.each(engines())('webhook secrets on %s', (engine) => {
     expect(row.expires_at).toBeNull();
     expect(JSON.stringify(rows)).not.toContain(webhookSecret.slice('whsec_'.length));
     expect(keyRing.keyIdOf(row.secret_ciphertext)).toBe('k1');
-    expect(keyRing.decrypt(row.secret_ciphertext, merchant.id)).toBe(webhookSecret);
-    expect(() => keyRing.decrypt(row.secret_ciphertext, 'mch_other')).toThrow();
+    expect(keyRing.open(row.secret_ciphertext, 'webhook_secrets.secret_ciphertext', merchant.id)).toBe(
+      webhookSecret,
+    );
+    expect(() =>
+      keyRing.open(row.secret_ciphertext, 'webhook_secrets.secret_ciphertext', 'mch_other'),
+    ).toThrow();
+    expect(() =>
+      keyRing.open(row.secret_ciphertext, 'gateway_accounts.credentials_ciphertext', merchant.id),
+    ).toThrow();
 
     expect(await merchants.activeWebhookSecrets(merchant.id)).toEqual([webhookSecret]);
     const webhook = new Webhook(webhookSecret);

@@ -61,7 +61,7 @@ export class WebhookSecrets {
     await repo.insertWebhookSecret({
       id: newId('webhookSecret'),
       merchant_id: merchantId,
-      secret_ciphertext: this.#keyRing.encrypt(secret, merchantId),
+      secret_ciphertext: this.#keyRing.seal(secret, 'webhook_secrets.secret_ciphertext', merchantId),
       created_at: this.#now(),
       expires_at: null,
     });
@@ -99,7 +99,7 @@ export class WebhookSecrets {
     if (!secrets) {
       const rows = await this.#repo.activeWebhookSecrets(merchantId, now);
       secrets = rows.map((row) => ({
-        secret: this.#keyRing.decrypt(row.secret_ciphertext, merchantId),
+        secret: this.#keyRing.open(row.secret_ciphertext, 'webhook_secrets.secret_ciphertext', merchantId),
         expiresAt: row.expires_at === null ? null : Number(row.expires_at),
       }));
       this.#cache.set(merchantId, secrets);

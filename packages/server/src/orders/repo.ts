@@ -100,7 +100,11 @@ export class OrdersRepo {
       tax_amount: payment?.taxAmount ?? null,
       charged_amount: payment?.chargedAmount ?? null,
       transaction_details_ciphertext: order.transactionDetails
-        ? this.keyRing.encrypt(JSON.stringify(order.transactionDetails), order.id)
+        ? this.keyRing.seal(
+            JSON.stringify(order.transactionDetails),
+            'orders.transaction_details_ciphertext',
+            order.id,
+          )
         : null,
       error_code: order.error?.code ?? null,
       error_message: order.error?.message ?? null,
@@ -144,7 +148,13 @@ export class OrdersRepo {
       transactionDetails:
         row.transaction_details_ciphertext === null
           ? null
-          : JSON.parse(this.keyRing.decrypt(row.transaction_details_ciphertext, row.id)),
+          : JSON.parse(
+              this.keyRing.open(
+                row.transaction_details_ciphertext,
+                'orders.transaction_details_ciphertext',
+                row.id,
+              ),
+            ),
       error: row.error_code === null ? null : { code: row.error_code, message: row.error_message },
       merchantAuthorization:
         row.session_id === null

@@ -155,9 +155,15 @@ describe.each(engines())('orders on %s', (engine) => {
       .selectAll()
       .where('id', '=', order.id)
       .executeTakeFirstOrThrow();
-    expect(row.transaction_details_ciphertext).toMatch(/^v1\.k1\./);
+    expect(row.transaction_details_ciphertext).toMatch(/^v2\.k1\./);
     expect(JSON.stringify(row)).not.toContain('4111111111111111');
-    expect(() => keyRing.decrypt(row.transaction_details_ciphertext as string, 'ord_other')).toThrow();
+    expect(() =>
+      keyRing.open(
+        row.transaction_details_ciphertext as string,
+        'orders.transaction_details_ciphertext',
+        'ord_other',
+      ),
+    ).toThrow();
   });
 
   it('fails with the code and a null message, and emits ORDER_FAILED', async () => {

@@ -72,7 +72,11 @@ export class ExternalResponseService {
         currency: input.currency,
         pspHostName: input.pspHostName,
         isRecurring: input.isRecurring,
-        rawResponseCiphertext: this.deps.keyRing.encrypt(input.pspRawResponse, id),
+        rawResponseCiphertext: this.deps.keyRing.seal(
+          input.pspRawResponse,
+          'external_responses.psp_raw_response_ciphertext',
+          id,
+        ),
         createdAt: now,
       });
       await linkExternalResponse(

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../config.js';
+import { legacyEnvelope } from '../test-support/legacy-envelope.js';
 import { addStagingKey, KeyRing, loadKeyRing, parseKeyRing, STAGING_KEYS_FILE } from './keyring.js';
 
 const entry = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;
@@ -39,10 +40,31 @@ describe('KeyRing', () => {
   it('seals with the first key and names it in the envelope', () => {
     const ring = parseKeyRing(`${entry('new')},${entry('old')}`);
     const envelope = ring.encrypt('4111111111111111', 'vlt_1');
-    expect(envelope).toMatch(/^v1\.new\./);
+    expect(envelope).toMatch(/^v2\.new\./);
     expect(envelope).not.toContain('4111');
     expect(ring.keyIdOf(envelope)).toBe('new');
     expect(ring.decrypt(envelope, 'vlt_1')).toBe('4111111111111111');
+  });
+
+  it('seals a stored value to its column and row: a copy anywhere else does not open', () => {
+    const ring = parseKeyRing(entry('k1'));
+    const token = ring.seal('4895370012003478', 'network_tokens.token_ciphertext', 'vlt_1');
+    expect(ring.open(token, 'network_tokens.token_ciphertext', 'vlt_1')).toBe('4895370012003478');
+    expect(() => ring.open(token, 'vault_cards.pan_ciphertext', 'vlt_1')).toThrow();
+    expect(() => ring.open(token, 'network_tokens.token_ciphertext', 'vlt_2')).toThrow();
+    expect(() => ring.decrypt(token, 'vlt_1')).toThrow();
+    expect(ring.isCurrent(token)).toBe(true);
+  });
+
+  it('opens an envelope of version 1, bound to the row alone, and calls it not current', () => {
+    const key = { id: 'k1', key: randomBytes(32) };
+    const ring = new KeyRing([key]);
+    const legacy = legacyEnvelope(key, '4111111111111111', 'vlt_1');
+    expect(ring.open(legacy, 'vault_cards.pan_ciphertext', 'vlt_1')).toBe('4111111111111111');
+    expect(() => ring.open(legacy, 'vault_cards.pan_ciphertext', 'vlt_2')).toThrow();
+    expect(ring.isCurrent(legacy)).toBe(false);
+    // Relabelled as version 2, it no longer opens: the version cannot be changed to skip the binding.
+    expect(() => ring.open(legacy.replace(/^v1\./, 'v2.'), 'vault_cards.pan_ciphertext', 'vlt_1')).toThrow();
   });
 
   it('opens envelopes sealed by any key of the ring', () => {

@@ -5,18 +5,36 @@ import { ConfigError } from '../config.js';
 
 /**
  * AES-256-GCM with a key id in every ciphertext, so keys can rotate. An envelope reads
- * `v1.<keyId>.<iv>.<ciphertext>.<tag>` (base64url parts). The first key of the ring encrypts; every key
+ * `v2.<keyId>.<iv>.<ciphertext>.<tag>` (base64url parts). The first key of the ring encrypts; every key
  * decrypts. `VAULT_KEYS` is `id:base64key[,id:base64key…]`, each key 32 random bytes.
+ *
+ * Stored values are sealed to their place: `seal(plaintext, column, id)` authenticates the column and
+ * the row's id as associated data, so a ciphertext copied into another column or row (a network token's
+ * into the card-number column of the same vault id, say) does not open. Envelopes written before
+ * version 2 (`v1.…`) were bound to the row id alone; they still open, and `vault rotate-key` rewrites
+ * them as version 2.
  */
 export interface KeyRingKey {
   id: string;
   key: Buffer;
 }
 
-const VERSION = 'v1';
+const VERSION = 'v2';
+/** Bound to the row id alone: opened, never written. */
+const LEGACY_VERSION = 'v1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const KEY_ID = /^[A-Za-z0-9_-]{1,32}$/;
+
+/** Every column that holds envelopes, as `table.column`: part of what each one is bound to. */
+export type SealedColumn =
+  | 'vault_cards.pan_ciphertext'
+  | 'network_tokens.token_ciphertext'
+  | 'webhook_secrets.secret_ciphertext'
+  | 'external_responses.psp_raw_response_ciphertext'
+  | 'orders.transaction_details_ciphertext'
+  | 'gateway_accounts.credentials_ciphertext'
+  | 'pending_enrolments.details_ciphertext';
 
 /** A ring that can read its keys again reads them at most this often (1 s), whatever it meets. */
 const RELOAD_INTERVAL_MS = 1_000;
@@ -86,10 +104,19 @@ export class KeyRing {
     ].join('.');
   }
 
-  decrypt(envelope: string, associatedData = ''): string {
+  /**
+   * Opens an envelope sealed with `associatedData`; a version 1 envelope with `legacyAssociatedData`, what
+   * such envelopes were sealed with.
+   */
+  decrypt(envelope: string, associatedData = '', legacyAssociatedData = associatedData): string {
     const parts = envelope.split('.');
     const [version, keyId, iv, ciphertext, tag] = parts;
-    if (parts.length !== 5 || version !== VERSION || !keyId || ciphertext === undefined) {
+    if (
+      parts.length !== 5 ||
+      (version !== VERSION && version !== LEGACY_VERSION) ||
+      !keyId ||
+      ciphertext === undefined
+    ) {
       throw new Error('not a key-ring envelope');
     }
     const key = this.#key(keyId);
@@ -100,16 +127,32 @@ export class KeyRing {
     if (ivBytes.length !== IV_BYTES || tagBytes.length !== TAG_BYTES)
       throw new Error('not a key-ring envelope');
     const decipher = createDecipheriv('aes-256-gcm', key, ivBytes, { authTagLength: TAG_BYTES });
-    decipher.setAAD(Buffer.from(associatedData));
+    decipher.setAAD(Buffer.from(version === VERSION ? associatedData : legacyAssociatedData));
     decipher.setAuthTag(tagBytes);
     return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString(
       'utf8',
     );
   }
 
+  /** Encrypts a value stored in `column` of the row `id`, bound to both. */
+  seal(plaintext: string, column: SealedColumn, id: string): string {
+    return this.encrypt(plaintext, `${column}:${id}`);
+  }
+
+  /** Opens what `seal` wrote for `column` of the row `id` (or, before version 2, for the row `id`). */
+  open(envelope: string, column: SealedColumn, id: string): string {
+    return this.decrypt(envelope, `${column}:${id}`, id);
+  }
+
   /** The key id an envelope was sealed with. */
   keyIdOf(envelope: string): string | undefined {
     return envelope.split('.')[1];
+  }
+
+  /** Whether an envelope is sealed the way this ring seals now: this version, the primary key. */
+  isCurrent(envelope: string): boolean {
+    const [version, keyId] = envelope.split('.');
+    return version === VERSION && keyId === this.#primary.id;
   }
 
   /** Keyed hash for equality look-ups (card de-duplication) that reveals nothing without the key. */

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines, openTestDb } from '../test-support/db.js';
+import { legacyEnvelope } from '../test-support/legacy-envelope.js';
 import { insertMerchantRow } from '../test-support/rows.js';
 import { KeyRing, type KeyRingKey } from './keyring.js';
 import { reencryptAll } from './rotate.js';
@@ -29,14 +30,15 @@ describe.each(engines())('reencryptAll on %s', (engine) => {
       const token = await tokenService.networkToken({ vaultId, brand: 'visa' });
       tokens.set(vaultId, token.token.reveal());
     }
-    // Rows of the other envelope columns, sealed as their writers seal them (see rotate.ts).
+    // Rows of the other envelope columns, sealed as their writers seal them (see rotate.ts); the processor
+    // response as it was sealed before envelopes were bound to their column.
     await insertMerchantRow(handle.db, 'mch_1', { authorization_mode: 'merchant' });
     await kysely
       .insertInto('webhook_secrets')
       .values({
         id: 'wss_1',
         merchant_id: 'mch_1',
-        secret_ciphertext: oldRing.encrypt('whsec_secret', 'mch_1'),
+        secret_ciphertext: oldRing.seal('whsec_secret', 'webhook_secrets.secret_ciphertext', 'mch_1'),
         created_at: 1,
         expires_at: null,
       })
@@ -105,21 +107,7 @@ describe.each(engines())('reencryptAll on %s', (engine) => {
         created_at: 1,
       })
       .execute();
-    await kysely
-      .insertInto('external_responses')
-      .values({
-        id: 'ext_1',
-        merchant_id: 'mch_1',
-        credentials_request_id: 'crq_1',
-        payment_id: 'card_1',
-        amount: 100,
-        currency: 'USD',
-        psp_host_name: 'psp',
-        psp_raw_response_ciphertext: oldRing.encrypt('{"approved":true}', 'ext_1'),
-        is_recurring: 0,
-        created_at: 1,
-      })
-      .execute();
+    await insertExternalResponse('ext_1', legacyEnvelope(oldKey, '{"approved":true}', 'ext_1'));
     const order = (id: string, details: string | null) => ({
       id,
       merchant_id: 'mch_1',
@@ -140,7 +128,8 @@ describe.each(engines())('reencryptAll on %s', (engine) => {
       shipping_amount: null,
       tax_amount: null,
       charged_amount: null,
-      transaction_details_ciphertext: details && oldRing.encrypt(details, id),
+      transaction_details_ciphertext:
+        details && oldRing.seal(details, 'orders.transaction_details_ciphertext', id),
       error_code: null,
       error_message: null,
       expires_at: 2,
@@ -154,6 +143,25 @@ describe.each(engines())('reencryptAll on %s', (engine) => {
       .execute();
   });
   afterAll(() => handle.close());
+
+  /** A processor response reported for credentials request crq_1, its raw body sealed as given. */
+  async function insertExternalResponse(id: string, ciphertext: string): Promise<void> {
+    await handle.db.kysely
+      .insertInto('external_responses')
+      .values({
+        id,
+        merchant_id: 'mch_1',
+        credentials_request_id: 'crq_1',
+        payment_id: 'card_1',
+        amount: 100,
+        currency: 'USD',
+        psp_host_name: 'psp',
+        psp_raw_response_ciphertext: ciphertext,
+        is_recurring: 0,
+        created_at: 1,
+      })
+      .execute();
+  }
 
   async function envelopes(): Promise<string[]> {
     const { kysely } = handle.db;
@@ -188,17 +196,49 @@ describe.each(engines())('reencryptAll on %s', (engine) => {
     }
     const { kysely } = handle.db;
     const secret = await kysely.selectFrom('webhook_secrets').selectAll().executeTakeFirstOrThrow();
-    expect(onlyNew.decrypt(secret.secret_ciphertext, secret.merchant_id)).toBe('whsec_secret');
+    expect(
+      onlyNew.open(secret.secret_ciphertext, 'webhook_secrets.secret_ciphertext', secret.merchant_id),
+    ).toBe('whsec_secret');
     const response = await kysely.selectFrom('external_responses').selectAll().executeTakeFirstOrThrow();
-    expect(onlyNew.decrypt(response.psp_raw_response_ciphertext, response.id)).toBe('{"approved":true}');
+    expect(
+      onlyNew.open(
+        response.psp_raw_response_ciphertext,
+        'external_responses.psp_raw_response_ciphertext',
+        response.id,
+      ),
+    ).toBe('{"approved":true}');
     const paid = await kysely
       .selectFrom('orders')
       .selectAll()
       .where('id', '=', 'ord_paid')
       .executeTakeFirstOrThrow();
-    expect(onlyNew.decrypt(paid.transaction_details_ciphertext as string, paid.id)).toBe(
-      '{"gatewayTransactionId":"gtx_1"}',
+    expect(
+      onlyNew.open(
+        paid.transaction_details_ciphertext as string,
+        'orders.transaction_details_ciphertext',
+        paid.id,
+      ),
+    ).toBe('{"gatewayTransactionId":"gtx_1"}');
+  });
+
+  it('rewrites an envelope of version 1 under the primary key as version 2, bound to its column', async () => {
+    const { kysely } = handle.db;
+    const legacy = legacyEnvelope(newKey, '{"approved":false}', 'ext_2');
+    await insertExternalResponse('ext_2', legacy);
+    expect(newRing.open(legacy, 'external_responses.psp_raw_response_ciphertext', 'ext_2')).toBe(
+      '{"approved":false}',
     );
+    expect(await reencryptAll(handle.db, newRing)).toEqual({ reencrypted: 1 });
+    const { psp_raw_response_ciphertext: rewritten } = await kysely
+      .selectFrom('external_responses')
+      .select('psp_raw_response_ciphertext')
+      .where('id', '=', 'ext_2')
+      .executeTakeFirstOrThrow();
+    expect(rewritten.startsWith('v2.new.')).toBe(true);
+    expect(newRing.open(rewritten, 'external_responses.psp_raw_response_ciphertext', 'ext_2')).toBe(
+      '{"approved":false}',
+    );
+    expect(() => newRing.decrypt(rewritten, 'ext_2')).toThrow();
   });
 
   it('recomputes the keyed hashes so de-duplication works under the new key', async () => {
@@ -219,7 +259,7 @@ describe.each(engines())('reencryptAll on %s', (engine) => {
       .values(
         ids.map((id, index) => ({
           id,
-          pan_ciphertext: oldRing.encrypt(`pan ${index}`, id),
+          pan_ciphertext: oldRing.seal(`pan ${index}`, 'vault_cards.pan_ciphertext', id),
           pan_hmac: oldRing.hmac(`pan ${index}`),
           created_at: 1,
         })),

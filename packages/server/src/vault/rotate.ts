@@ -1,10 +1,11 @@
 /**
- * Key rotation: re-encrypts every envelope column under the key ring's primary key.
+ * Key rotation: re-encrypts every envelope column under the key ring's primary key, and rewrites
+ * envelopes of version 1 (bound to the row id alone) as version 2 (bound to column and row).
  *
- * Associated data (AAD) conventions. Every writer of an envelope column MUST seal it with the associated
- * data below, or neither its reader nor this rotation can open it:
+ * Every writer of an envelope column MUST seal it with `keyRing.seal(value, 'table.column', id)`, the id
+ * being the row's column below, or neither its reader nor this rotation can open it:
  *
- * | column                                           | associated data           |
+ * | column                                           | id                        |
  * |--------------------------------------------------|---------------------------|
  * | `vault_cards.pan_ciphertext`                     | the row's `id` (vault id) |
  * | `network_tokens.token_ciphertext`                | the row's `vault_id`      |
@@ -14,7 +15,7 @@
  * | `gateway_accounts.credentials_ciphertext`        | the row's `merchant_id`   |
  * | `pending_enrolments.details_ciphertext`          | the row's `id`            |
  *
- * A new envelope column is added to `ENVELOPE_COLUMNS` below with its convention.
+ * A new envelope column is added to `SealedColumn` and to `ENVELOPE_COLUMNS` below with its id.
  *
  * `vault_cards.pan_hmac` is keyed by a key derived from the primary key, so it is recomputed for every
  * card whose hash differs from the current one. A card stored by a process already on the new key before
@@ -23,41 +24,31 @@
  */
 import { type Kysely, sql } from 'kysely';
 import type { Database, Db } from '../db/index.js';
-import type { KeyRing } from './keyring.js';
+import type { KeyRing, SealedColumn } from './keyring.js';
 
 /** Rows per transaction: short enough not to hold a writer lock for long. */
 const BATCH_SIZE = 200;
 
 interface EnvelopeColumn {
-  table: keyof Database;
+  sealed: SealedColumn;
   /** Primary key column, used to walk the table in order. */
   key: string;
-  column: string;
-  associatedData: string;
+  /** The column whose value the envelope is sealed to. */
+  id: string;
 }
 
 const ENVELOPE_COLUMNS: EnvelopeColumn[] = [
-  { table: 'network_tokens', key: 'vault_id', column: 'token_ciphertext', associatedData: 'vault_id' },
-  { table: 'webhook_secrets', key: 'id', column: 'secret_ciphertext', associatedData: 'merchant_id' },
-  {
-    table: 'external_responses',
-    key: 'id',
-    column: 'psp_raw_response_ciphertext',
-    associatedData: 'id',
-  },
-  { table: 'orders', key: 'id', column: 'transaction_details_ciphertext', associatedData: 'id' },
-  {
-    table: 'gateway_accounts',
-    key: 'merchant_id',
-    column: 'credentials_ciphertext',
-    associatedData: 'merchant_id',
-  },
-  { table: 'pending_enrolments', key: 'id', column: 'details_ciphertext', associatedData: 'id' },
+  { sealed: 'network_tokens.token_ciphertext', key: 'vault_id', id: 'vault_id' },
+  { sealed: 'webhook_secrets.secret_ciphertext', key: 'id', id: 'merchant_id' },
+  { sealed: 'external_responses.psp_raw_response_ciphertext', key: 'id', id: 'id' },
+  { sealed: 'orders.transaction_details_ciphertext', key: 'id', id: 'id' },
+  { sealed: 'gateway_accounts.credentials_ciphertext', key: 'merchant_id', id: 'merchant_id' },
+  { sealed: 'pending_enrolments.details_ciphertext', key: 'id', id: 'id' },
 ];
 
-function open(keyRing: KeyRing, envelope: string, associatedData: string, where: string): string {
+function open(keyRing: KeyRing, envelope: string, column: SealedColumn, id: string, where: string): string {
   try {
-    return keyRing.decrypt(envelope, associatedData);
+    return keyRing.open(envelope, column, id);
   } catch (error) {
     throw new Error(`cannot decrypt ${where}: ${(error as Error).message}`, { cause: error });
   }
@@ -77,14 +68,22 @@ async function rotateVaultCards(db: Kysely<Database>, keyRing: KeyRing): Promise
         .limit(BATCH_SIZE)
         .execute();
       for (const row of rows) {
-        const pan = open(keyRing, row.pan_ciphertext, row.id, `vault_cards ${row.id}`);
-        const stale = keyRing.keyIdOf(row.pan_ciphertext) !== keyRing.primaryKeyId;
+        const pan = open(
+          keyRing,
+          row.pan_ciphertext,
+          'vault_cards.pan_ciphertext',
+          row.id,
+          `vault_cards ${row.id}`,
+        );
+        const stale = !keyRing.isCurrent(row.pan_ciphertext);
         const panHmac = keyRing.hmac(pan);
         if (!stale && panHmac === row.pan_hmac) continue;
         const result = await trx
           .updateTable('vault_cards')
           .set({
-            pan_ciphertext: stale ? keyRing.encrypt(pan, row.id) : row.pan_ciphertext,
+            pan_ciphertext: stale
+              ? keyRing.seal(pan, 'vault_cards.pan_ciphertext', row.id)
+              : row.pan_ciphertext,
             pan_hmac: panHmac,
           })
           .where('id', '=', row.id)
@@ -102,22 +101,24 @@ async function rotateVaultCards(db: Kysely<Database>, keyRing: KeyRing): Promise
 
 /** Re-encrypts one envelope column; the update only applies if the row still holds what was read. */
 async function rotateColumn(db: Kysely<Database>, keyRing: KeyRing, spec: EnvelopeColumn): Promise<number> {
-  const table = sql.table(spec.table);
+  const [tableName, columnName] = spec.sealed.split('.') as [keyof Database, string];
+  const table = sql.table(tableName);
   const key = sql.ref(spec.key);
-  const column = sql.ref(spec.column);
-  const aad = sql.ref(spec.associatedData);
+  const column = sql.ref(columnName);
+  const id = sql.ref(spec.id);
   let reencrypted = 0;
   let after = '';
   for (;;) {
     const batch = await db.transaction().execute(async (trx) => {
-      const { rows } = await sql<{ row_key: string; envelope: string | null; aad: string }>`
-        select ${key} as row_key, ${column} as envelope, ${aad} as aad from ${table}
+      const { rows } = await sql<{ row_key: string; envelope: string | null; id: string }>`
+        select ${key} as row_key, ${column} as envelope, ${id} as id from ${table}
         where ${key} > ${after} order by ${key} limit ${BATCH_SIZE}`.execute(trx);
       for (const row of rows) {
         // Nullable columns (an order not paid yet) have nothing to re-encrypt.
-        if (row.envelope === null || keyRing.keyIdOf(row.envelope) === keyRing.primaryKeyId) continue;
-        const plaintext = open(keyRing, row.envelope, row.aad, `${spec.table}.${spec.column} ${row.row_key}`);
-        const result = await sql`update ${table} set ${column} = ${keyRing.encrypt(plaintext, row.aad)}
+        if (row.envelope === null || keyRing.isCurrent(row.envelope)) continue;
+        const plaintext = open(keyRing, row.envelope, spec.sealed, row.id, `${spec.sealed} ${row.row_key}`);
+        const result =
+          await sql`update ${table} set ${column} = ${keyRing.seal(plaintext, spec.sealed, row.id)}
           where ${key} = ${row.row_key} and ${column} = ${row.envelope}`.execute(trx);
         reencrypted += Number(result.numAffectedRows ?? 0);
       }

@@ -134,7 +134,9 @@ describe.each(engines())('SandboxTokenService on %s', (engine) => {
       .where('vault_id', '=', vaultId)
       .executeTakeFirstOrThrow();
     expect(row.token_ciphertext).not.toContain(first.token.reveal());
-    expect(keyRing.decrypt(row.token_ciphertext, vaultId)).toBe(first.token.reveal());
+    expect(keyRing.open(row.token_ciphertext, 'network_tokens.token_ciphertext', vaultId)).toBe(
+      first.token.reveal(),
+    );
   });
 
   it('agrees with itself when two provisions of one card race', async () => {

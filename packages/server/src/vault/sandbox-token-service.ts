@@ -119,7 +119,11 @@ export class SandboxTokenService implements TokenService {
       .insertInto('network_tokens')
       .values({
         vault_id: card.vaultId,
-        token_ciphertext: this.keyRing.encrypt(sandboxTokenNumber(pan.reveal(), card.brand), card.vaultId),
+        token_ciphertext: this.keyRing.seal(
+          sandboxTokenNumber(pan.reveal(), card.brand),
+          'network_tokens.token_ciphertext',
+          card.vaultId,
+        ),
         exp_month: now.getUTCMonth() + 1,
         exp_year: now.getUTCFullYear() + TOKEN_LIFE_YEARS,
         created_at: now.getTime(),
@@ -150,7 +154,7 @@ export class SandboxTokenService implements TokenService {
     const [row] = await this.#stored(vaultId);
     if (!row) return undefined;
     return {
-      token: new Secret(this.keyRing.decrypt(row.token_ciphertext, vaultId)),
+      token: new Secret(this.keyRing.open(row.token_ciphertext, 'network_tokens.token_ciphertext', vaultId)),
       expMonth: row.exp_month,
       expYear: row.exp_year,
     };

@@ -6,6 +6,7 @@ import { DomainError } from '../errors.js';
 import { engines, openTestDb } from '../test-support/db.js';
 import { KeyRing } from './keyring.js';
 import { reencryptAll } from './rotate.js';
+import { SandboxTokenService } from './sandbox-token-service.js';
 import { CardVault, cardNetwork, luhnCheckDigit, passesLuhn } from './vault.js';
 
 const VISA = '4111111111111111';
@@ -119,6 +120,26 @@ describe.each(engines())('CardVault on %s', (engine) => {
     await expect(impostor.reveal(vaultId)).rejects.toThrow();
     const stranger = new CardVault(handle.db, new KeyRing([{ id: 'k2', key: randomBytes(32) }]));
     await expect(stranger.reveal(vaultId)).rejects.toThrow(/not in the key ring/);
+  });
+
+  it("refuses the card's network token copied into its card-number column", async () => {
+    const vaultId = await vault.store('4000056655665556');
+    const token = await new SandboxTokenService(handle.db, keyRing, vault).networkToken({
+      vaultId,
+      brand: 'visa',
+    });
+    const { token_ciphertext } = await handle.db.kysely
+      .selectFrom('network_tokens')
+      .select('token_ciphertext')
+      .where('vault_id', '=', vaultId)
+      .executeTakeFirstOrThrow();
+    expect(token.token.reveal()).not.toBe('4000056655665556');
+    await handle.db.kysely
+      .updateTable('vault_cards')
+      .set({ pan_ciphertext: token_ciphertext })
+      .where('id', '=', vaultId)
+      .execute();
+    await expect(vault.reveal(vaultId)).rejects.toThrow();
   });
 
   it('refuses a ciphertext moved onto another vault id', async () => {

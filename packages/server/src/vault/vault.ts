@@ -91,7 +91,7 @@ export class CardVault {
         .insertInto('vault_cards')
         .values({
           id,
-          pan_ciphertext: this.keyRing.encrypt(pan, id),
+          pan_ciphertext: this.keyRing.seal(pan, 'vault_cards.pan_ciphertext', id),
           pan_hmac: hashes[0] as string,
           created_at: Date.now(),
         })
@@ -103,6 +103,6 @@ export class CardVault {
   async reveal(vaultId: string): Promise<Secret<string>> {
     const [row] = await this.#ciphertext(vaultId);
     if (!row) throw new Error(`vault: no card ${vaultId}`);
-    return new Secret(this.keyRing.decrypt(row.pan_ciphertext, vaultId));
+    return new Secret(this.keyRing.open(row.pan_ciphertext, 'vault_cards.pan_ciphertext', vaultId));
   }
 }

@@ -630,7 +630,11 @@ describe.each(engines())('checkout page API: sign-in, wallet and payment on %s',
       expires_at: expect.any(Number),
     });
     expect(stored?.details_ciphertext).not.toContain('4242424242424242');
-    const details = service.services.keyRing.decrypt(stored?.details_ciphertext ?? '', stored?.id);
+    const details = service.services.keyRing.open(
+      stored?.details_ciphertext ?? '',
+      'pending_enrolments.details_ciphertext',
+      stored?.id as string,
+    );
     expect(details).toContain('4242424242424242');
     expect(details).not.toMatch(/cvv/i);
     expect(details).not.toContain('737');

@@ -67,9 +67,13 @@ describe.each(engines())('POST /payments/externalresponse on %s', (engine) => {
       .selectAll()
       .executeTakeFirstOrThrow();
     expect(row.psp_raw_response_ciphertext).not.toContain('succeeded');
-    expect(service.services.keyRing.decrypt(row.psp_raw_response_ciphertext, row.id)).toBe(
-      report().pspRawResponse,
-    );
+    expect(
+      service.services.keyRing.open(
+        row.psp_raw_response_ciphertext,
+        'external_responses.psp_raw_response_ciphertext',
+        row.id,
+      ),
+    ).toBe(report().pspRawResponse);
   });
 
   it('is served at the singular path too', async () => {
