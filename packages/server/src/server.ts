@@ -17,6 +17,7 @@ import { SDK_PACKAGE_DIR, sdkRoutes } from './api/sdk.js';
 import { buildApp } from './app.js';
 import { Checkout } from './checkout/index.js';
 import { type Config, ConfigError } from './config.js';
+import { DbClock } from './db/clock.js';
 import { createDb, type Db } from './db/index.js';
 import { migrate } from './db/migrate.js';
 import { GatewayAccounts } from './gateways/index.js';
@@ -56,6 +57,8 @@ export interface Services {
   config: Config;
   log: Logger;
   db: Db;
+  /** The database's time, in which webhook leases and due times are kept. */
+  clock: DbClock;
   keyRing: KeyRing;
   merchants: Merchants;
   wallet: Wallet;
@@ -87,6 +90,10 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     },
   });
   await migrate(db);
+  const clock = new DbClock(db);
+  await clock.start((error) =>
+    log.warn({ err: error }, "could not read the database's clock; keeping the last offset"),
+  );
   const keyRing = loadKeyRing({
     vaultKeys: config.vaultKeys,
     dataDir: config.dataDir,
@@ -134,6 +141,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     timeoutMs: config.webhookTimeoutMs,
     retryDelaysMs: { default: config.webhookRetryDelaysMs, credentials: config.credentialsRetryDelaysMs },
     leaseMs: config.webhookLeaseMs,
+    now: clock.now,
     endpoints: {
       async resolve(merchantId) {
         const merchant = await merchants.get(merchantId);
@@ -153,9 +161,11 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
       },
     },
   });
-  const webhooks = new Webhooks({ db, dispatcher });
+  const webhooks = new Webhooks({ db, dispatcher, now: clock.now });
   const outbox = {
-    newMessage: (message: NewMessage, now: number) => newMessage(message, now, dispatcher.leaseForNew()),
+    // The services tell time by this process's clock; messages are kept in the database's.
+    newMessage: (message: NewMessage, now: number) =>
+      newMessage(message, now + clock.offsetMs, dispatcher.leaseForNew()),
     insertMessages,
   };
   const orders = new Orders({
@@ -210,6 +220,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     config,
     log,
     db,
+    clock,
     keyRing,
     merchants,
     wallet,
@@ -307,6 +318,7 @@ export async function startService(
     clearInterval(sweep);
     await app.close();
     await services.dispatcher.stop();
+    services.clock.stop();
     services.senders.close();
     await services.db.close();
   };
