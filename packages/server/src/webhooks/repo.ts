@@ -335,23 +335,35 @@ export class WebhookRepo {
 
   /** One message of this merchant with every attempt; another merchant's id is not found. */
   async get(merchantId: string, messageId: string): Promise<MessageWithAttempts> {
-    const row = await this.#find(merchantId, messageId);
-    const attempts = await this.db.kysely
-      .selectFrom('webhook_attempts')
-      .select(['id', 'attempted_at', 'status_code', 'latency_ms', 'error'])
-      .where('message_id', '=', messageId)
-      .orderBy('attempted_at')
-      .orderBy('id')
+    // One statement, so the message and its attempts come from one snapshot: read apart, a result
+    // committed in between showed an attempt that the message's state and count did not have yet.
+    const rows = await this.db.kysely
+      .selectFrom('webhook_messages as m')
+      .leftJoin('webhook_attempts as a', 'a.message_id', 'm.id')
+      .selectAll('m')
+      .select(['a.id as attempt_id', 'a.attempted_at', 'a.status_code', 'a.latency_ms', 'a.error'])
+      .where('m.id', '=', messageId)
+      .where('m.merchant_id', '=', merchantId)
+      .orderBy('a.attempted_at')
+      .orderBy('a.id')
       .execute();
+    const [first] = rows;
+    if (!first) throw messageNotFound(messageId);
     return {
-      ...toSummary(row),
-      attempts: attempts.map((a) => ({
-        id: a.id,
-        attemptedAt: a.attempted_at,
-        statusCode: a.status_code,
-        latencyMs: a.latency_ms,
-        error: a.error,
-      })),
+      ...toSummary(first),
+      attempts: rows.flatMap((a) =>
+        a.attempt_id === null || a.attempted_at === null || a.latency_ms === null
+          ? []
+          : [
+              {
+                id: a.attempt_id,
+                attemptedAt: a.attempted_at,
+                statusCode: a.status_code,
+                latencyMs: a.latency_ms,
+                error: a.error,
+              },
+            ],
+      ),
     };
   }
 
@@ -395,12 +407,11 @@ export class WebhookRepo {
       .where('id', '=', messageId)
       .where('merchant_id', '=', merchantId)
       .executeTakeFirst();
-    if (!row) {
-      throw new DomainError(
-        'WEBHOOK_MESSAGE_NOT_FOUND',
-        `No webhook message ${messageId} for this merchant.`,
-      );
-    }
+    if (!row) throw messageNotFound(messageId);
     return row;
   }
+}
+
+function messageNotFound(messageId: string): DomainError {
+  return new DomainError('WEBHOOK_MESSAGE_NOT_FOUND', `No webhook message ${messageId} for this merchant.`);
 }
