@@ -58,7 +58,8 @@ class Outbox implements MessageSender {
 describe.each(engines())('ShopperAuth on %s', (engine) => {
   let handle: Awaited<ReturnType<typeof openTestDb>>;
   let wallet: Wallet;
-  let keyRing: KeyRing;
+  const k1 = { id: 'k1', key: randomBytes(32) };
+  const keyRing = new KeyRing([k1]);
   let now = START;
   let emails = 0;
 
@@ -73,10 +74,10 @@ describe.each(engines())('ShopperAuth on %s', (engine) => {
     return { id: shopper.id, email: shopper.email };
   }
 
-  function service(env: WalletEnv = 'production', outbox = new Outbox()) {
+  function service(env: WalletEnv = 'production', outbox = new Outbox(), ring = keyRing) {
     const auth = new ShopperAuth({
       db: handle.db,
-      keyRing,
+      keyRing: ring,
       shoppers: wallet,
       sender: outbox,
       env,
@@ -88,7 +89,6 @@ describe.each(engines())('ShopperAuth on %s', (engine) => {
 
   beforeAll(async () => {
     handle = await openTestDb(engine);
-    keyRing = new KeyRing([{ id: 'k1', key: randomBytes(32) }]);
     wallet = new Wallet(handle.db, new CardVault(handle.db, keyRing));
     await wallet.createShopper({ email: TEST_SHOPPER_EMAIL, firstName: 'Taylor', lastName: 'Shopper' });
   });
@@ -191,6 +191,27 @@ describe.each(engines())('ShopperAuth on %s', (engine) => {
     const error = await errorOf(auth.verifyCode('ord_1', shopper.email, code));
     expect([error.errorCode, error.status]).toEqual(['OTP_EXPIRED', 401]);
     expect(error.message).toMatch(/expired/);
+  });
+
+  it('accepts a code sent before a key rotation in a process already on the new key', async () => {
+    const { auth, outbox } = service();
+    const shopper = await newShopper();
+    await auth.requestCode('ord_rotation', shopper.email);
+    const code = codeIn(outbox.lastTo(shopper.email));
+    const stranger = service('production', new Outbox(), new KeyRing([{ id: 'k9', key: randomBytes(32) }]));
+    expect((await errorOf(stranger.auth.verifyCode('ord_rotation', shopper.email, code))).errorCode).toBe(
+      'OTP_INVALID',
+    );
+    const rotated = service(
+      'production',
+      new Outbox(),
+      new KeyRing([{ id: 'k2', key: randomBytes(32) }, k1]),
+    );
+    const grant = await rotated.auth.verifyCode('ord_rotation', shopper.email, code);
+    expect(await rotated.auth.authenticate(grant.shopperToken)).toEqual({
+      shopperId: shopper.id,
+      orderId: 'ord_rotation',
+    });
   });
 
   it('accepts a code once', async () => {

@@ -73,7 +73,8 @@ export interface ShopperAuthOptions {
  */
 export class ShopperAuth {
   readonly #db: Db;
-  readonly #codeKey: Buffer;
+  /** One per key of the ring, the primary key's first: codes are hashed under it, checked under all. */
+  readonly #codeKeys: Buffer[];
   readonly #shoppers: ShopperDirectory;
   readonly #sender: MessageSender;
   readonly #env: WalletEnv;
@@ -82,8 +83,9 @@ export class ShopperAuth {
 
   constructor(options: ShopperAuthOptions) {
     this.#db = options.db;
-    // From the primary key: after a key rotation, codes sent before it stop working (10 minutes at most).
-    this.#codeKey = options.keyRing.deriveKey('otp');
+    // Checked under every key: a code sent by a process on the old primary key still works in one that
+    // has restarted on the new key during a rotation.
+    this.#codeKeys = options.keyRing.keyIds.map((keyId) => options.keyRing.deriveKey('otp', keyId));
     this.#shoppers = options.shoppers;
     this.#sender = options.sender;
     this.#env = options.env;
@@ -117,7 +119,7 @@ export class ShopperAuth {
       }
     }
     const code = testShopper ? TEST_SHOPPER_CODE : newCode();
-    const codeHash = hashCode(this.#codeKey, { orderId, email: normalized, code });
+    const codeHash = hashCode(this.#codeKeys[0] as Buffer, { orderId, email: normalized, code });
     await repo.saveCode(this.#db.kysely, {
       order_id: orderId,
       email_normalized: normalized,
@@ -156,8 +158,10 @@ export class ShopperAuth {
       maxAttempts: MAX_ATTEMPTS,
     });
     if (!attempt) throw await this.#whyNoLiveCode(orderId, normalized, now);
-    const codeHash = hashCode(this.#codeKey, { orderId, email: normalized, code });
-    if (!sameHash(codeHash, attempt.code_hash)) {
+    const codeHash = this.#codeKeys
+      .map((key) => hashCode(key, { orderId, email: normalized, code }))
+      .find((hash) => sameHash(hash, attempt.code_hash));
+    if (codeHash === undefined) {
       const triesLeft = MAX_ATTEMPTS - attempt.attempts;
       if (triesLeft === 0) throw lockedError();
       throw new OtpInvalidError(triesLeft);
