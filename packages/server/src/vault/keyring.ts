@@ -157,9 +157,7 @@ export class KeyRing {
 
   /** Keyed hash for equality look-ups (card de-duplication) that reveals nothing without the key. */
   hmac(value: string): string {
-    return createHmac('sha256', this.#hmacKeys[0] as Buffer)
-      .update(value)
-      .digest('base64url');
+    return keyedHash(this.#hmacKeys[0] as Buffer, value);
   }
 
   /**
@@ -167,7 +165,7 @@ export class KeyRing {
    * rows hashed before a rotation has recomputed them, as well as those hashed since.
    */
   hmacs(value: string): string[] {
-    return this.#hmacKeys.map((key) => createHmac('sha256', key).update(value).digest('base64url'));
+    return this.#hmacKeys.map((key) => keyedHash(key, value));
   }
 
   /**
@@ -178,6 +176,10 @@ export class KeyRing {
     const key = (keyId && this.#keys.get(keyId)) || this.#primary.key;
     return Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), `wallet-checkout ${purpose}`, 32));
   }
+}
+
+function keyedHash(key: Buffer, value: string): string {
+  return createHmac('sha256', key).update(value).digest('base64url');
 }
 
 export function parseKeyRing(raw: string, variable = 'VAULT_KEYS'): KeyRing {

@@ -145,7 +145,9 @@ export class SandboxTokenService implements TokenService {
     let key = this.#cryptogramKeys.get(keyId);
     if (key === undefined) {
       key = cryptogramKey(this.keyRing, keyId);
-      this.#cryptogramKeys.set(keyId, key);
+      // A key the ring does not hold gives the primary key's: not remembered under that id, which the
+      // ring may learn later (a staging ring reads its key file again).
+      if (this.keyRing.keyIds.includes(keyId)) this.#cryptogramKeys.set(keyId, key);
     }
     return new Secret(computeCryptogram(key, token.token.reveal(), request.id).toString('base64'));
   }
