@@ -1,27 +1,26 @@
 import { isIP } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import type { WalletEnv } from '../config.js';
 import { DomainError, ValidationError } from '../errors.js';
 import { checkWebhookUrl, nonPublicRange } from '../webhooks/url-guard.js';
 import { validateWebhookUrl } from './validation.js';
 
-/** 'public', or the range a production webhook URL is refused for when saved (else the whole message). */
-function onSave(url: string): string {
+/** 'public', or the range a webhook URL is refused for when saved (else the whole message). */
+function onSave(url: string, env: WalletEnv = 'production'): string {
   try {
-    expect(validateWebhookUrl(url, 'production')).toBe(url);
+    expect(validateWebhookUrl(url, env)).toBe(url);
     return 'public';
   } catch (error) {
     expect(error).toBeInstanceOf(ValidationError);
     const { message } = error as ValidationError;
-    return (
-      /^webhookUrl must not point to .+ in production, got .+ \(([^)]+)\)$/.exec(message)?.[1] ?? message
-    );
+    return /^webhookUrl must not point to .+, got .+ \(([^)]+)\)$/.exec(message)?.[1] ?? message;
   }
 }
 
 /** The same, for the check the sender runs before each delivery. */
-function onSend(url: string): string {
+function onSend(url: string, env: WalletEnv = 'production'): string {
   try {
-    checkWebhookUrl(url, 'production');
+    checkWebhookUrl(url, env);
     return 'public';
   } catch (error) {
     expect(error).toBeInstanceOf(DomainError);
@@ -67,7 +66,7 @@ describe('production webhook URLs: saved and delivered alike', () => {
     ['https://100.64.0.1/h', 'carrier-grade NAT'],
     ['https://127.0.0.1/h', 'loopback'],
     ['https://2130706433/h', 'loopback'],
-    ['https://169.254.169.254/h', 'link-local'],
+    ['https://169.254.169.254/h', 'cloud metadata'],
     ['https://172.16.0.1/h', 'private'],
     ['https://192.0.0.8/h', 'reserved'],
     ['https://192.0.2.1/h', 'documentation'],
@@ -95,7 +94,7 @@ describe('production webhook URLs: saved and delivered alike', () => {
     ['https://[64:ff9b::127.0.0.1]/h', 'loopback'],
     ['https://[64:ff9b:1::808:808]/h', 'reserved'],
     ['https://[2002:a00:1::]/h', 'private'],
-    ['https://[2002:a9fe:a9fe::1]/h', 'link-local'],
+    ['https://[2002:a9fe:a9fe::1]/h', 'cloud metadata'],
     ['https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/h', 'reserved'],
     // Names that never leave the machine; other names are judged on the address dialled.
     ['https://localhost/h', 'loopback'],
@@ -107,6 +106,33 @@ describe('production webhook URLs: saved and delivered alike', () => {
       save: range,
       send: range,
       dial: /localhost/i.test(url) ? undefined : range,
+    });
+  });
+});
+
+describe('staging webhook URLs: saved and delivered alike', () => {
+  it.each([
+    'http://localhost:3000/h',
+    'http://127.0.0.1:9/h',
+    'http://10.0.0.5/h',
+    'http://[fc00::1]/h',
+    'http://shop.example.com/h',
+  ])('accepts %s in both places', (url) => {
+    expect({ save: onSave(url, 'staging'), send: onSend(url, 'staging') }).toEqual({
+      save: 'public',
+      send: 'public',
+    });
+  });
+
+  it.each([
+    ['http://169.254.169.254/latest/meta-data/', 'cloud metadata'],
+    ['http://[fd00:ec2::254]/', 'cloud metadata'],
+    ['http://169.254.1.1/h', 'link-local'],
+    ['http://[fe80::1]/h', 'link-local'],
+  ])('refuses %s as %s in both places', (url, range) => {
+    expect({ save: onSave(url, 'staging'), send: onSend(url, 'staging') }).toEqual({
+      save: range,
+      send: range,
     });
   });
 });

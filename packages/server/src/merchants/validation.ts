@@ -5,7 +5,7 @@
  */
 import { ValidationError } from '../errors.js';
 import { newUuid } from '../ids.js';
-import { nonPublicHost } from '../webhooks/index.js';
+import { nonPublicHost, refusedRange } from '../webhooks/index.js';
 import {
   AUTHORIZATION_MODES,
   type AuthorizationMode,
@@ -102,15 +102,17 @@ export function validateWebhookUrl(value: unknown, env: WalletEnv): string | nul
     throw new ValidationError('webhookUrl must not contain a user name or password');
   }
   if (url.hash) throw new ValidationError('webhookUrl must not contain a #fragment');
-  if (env === 'production') {
-    if (url.protocol !== 'https:') throw new ValidationError('webhookUrl must use https in production');
-    // Delivery's own classification. A name other than localhost is judged on the address it dials.
-    const range = nonPublicHost(url.hostname);
-    if (range !== undefined) {
-      throw new ValidationError(
-        `webhookUrl must not point to a private, loopback, link-local or other reserved address in production, got ${shown(url.hostname)} (${range})`,
-      );
-    }
+  if (env === 'production' && url.protocol !== 'https:') {
+    throw new ValidationError('webhookUrl must use https in production');
+  }
+  // Delivery's own classification. A name other than localhost is judged on the address it dials.
+  const range = nonPublicHost(url.hostname);
+  if (refusedRange(range, env)) {
+    const rule =
+      env === 'production'
+        ? 'a private, loopback, link-local or other reserved address in production'
+        : 'a link-local or cloud metadata address';
+    throw new ValidationError(`webhookUrl must not point to ${rule}, got ${shown(url.hostname)} (${range})`);
   }
   return value;
 }

@@ -20,5 +20,5 @@ export { CONNECTIONS_PER_ORIGIN } from './sender.js';
 export { Webhooks, type WebhooksOptions } from './service.js';
 export { SpreadSender } from './spread-sender.js';
 export { MESSAGE_STATES, type MessageState, MessageTransitionError } from './state.js';
-export { checkWebhookUrl, nonPublicHost } from './url-guard.js';
+export { checkWebhookUrl, nonPublicHost, refusedRange } from './url-guard.js';
 export { type DeliveryWorkerData, WorkerSender, type WorkerSenderOptions } from './worker-sender.js';

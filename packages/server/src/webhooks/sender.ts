@@ -224,10 +224,7 @@ export class Sender implements AttemptSender {
       connections: this.#connections,
       headersTimeout: this.#timeoutMs,
       bodyTimeout: this.#timeoutMs,
-      connect:
-        this.#env === 'production'
-          ? guardedConnector({ timeout: this.#timeoutMs })
-          : { timeout: this.#timeoutMs },
+      connect: guardedConnector(this.#env, { timeout: this.#timeoutMs }),
     });
     origin = { pool, active: 0, waiting: [] };
     this.#origins.set(key, origin);

@@ -22,7 +22,10 @@ describe('address classification', () => {
     ['100.127.255.254', 'carrier-grade NAT'],
     ['127.0.0.1', 'loopback'],
     ['127.255.0.9', 'loopback'],
-    ['169.254.169.254', 'link-local'],
+    ['169.254.169.254', 'cloud metadata'],
+    ['169.254.10.1', 'link-local'],
+    ['100.100.100.200', 'cloud metadata'],
+    ['fd00:ec2::254', 'cloud metadata'],
     ['192.0.0.8', 'reserved'],
     ['198.18.0.1', 'reserved'],
     ['240.0.0.1', 'reserved'],
@@ -37,7 +40,7 @@ describe('address classification', () => {
     ['::ffff:127.0.0.1', 'loopback'],
     ['::ffff:7f00:1', 'loopback'],
     ['::ffff:10.0.0.1', 'private'],
-    ['::ffff:169.254.169.254', 'link-local'],
+    ['::ffff:169.254.169.254', 'cloud metadata'],
     ['::ffff:0.0.0.0', 'unspecified'],
     ['::127.0.0.1', 'reserved'],
     ['64:ff9b::7f00:1', 'loopback'],
@@ -111,10 +114,21 @@ describe('checkWebhookUrl', () => {
     throw new Error(`${url} was accepted in ${env}`);
   };
 
-  it('accepts http and https to anywhere in staging', () => {
+  it('accepts http and https to loopback, private networks and the internet in staging', () => {
     expect(checkWebhookUrl('http://localhost:3000/hooks', 'staging').origin).toBe('http://localhost:3000');
     expect(checkWebhookUrl('http://127.0.0.1:9/x', 'staging').pathname).toBe('/x');
     expect(checkWebhookUrl('https://10.0.0.1/x', 'staging').hostname).toBe('10.0.0.1');
+    expect(checkWebhookUrl('http://shop.example.com/x', 'staging').hostname).toBe('shop.example.com');
+  });
+
+  it('refuses link-local and cloud metadata addresses in staging too', () => {
+    expect(refusedWith('http://169.254.169.254/latest/meta-data/', 'staging')).toMatch(
+      /169\.254\.169\.254, a cloud metadata address; staging delivers anywhere but/,
+    );
+    expect(refusedWith('http://169.254.1.1/', 'staging')).toMatch(/a link-local address/);
+    expect(refusedWith('http://[fe80::1]/', 'staging')).toMatch(/a link-local address/);
+    expect(refusedWith('http://[fd00:ec2::254]/', 'staging')).toMatch(/a cloud metadata address/);
+    expect(refusedWith('http://100.100.100.200/', 'staging')).toMatch(/a cloud metadata address/);
   });
 
   it('accepts a public https URL in production', () => {
@@ -133,7 +147,7 @@ describe('checkWebhookUrl', () => {
     expect(refusedWith('https://2130706433/', 'production')).toMatch(/loopback/);
     expect(refusedWith('https://[::1]/', 'production')).toMatch(/loopback/);
     expect(refusedWith('https://[::ffff:192.168.0.1]/', 'production')).toMatch(/private/);
-    expect(refusedWith('https://169.254.169.254/latest', 'production')).toMatch(/link-local/);
+    expect(refusedWith('https://169.254.169.254/latest', 'production')).toMatch(/cloud metadata/);
   });
 });
 
@@ -154,14 +168,16 @@ describe('connect-time guard', () => {
 
   it('refuses a name that resolves to loopback', async () => {
     const error = await new Promise<NodeJS.ErrnoException | null>((resolve) =>
-      guardedLookup('localhost', { all: true }, (err) => resolve(err)),
+      guardedLookup('production')('localhost', { all: true }, (err) => resolve(err)),
     );
     expect(error?.message).toMatch(/a loopback address; production delivers to public addresses only/);
   });
 
   it('never dials a refused address: the receiver sees no request', async () => {
     for (const host of ['127.0.0.1', 'localhost']) {
-      const pool = new Pool(`http://${host}:${port}`, { connect: guardedConnector({ timeout: 1000 }) });
+      const pool = new Pool(`http://${host}:${port}`, {
+        connect: guardedConnector('production', { timeout: 1000 }),
+      });
       await expect(pool.request({ method: 'POST', path: '/', body: '{}' })).rejects.toThrow(/loopback/);
       await pool.close();
     }
@@ -175,5 +191,23 @@ describe('connect-time guard', () => {
     await response.body.dump();
     await pool.close();
     expect(requests).toBe(1);
+  });
+
+  it('lets staging reach loopback, and never dials a link-local or cloud metadata address', async () => {
+    const local = new Pool(`http://127.0.0.1:${port}`, {
+      connect: guardedConnector('staging', { timeout: 1000 }),
+    });
+    const response = await local.request({ method: 'POST', path: '/', body: '{}' });
+    expect(response.statusCode).toBe(200);
+    expect(requests).toBe(2);
+    await response.body.dump();
+    await local.close();
+    for (const host of ['169.254.169.254', '169.254.10.1', '[fe80::1]', '[fd00:ec2::254]']) {
+      const pool = new Pool(`http://${host}:80`, { connect: guardedConnector('staging', { timeout: 1000 }) });
+      await expect(pool.request({ method: 'GET', path: '/latest/meta-data/' })).rejects.toThrow(
+        /(link-local|cloud metadata) address; staging delivers anywhere but to link-local and cloud metadata addresses/,
+      );
+      await pool.close();
+    }
   });
 });

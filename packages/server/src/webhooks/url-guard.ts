@@ -2,7 +2,9 @@
  * Where webhooks may go. In production a webhook URL must be https and must not reach the service's
  * own network: the address check runs on every address actually dialled (after DNS), so a name that
  * resolves to a public address when saved and to 127.0.0.1 later (DNS rebinding) is still refused.
- * Staging allows everything, because merchants develop against http://localhost.
+ * Staging allows http, loopback and private networks, because merchants develop against
+ * http://localhost; it still refuses link-local addresses and the cloud metadata services, which a
+ * staging service on a cloud machine would otherwise let anyone with an account probe.
  */
 import dns from 'node:dns';
 import net from 'node:net';
@@ -14,6 +16,11 @@ type Range = readonly [address: string, prefix: number];
 
 /** Ranges that are not the public internet, by the name used in error messages (IANA special registries). */
 const V4_RANGES: Record<string, Range[]> = {
+  // First, so that it names these addresses rather than the ranges that hold them.
+  'cloud metadata': [
+    ['169.254.169.254', 32],
+    ['100.100.100.200', 32],
+  ],
   unspecified: [['0.0.0.0', 8]],
   private: [
     ['10.0.0.0', 8],
@@ -38,6 +45,7 @@ const V4_RANGES: Record<string, Range[]> = {
 };
 
 const V6_RANGES: Record<string, Range[]> = {
+  'cloud metadata': [['fd00:ec2::254', 128]],
   // ::/96 holds :: (unspecified), ::1 (loopback) and the deprecated IPv4-compatible addresses.
   unspecified: [['::', 128]],
   loopback: [['::1', 128]],
@@ -140,16 +148,30 @@ export function nonPublicHost(hostname: string): string | undefined {
   return net.isIP(host) ? nonPublicRange(host) : undefined;
 }
 
-function refusal(address: string, range: string): DomainError {
+/** Non-public ranges staging refuses as well: the ones that reach the machine's cloud provider. */
+const REFUSED_IN_STAGING = new Set(['cloud metadata', 'link-local']);
+
+/** Whether `env` refuses to deliver to an address in `range` (undefined: a public address). */
+export function refusedRange(range: string | undefined, env: WalletEnv): boolean {
+  return range !== undefined && (env === 'production' || REFUSED_IN_STAGING.has(range));
+}
+
+const WHERE_DELIVERED: Record<WalletEnv, string> = {
+  production: 'production delivers to public addresses only',
+  staging: 'staging delivers anywhere but to link-local and cloud metadata addresses',
+};
+
+function refusal(address: string, range: string, env: WalletEnv): DomainError {
   return new DomainError(
     'WEBHOOK_URL_NOT_ALLOWED',
-    `The webhook URL resolves to ${address}, a ${range} address; production delivers to public addresses only.`,
+    `The webhook URL resolves to ${address}, a ${range} address; ${WHERE_DELIVERED[env]}.`,
   );
 }
 
 /**
- * Checks a webhook URL's syntax and scheme, and in production that it is https and does not name a
- * non-public IP address or `localhost` (names are checked again at connect time, see `guardedConnector`).
+ * Checks a webhook URL's syntax and scheme, and that it names no address `env` refuses (in production:
+ * https, and no non-public IP address or `localhost`). Names are checked again at connect time, see
+ * `guardedConnector`.
  */
 export function checkWebhookUrl(url: string, env: WalletEnv): URL {
   let parsed: URL;
@@ -167,13 +189,12 @@ export function checkWebhookUrl(url: string, env: WalletEnv): URL {
       'The webhook URL must not contain a user name or password.',
     );
   }
-  if (env === 'production') {
-    if (parsed.protocol !== 'https:') {
-      throw new DomainError('WEBHOOK_URL_NOT_ALLOWED', 'The webhook URL must use https in production.');
-    }
-    const range = nonPublicHost(parsed.hostname);
-    if (range !== undefined) throw refusal(parsed.hostname.replace(/^\[(.*)\]$/, '$1'), range);
+  if (env === 'production' && parsed.protocol !== 'https:') {
+    throw new DomainError('WEBHOOK_URL_NOT_ALLOWED', 'The webhook URL must use https in production.');
   }
+  const range = nonPublicHost(parsed.hostname);
+  if (refusedRange(range, env))
+    throw refusal(parsed.hostname.replace(/^\[(.*)\]$/, '$1'), range as string, env);
   return parsed;
 }
 
@@ -184,38 +205,43 @@ type LookupCallback = (
 ) => void;
 
 /**
- * A `dns.lookup` for net/tls connect options that drops non-public addresses; it fails when none is
- * left. Node calls it with `all: true` when it tries several addresses (happy eyeballs).
+ * A `dns.lookup` for net/tls connect options that drops the addresses `env` refuses; it fails when none
+ * is left. Node calls it with `all: true` when it tries several addresses (happy eyeballs).
  */
-export function guardedLookup(hostname: string, options: dns.LookupOptions, callback: LookupCallback): void {
-  dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
-    if (error) {
-      callback(error, []);
-      return;
-    }
-    const allowed = addresses.filter((entry) => nonPublicRange(entry.address) === undefined);
-    const first = allowed[0];
-    if (first === undefined) {
-      const refused = addresses[0];
-      const range = refused ? (nonPublicRange(refused.address) ?? 'non-public') : 'non-public';
-      callback(refusal(refused?.address ?? hostname, range), []);
-      return;
-    }
-    if (options.all) callback(null, allowed);
-    else callback(null, first.address, first.family);
-  });
+export function guardedLookup(env: WalletEnv) {
+  return (hostname: string, options: dns.LookupOptions, callback: LookupCallback): void => {
+    dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) {
+        callback(error, []);
+        return;
+      }
+      const allowed = addresses.filter((entry) => !refusedRange(nonPublicRange(entry.address), env));
+      const first = allowed[0];
+      if (first === undefined) {
+        const refused = addresses[0];
+        const range = refused ? (nonPublicRange(refused.address) ?? 'non-public') : 'non-public';
+        callback(refusal(refused?.address ?? hostname, range, env), []);
+        return;
+      }
+      if (options.all) callback(null, allowed);
+      else callback(null, first.address, first.family);
+    });
+  };
 }
 
 /**
- * An undici connector for production: IP literals are checked before dialling, names are resolved by
- * `guardedLookup`, so the address the socket connects to is always one that passed the check.
+ * An undici connector that dials only what `env` allows: IP literals are checked before dialling, names
+ * are resolved by `guardedLookup`, so the address the socket connects to is always one that passed.
  */
-export function guardedConnector(options: buildConnector.BuildOptions = {}): buildConnector.connector {
-  const connect = buildConnector({ ...options, lookup: guardedLookup });
+export function guardedConnector(
+  env: WalletEnv,
+  options: buildConnector.BuildOptions = {},
+): buildConnector.connector {
+  const connect = buildConnector({ ...options, lookup: guardedLookup(env) });
   return (target, callback) => {
     const range = net.isIP(target.hostname) ? nonPublicRange(target.hostname) : undefined;
-    if (range !== undefined) {
-      callback(refusal(target.hostname, range), null);
+    if (refusedRange(range, env)) {
+      callback(refusal(target.hostname, range as string, env), null);
       return;
     }
     connect(target, callback);
