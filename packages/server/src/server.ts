@@ -30,6 +30,7 @@ import { ExternalResponseService } from './payments/external-response.js';
 import { CredentialsLookup } from './payments/lookup.js';
 import { CredentialsPayloadBuilder } from './payments/payload.js';
 import { PaymentsRepo } from './payments/repo.js';
+import { RateLimits } from './rate-limits.js';
 import { seedStaging } from './sandbox/seed.js';
 import { createSenders, type Senders, ShopperAuth } from './shopper-auth/index.js';
 import { type KeyRing, loadKeyRing } from './vault/keyring.js';
@@ -59,6 +60,8 @@ export interface Services {
   db: Db;
   /** The database's time, in which webhook leases and due times are kept. */
   clock: DbClock;
+  /** Rate-limit counters shared by every process. */
+  rateLimits: RateLimits;
   keyRing: KeyRing;
   merchants: Merchants;
   wallet: Wallet;
@@ -221,6 +224,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     log,
     db,
     clock,
+    rateLimits: new RateLimits(db, clock.now),
     keyRing,
     merchants,
     wallet,
@@ -344,6 +348,9 @@ export async function startService(
       .sweep()
       .catch((error: unknown) => log.warn({ err: error }, 'shopper sign-in sweep failed'));
     services.checkout.sweep().catch((error: unknown) => log.warn({ err: error }, 'enrolment sweep failed'));
+    services.rateLimits
+      .sweep()
+      .catch((error: unknown) => log.warn({ err: error }, 'rate-limit sweep failed'));
   }, SWEEP_INTERVAL_MS);
   sweep.unref();
   const address = app.server.address();

@@ -7,6 +7,7 @@ import * as gatewayAccounts from './migrations/004_gateway_accounts.js';
 import * as enrolments from './migrations/005_enrolments.js';
 import * as merchantAuthorization from './migrations/006_merchant_authorization.js';
 import * as cryptogramKey from './migrations/007_cryptogram_key.js';
+import * as rateLimits from './migrations/008_rate_limits.js';
 
 type EngineMigration = { up(db: Parameters<Migration['up']>[0], engine: Engine): Promise<void> };
 
@@ -19,6 +20,7 @@ const MIGRATIONS: Record<string, EngineMigration> = {
   '005_enrolments': enrolments,
   '006_merchant_authorization': merchantAuthorization,
   '007_cryptogram_key': cryptogramKey,
+  '008_rate_limits': rateLimits,
 };
 
 export class MigrationError extends Error {}

@@ -279,6 +279,13 @@ export interface PendingEnrolmentsTable {
   expires_at: number;
 }
 
+/** A fixed window of a rate limit, shared by every process (`rate-limits.ts`). */
+export interface RateLimitWindowsTable {
+  key: string;
+  count: number;
+  ends_at: number;
+}
+
 export interface Database {
   merchants: MerchantsTable;
   api_keys: ApiKeysTable;
@@ -297,6 +304,7 @@ export interface Database {
   orders: OrdersTable;
   one_time_codes: OneTimeCodesTable;
   one_time_code_sends: OneTimeCodeSendsTable;
+  rate_limit_windows: RateLimitWindowsTable;
   shopper_tokens: ShopperTokensTable;
   sandbox_messages: SandboxMessagesTable;
   gateway_accounts: GatewayAccountsTable;

@@ -3,7 +3,7 @@ import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../app.js';
 import { TEST_SHOPPER_EMAIL } from '../../sandbox/seed.js';
-import { engines } from '../../test-support/db.js';
+import { engines, testDatabase } from '../../test-support/db.js';
 import { startTestService, type TestService } from '../../test-support/service.js';
 import { shopperLookupRoute } from './shoppers.lookup.js';
 import { DEFAULT_LOOKUP_LIMITS } from './shoppers.rate-limit.js';
@@ -13,10 +13,15 @@ const SHOP = 'https://shop.example';
 describe.each(engines())('rate limits of POST /checkout/shoppers/lookup on %s', (engine) => {
   let service: TestService;
   let merchantId: string;
-  let otherMerchantId: string;
-  /** The look-up route alone, on the test service's database, with limits small enough to reach. */
+  /**
+   * The look-up route alone, with limits small enough to reach, on a service and database of its own:
+   * the counters live in the database, and the other tests' look-ups must not count here.
+   */
+  let limitedService: TestService;
   let limited: FastifyInstance;
   let limitedUrl: string;
+  let limitedMerchantId: string;
+  let limitedOtherMerchantId: string;
   // Every 127.x.y.z address is this machine's loopback: one agent per address is one client per address.
   const clients = ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5'].map(
     (localAddress) => new Agent({ localAddress }),
@@ -49,12 +54,14 @@ describe.each(engines())('rate limits of POST /checkout/shoppers/lookup on %s', 
   beforeAll(async () => {
     service = await startTestService(engine);
     ({ merchantId } = await service.merchant({ allowedOrigins: [SHOP] }));
-    ({ merchantId: otherMerchantId } = await service.merchant({ allowedOrigins: [SHOP] }));
-    const { services } = service;
+    limitedService = await startTestService(engine);
+    ({ merchantId: limitedMerchantId } = await limitedService.merchant({ allowedOrigins: [SHOP] }));
+    ({ merchantId: limitedOtherMerchantId } = await limitedService.merchant({ allowedOrigins: [SHOP] }));
+    const { services } = limitedService;
     limited = await buildApp({
       db: services.db,
       log: services.log,
-      publicUrl: service.url,
+      publicUrl: limitedService.url,
       bodyLimitBytes: services.config.bodyLimitBytes,
       merchants: services.merchants,
       idempotency: services.idempotency,
@@ -71,6 +78,7 @@ describe.each(engines())('rate limits of POST /checkout/shoppers/lookup on %s', 
   afterAll(async () => {
     await limited.close();
     await Promise.all(clients.map((client) => client.close()));
+    await limitedService.close();
     await service.close();
   });
 
@@ -99,31 +107,58 @@ describe.each(engines())('rate limits of POST /checkout/shoppers/lookup on %s', 
   it('limits each client address on its own', async () => {
     const [first, second] = clients;
     for (let n = 0; n < 3; n++)
-      expect((await lookup(limitedUrl, { client: first, id: otherMerchantId })).status).toBe(200);
-    expect((await lookup(limitedUrl, { client: first, id: otherMerchantId })).status).toBe(429);
+      expect((await lookup(limitedUrl, { client: first, id: limitedOtherMerchantId })).status).toBe(200);
+    expect((await lookup(limitedUrl, { client: first, id: limitedOtherMerchantId })).status).toBe(429);
     // Refused requests count too, so an address cannot probe on while it waits.
-    expect((await lookup(limitedUrl, { client: first, origin: 'https://evil.example' })).status).toBe(429);
-    const other = await lookup(limitedUrl, { client: second, id: otherMerchantId });
+    expect(
+      (await lookup(limitedUrl, { client: first, id: limitedMerchantId, origin: 'https://evil.example' }))
+        .status,
+    ).toBe(429);
+    const other = await lookup(limitedUrl, { client: second, id: limitedOtherMerchantId });
     expect(other).toMatchObject({ status: 200, json: { known: true } });
   });
 
   it('limits one merchant across client addresses, counting only requests from its allowed origins', async () => {
     const [, second, third, fourth] = clients;
     for (let n = 0; n < 2; n++) {
-      expect((await lookup(limitedUrl, { client: third, origin: 'https://evil.example' })).status).toBe(403);
+      const foreign = { client: third, id: limitedMerchantId, origin: 'https://evil.example' };
+      expect((await lookup(limitedUrl, foreign)).status).toBe(403);
     }
-    expect((await lookup(limitedUrl, { client: third })).status).toBe(200);
-    for (let n = 0; n < 3; n++) expect((await lookup(limitedUrl, { client: fourth })).status).toBe(200);
-    expect((await lookup(limitedUrl, { client: second })).status).toBe(200);
+    const ours = (client: Agent | undefined) => lookup(limitedUrl, { client, id: limitedMerchantId });
+    expect((await ours(third)).status).toBe(200);
+    for (let n = 0; n < 3; n++) expect((await ours(fourth)).status).toBe(200);
+    expect((await ours(second)).status).toBe(200);
     // The fifth look-up for this merchant was its last; this client is within its own limit (3rd request).
-    const refused = await lookup(limitedUrl, { client: second });
+    const refused = await ours(second);
     expect(refused.status).toBe(429);
     expect(refused.json.errorMessage).toMatch(
       new RegExp(
-        `^Too many shopper look-ups for merchant ${merchantId} \\(at most 5 in 60 s\\); retry in \\d+ s\\.$`,
+        `^Too many shopper look-ups for merchant ${limitedMerchantId} \\(at most 5 in 60 s\\); retry in \\d+ s\\.$`,
       ),
     );
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+  });
+
+  it('counts look-ups of every process on one database together', async () => {
+    const database = await testDatabase(engine);
+    const first = await startTestService(engine, {}, { database });
+    const second = await startTestService(engine, {}, { database });
+    try {
+      const shop = await first.merchant({ allowedOrigins: [SHOP] });
+      const [client] = clients;
+      const half = DEFAULT_LOOKUP_LIMITS.perClient / 2;
+      for (const instance of [first, second]) {
+        for (let n = 0; n < half; n++) {
+          expect((await lookup(instance.url, { client, id: shop.merchantId })).status).toBe(200);
+        }
+      }
+      expect((await lookup(first.url, { client, id: shop.merchantId })).status).toBe(429);
+      expect((await lookup(second.url, { client, id: shop.merchantId })).status).toBe(429);
+    } finally {
+      await second.close();
+      await first.close();
+      await database.drop();
+    }
   });
 
   it('counts per client named by X-Forwarded-For only when the proxy is trusted (TRUST_PROXY)', async () => {

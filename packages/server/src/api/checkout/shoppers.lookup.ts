@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Merchant } from '../../merchants/types.js';
+import type { RateLimits } from '../../rate-limits.js';
 import type { Shopper } from '../../wallet/index.js';
 import { errorResponses } from '../schemas.js';
 import { allowCrossOrigin, merchantForOrigin } from './cross-origin.js';
@@ -16,11 +17,12 @@ export const shopperLookupRoute =
   (deps: {
     merchants: { get(id: string): Promise<Merchant | undefined> };
     wallet: { findShopperByEmail(email: string): Promise<Shopper | undefined> };
+    rateLimits: RateLimits;
     lookupLimits?: LookupLimits;
   }): FastifyPluginAsyncTypebox =>
   async (app) => {
     const limits = deps.lookupLimits ?? DEFAULT_LOOKUP_LIMITS;
-    const limiter = new LookupLimiter(limits);
+    const limiter = new LookupLimiter(deps.rateLimits, limits);
     allowCrossOrigin(app, '/checkout/shoppers/lookup');
     app.post(
       '/checkout/shoppers/lookup',
@@ -31,7 +33,7 @@ export const shopperLookupRoute =
           description: [
             "No API key: the request's `Origin` must be one of the merchant's allowed origins, else 403 `ORIGIN_NOT_ALLOWED`.",
             `Rate-limited, because the answer tells whether an email has a wallet: at most ${limits.perClient} look-ups per client address (IPv6: per /64) and ${limits.perMerchant} per merchant in ${limits.windowMs / 1000} s.`,
-            'Over a limit the answer is 429 `RATE_LIMITED` with `Retry-After` in seconds. Each service process counts on its own.',
+            'Over a limit the answer is 429 `RATE_LIMITED` with `Retry-After` in seconds. The counts are shared by every process of the service.',
           ].join(' '),
           body: Type.Object({
             merchantId: Type.String({ minLength: 1, maxLength: 64 }),
@@ -56,14 +58,14 @@ export const shopperLookupRoute =
       },
       async (request, reply) => {
         try {
-          limiter.checkClient(request.ip);
+          await limiter.checkClient(request.ip);
           const { merchant } = await merchantForOrigin(
             deps.merchants,
             request.body.merchantId,
             request.headers.origin,
           );
-          // Counted once the origin is allowed, so requests naming made-up merchants use no memory.
-          limiter.checkMerchant(merchant.id);
+          // Counted once the origin is allowed, so requests naming made-up merchants store no counter.
+          await limiter.checkMerchant(merchant.id);
         } catch (error) {
           if (error instanceof RateLimitedError) reply.header('retry-after', String(error.retryAfterSeconds));
           throw error;

@@ -1,38 +1,36 @@
-import { describe, expect, it } from 'vitest';
-import { clientKey, FixedWindowCounter, LookupLimiter } from './shoppers.rate-limit.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RateLimits } from '../../rate-limits.js';
+import { engines, openTestDb } from '../../test-support/db.js';
+import { clientKey, LookupLimiter } from './shoppers.rate-limit.js';
 
-describe('FixedWindowCounter', () => {
-  it('lets `limit` hits through per window, then says how many seconds are left', () => {
-    let now = 1_000_000;
-    const counter = new FixedWindowCounter(2, 60_000, () => now);
-    expect(counter.hit('a')).toBeUndefined();
-    now += 10_000;
-    expect(counter.hit('a')).toBeUndefined();
-    expect(counter.hit('a')).toBe(50);
-    expect(counter.hit('b')).toBeUndefined();
-    now += 49_500;
-    expect(counter.hit('a')).toBe(1);
-    now += 500;
-    expect(counter.hit('a')).toBeUndefined();
+describe.each(engines())('LookupLimiter on %s', (engine) => {
+  let handle: Awaited<ReturnType<typeof openTestDb>>;
+  beforeAll(async () => {
+    handle = await openTestDb(engine);
   });
-});
+  afterAll(() => handle.close());
 
-describe('LookupLimiter', () => {
-  it('refuses with RATE_LIMITED and the seconds to wait, per client and per merchant', () => {
-    const limiter = new LookupLimiter({ perClient: 1, perMerchant: 2, windowMs: 60_000 }, () => 0);
-    limiter.checkClient('203.0.113.7');
-    expect(() => limiter.checkClient('203.0.113.7')).toThrow(
+  it('refuses with RATE_LIMITED and the seconds to wait, per client and per merchant', async () => {
+    const limiter = new LookupLimiter(new RateLimits(handle.db, () => 0), {
+      perClient: 1,
+      perMerchant: 2,
+      windowMs: 60_000,
+    });
+    await limiter.checkClient('203.0.113.7');
+    await expect(limiter.checkClient('203.0.113.7')).rejects.toThrow(
       expect.objectContaining({
         errorCode: 'RATE_LIMITED',
         retryAfterSeconds: 60,
         message: 'Too many shopper look-ups from this address (at most 1 in 60 s); retry in 60 s.',
       }),
     );
-    limiter.checkClient('203.0.113.8');
-    limiter.checkMerchant('mch_1');
-    limiter.checkMerchant('mch_1');
-    expect(() => limiter.checkMerchant('mch_1')).toThrow(/^Too many shopper look-ups for merchant mch_1/);
-    expect(() => limiter.checkMerchant('mch_2')).not.toThrow();
+    await limiter.checkClient('203.0.113.8');
+    await limiter.checkMerchant('mch_1');
+    await limiter.checkMerchant('mch_1');
+    await expect(limiter.checkMerchant('mch_1')).rejects.toThrow(
+      /^Too many shopper look-ups for merchant mch_1/,
+    );
+    await expect(limiter.checkMerchant('mch_2')).resolves.toBeUndefined();
   });
 });
 

@@ -1,10 +1,11 @@
 /**
  * Rate limits of the shopper look-up, which tells anyone on an allowed origin whether an email has a
- * wallet and so could be used to test lists of emails. Counted in this process's memory: with several
- * processes each counts on its own, so a client can get up to N times the limit across N processes.
+ * wallet and so could be used to test lists of emails. Counted in the database (`RateLimits`), so the
+ * limits hold across every process of the service.
  */
 import { isIPv6 } from 'node:net';
 import { DomainError } from '../../errors.js';
+import type { RateLimits } from '../../rate-limits.js';
 
 export interface LookupLimits {
   /** Look-ups one client address may make per window. */
@@ -31,37 +32,6 @@ export class RateLimitedError extends DomainError {
 }
 
 /**
- * Counts hits per key in fixed windows. Windows that have ended are dropped once per window, so memory
- * holds at most the keys seen in the last two windows.
- */
-export class FixedWindowCounter {
-  readonly #windows = new Map<string, { count: number; endsAt: number }>();
-  #sweepAt = 0;
-
-  constructor(
-    readonly limit: number,
-    readonly windowMs: number,
-    readonly now: () => number = Date.now,
-  ) {}
-
-  /** Counts one hit for `key`: undefined while within the limit, else the whole seconds to wait. */
-  hit(key: string): number | undefined {
-    const now = this.now();
-    if (now >= this.#sweepAt) {
-      for (const [stale, window] of this.#windows) if (window.endsAt <= now) this.#windows.delete(stale);
-      this.#sweepAt = now + this.windowMs;
-    }
-    let window = this.#windows.get(key);
-    if (!window || window.endsAt <= now) {
-      window = { count: 0, endsAt: now + this.windowMs };
-      this.#windows.set(key, window);
-    }
-    window.count += 1;
-    return window.count > this.limit ? Math.max(1, Math.ceil((window.endsAt - now) / 1000)) : undefined;
-  }
-}
-
-/**
  * The key a client is counted under: its IPv4 address, or the /64 network of an IPv6 one, since a
  * single IPv6 host commonly holds a whole /64.
  */
@@ -81,34 +51,36 @@ export function clientKey(ip: string): string {
     .join(':')}::/64`;
 }
 
-/** The per-client and per-merchant counters of one process. */
+/** The per-client and per-merchant counters, shared by every process through the database. */
 export class LookupLimiter {
-  readonly #perClient: FixedWindowCounter;
-  readonly #perMerchant: FixedWindowCounter;
+  readonly #limits: LookupLimits;
+  readonly #counters: RateLimits;
 
-  constructor(limits: LookupLimits = DEFAULT_LOOKUP_LIMITS, now: () => number = Date.now) {
-    this.#perClient = new FixedWindowCounter(limits.perClient, limits.windowMs, now);
-    this.#perMerchant = new FixedWindowCounter(limits.perMerchant, limits.windowMs, now);
+  constructor(counters: RateLimits, limits: LookupLimits = DEFAULT_LOOKUP_LIMITS) {
+    this.#counters = counters;
+    this.#limits = limits;
   }
 
   /** Throws RateLimitedError when the client address has used up its look-ups. */
-  checkClient(ip: string): void {
-    const wait = this.#perClient.hit(clientKey(ip));
+  async checkClient(ip: string): Promise<void> {
+    const { perClient, windowMs } = this.#limits;
+    const wait = await this.#counters.hit(`lookup:client:${clientKey(ip)}`, perClient, windowMs);
     if (wait !== undefined) {
       throw new RateLimitedError(
         wait,
-        `Too many shopper look-ups from this address (at most ${this.#perClient.limit} in ${this.#perClient.windowMs / 1000} s); retry in ${wait} s.`,
+        `Too many shopper look-ups from this address (at most ${perClient} in ${windowMs / 1000} s); retry in ${wait} s.`,
       );
     }
   }
 
   /** Throws RateLimitedError when the merchant's origins have used up their look-ups. */
-  checkMerchant(merchantId: string): void {
-    const wait = this.#perMerchant.hit(merchantId);
+  async checkMerchant(merchantId: string): Promise<void> {
+    const { perMerchant, windowMs } = this.#limits;
+    const wait = await this.#counters.hit(`lookup:merchant:${merchantId}`, perMerchant, windowMs);
     if (wait !== undefined) {
       throw new RateLimitedError(
         wait,
-        `Too many shopper look-ups for merchant ${merchantId} (at most ${this.#perMerchant.limit} in ${this.#perMerchant.windowMs / 1000} s); retry in ${wait} s.`,
+        `Too many shopper look-ups for merchant ${merchantId} (at most ${perMerchant} in ${windowMs / 1000} s); retry in ${wait} s.`,
       );
     }
   }

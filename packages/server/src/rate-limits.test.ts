@@ -1,0 +1,46 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RateLimits } from './rate-limits.js';
+import { engines, openTestDb } from './test-support/db.js';
+
+describe.each(engines())('RateLimits on %s', (engine) => {
+  let handle: Awaited<ReturnType<typeof openTestDb>>;
+  let now = 1_000_000;
+  beforeAll(async () => {
+    handle = await openTestDb(engine);
+  });
+  afterAll(() => handle.close());
+
+  it('lets `limit` hits through per window, then says how many seconds are left', async () => {
+    const limits = new RateLimits(handle.db, () => now);
+    expect(await limits.hit('a', 2, 60_000)).toBeUndefined();
+    now += 10_000;
+    expect(await limits.hit('a', 2, 60_000)).toBeUndefined();
+    expect(await limits.hit('a', 2, 60_000)).toBe(50);
+    expect(await limits.hit('b', 2, 60_000)).toBeUndefined();
+    now += 49_500;
+    expect(await limits.hit('a', 2, 60_000)).toBe(1);
+    now += 500;
+    expect(await limits.hit('a', 2, 60_000)).toBeUndefined();
+  });
+
+  it('counts the hits of several processes together, each one once', async () => {
+    // Two instances on one database stand for two processes of the service.
+    const processes = [new RateLimits(handle.db, () => now), new RateLimits(handle.db, () => now)];
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, n) => (processes[n % 2] as RateLimits).hit('shared', 10, 60_000)),
+    );
+    expect(answers.filter((wait) => wait === undefined)).toHaveLength(10);
+    expect(answers.filter((wait) => wait === 60)).toHaveLength(10);
+  });
+
+  it('sweeps the windows that have ended, and only those', async () => {
+    const limits = new RateLimits(handle.db, () => now);
+    await limits.hit('ended', 5, 1_000);
+    await limits.hit('running', 5, 60_000);
+    now += 1_000;
+    await limits.sweep();
+    const keys = await handle.db.kysely.selectFrom('rate_limit_windows').select('key').execute();
+    expect(keys.map((row) => row.key)).toContain('running');
+    expect(keys.map((row) => row.key)).not.toContain('ended');
+  });
+});

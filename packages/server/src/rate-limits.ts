@@ -1,0 +1,44 @@
+import { sql } from 'kysely';
+import type { Db } from './db/index.js';
+
+/**
+ * Fixed-window counters kept in the database, so that every process of the service counts together: N
+ * processes behind a load balancer allow what one would, and a restart forgets nothing.
+ */
+export class RateLimits {
+  readonly #db: Db;
+  readonly #now: () => number;
+
+  /** `now`: the database's time (DbClock), so processes on several machines agree on the windows. */
+  constructor(db: Db, now: () => number = Date.now) {
+    this.#db = db;
+    this.#now = now;
+  }
+
+  /**
+   * Counts one hit for `key` in a window of `windowMs` that starts with its first hit: undefined while the
+   * window holds at most `limit` hits, else the whole seconds until it ends. One statement: concurrent hits
+   * from several processes are each counted.
+   */
+  async hit(key: string, limit: number, windowMs: number): Promise<number | undefined> {
+    const now = this.#now();
+    const { count, ends_at: endsAt } = await this.#db.kysely
+      .insertInto('rate_limit_windows')
+      .values({ key, count: 1, ends_at: now + windowMs })
+      .onConflict((conflict) =>
+        conflict.column('key').doUpdateSet({
+          // Both read the row as it was: an ended window starts again with this hit.
+          count: sql`case when rate_limit_windows.ends_at <= ${now} then 1 else rate_limit_windows.count + 1 end`,
+          ends_at: sql`case when rate_limit_windows.ends_at <= ${now} then excluded.ends_at else rate_limit_windows.ends_at end`,
+        }),
+      )
+      .returning(['count', 'ends_at'])
+      .executeTakeFirstOrThrow();
+    return count > limit ? Math.max(1, Math.ceil((endsAt - now) / 1000)) : undefined;
+  }
+
+  /** Drops the windows that have ended. */
+  async sweep(): Promise<void> {
+    await this.#db.kysely.deleteFrom('rate_limit_windows').where('ends_at', '<=', this.#now()).execute();
+  }
+}
