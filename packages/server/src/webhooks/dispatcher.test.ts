@@ -9,6 +9,8 @@ import { engines, testDatabase } from '../test-support/db.js';
 import { insertMerchantRow } from '../test-support/rows.js';
 import { until } from '../test-support/wait.js';
 import {
+  type AttemptOutcome,
+  type AttemptSender,
   Dispatcher,
   type DispatcherOptions,
   type MessageForPayload,
@@ -572,6 +574,54 @@ describe.each(engines())('dispatcher on %s', (engine) => {
       await until(async () => (await states(MERCHANT, stuckIds)).every((state) => state === 'DELIVERED'));
       expect(stuck.requests).toHaveLength(20);
     });
+  });
+
+  it('gives a receiver whose attempts time out a share of one until it answers again (fake sender)', async () => {
+    // The boundary faked: attempts end when the test says, with the outcome it gives.
+    const pending: Array<(outcome: AttemptOutcome) => void> = [];
+    const sender: AttemptSender = {
+      start() {},
+      attempt: () => new Promise<AttemptOutcome>((resolve) => pending.push(resolve)),
+      async close() {},
+    };
+    const timedOut: AttemptOutcome = {
+      statusCode: null,
+      latencyMs: 2_000,
+      error: 'No complete response within 2000 ms.',
+    };
+    const answered: AttemptOutcome = { statusCode: 200, latencyMs: 1, error: null };
+    const instance = dispatcher(
+      { url: 'http://127.0.0.1:9/hooks', secrets: [SECRET] },
+      { sender, concurrency: 8, perReceiver: 4, perSlowReceiver: 1, pollIntervalMs: 50 },
+    );
+    await instance.start();
+    const rows = await outbox(10, instance.leaseMs);
+    instance.committed(rows);
+    try {
+      await until(async () => pending.length === 4);
+
+      // All four time out: from then on the receiver gets one attempt at a time, retries included.
+      for (const end of pending.splice(0)) end(timedOut);
+      for (let round = 0; round < 6; round++) {
+        await until(async () => pending.length > 0);
+        expect(pending, `round ${round + 1}`).toHaveLength(1);
+        (pending.shift() as (outcome: AttemptOutcome) => void)(timedOut);
+      }
+
+      // It answers: the whole share again, and everything is delivered.
+      await until(async () => pending.length > 0);
+      (pending.shift() as (outcome: AttemptOutcome) => void)(answered);
+      await until(async () => pending.length > 1);
+      const ids = rows.map((row) => row.id);
+      await until(async () => {
+        for (const end of pending.splice(0)) end(answered);
+        const states = await Promise.all(ids.map(async (id) => (await repo().get(MERCHANT, id)).state));
+        return states.every((state) => state === 'DELIVERED');
+      });
+    } finally {
+      // Whatever happened, no attempt is left hanging for the dispatcher's stop to wait on.
+      for (const end of pending.splice(0)) end(answered);
+    }
   });
 
   it('refuses in production to deliver to a loopback address: the receiver sees nothing', async () => {

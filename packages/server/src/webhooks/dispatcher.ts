@@ -24,6 +24,7 @@ import { nextDelayMs } from './schedule.js';
 import {
   type AttemptSender,
   CONNECTIONS_PER_ORIGIN,
+  isTimeout,
   type MessageForPayload,
   Sender,
   type WebhookEndpoint,
@@ -60,6 +61,8 @@ export interface DispatcherOptions {
   concurrency?: number;
   /** Deliveries in flight at once to one merchant's receiver; the rest of `concurrency` serves the others. */
   perReceiver?: number;
+  /** The same for a receiver whose last attempt timed out, until it answers again. */
+  perSlowReceiver?: number;
   now?: () => number;
 }
 
@@ -74,6 +77,11 @@ const DEFAULT_CONCURRENCY = 512;
  * receiver that hangs until every time-out holds a quarter of the slots: the others keep the rest.
  */
 const DEFAULT_PER_RECEIVER = 4 * CONNECTIONS_PER_ORIGIN;
+/**
+ * 8 for a receiver whose last attempt timed out: a hanging receiver holds a quarter of the slots for one
+ * time-out at most, then 8, so that 64 of them would have to hang at once to fill a process's slots.
+ */
+const DEFAULT_PER_SLOW_RECEIVER = 8;
 /** Messages claimed ahead of free delivery slots, as a multiple of concurrency. */
 const QUEUE_FACTOR = 2;
 /**
@@ -105,6 +113,7 @@ export class Dispatcher {
   readonly #pollIntervalMs: number;
   readonly #concurrency: number;
   readonly #perReceiver: number;
+  readonly #perSlowReceiver: number;
   readonly #now: () => number;
   readonly #repo: WebhookRepo;
   readonly #sender: AttemptSender;
@@ -121,8 +130,10 @@ export class Dispatcher {
   readonly #inFlight = new Map<string, number>();
   /** Leased messages set aside, by merchant, while that merchant has `perReceiver` deliveries in flight. */
   readonly #waiting = new Map<string, LeasedMessage[]>();
-  /** Merchants with messages set aside and room under `perReceiver`, served before the queue. */
+  /** Merchants with messages set aside and room under their share, served before the queue. */
   readonly #ready = new Set<string>();
+  /** Merchants whose receiver's last attempt timed out: their share is `perSlowReceiver`. */
+  readonly #slow = new Set<string>();
   /** Merchants the last claim left out: once one has less than its share set aside, claim again. */
   #skipped = new Set<string>();
   /** Claims and reads under way, which stop() lets finish before handing back what they took. */
@@ -152,6 +163,7 @@ export class Dispatcher {
     this.#pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
     this.#concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
     this.#perReceiver = Math.min(options.perReceiver ?? DEFAULT_PER_RECEIVER, this.#concurrency);
+    this.#perSlowReceiver = Math.min(options.perSlowReceiver ?? DEFAULT_PER_SLOW_RECEIVER, this.#perReceiver);
     this.#now = options.now ?? Date.now;
     this.#repo = new WebhookRepo(options.db);
     const { sender, payloads } = options;
@@ -395,7 +407,8 @@ export class Dispatcher {
   }
 
   #underShare(merchantId: string): boolean {
-    return (this.#inFlight.get(merchantId) ?? 0) < this.#perReceiver;
+    const share = this.#slow.has(merchantId) ? this.#perSlowReceiver : this.#perReceiver;
+    return (this.#inFlight.get(merchantId) ?? 0) < share;
   }
 
   /** Whether a message still holds its lease; one that waited past it is let go. */
@@ -446,6 +459,8 @@ export class Dispatcher {
   async #deliver(message: LeasedMessage, endpoint: Promise<WebhookEndpoint>): Promise<void> {
     const attemptedAt = this.#now();
     const { statusCode, latencyMs, error } = await this.#sender.attempt(message, endpoint, attemptedAt);
+    if (isTimeout(error)) this.#slow.add(message.merchantId);
+    else this.#slow.delete(message.merchantId);
     if (error !== null) {
       this.#log.debug({ messageId: message.id, statusCode, error }, 'webhook attempt failed');
     }

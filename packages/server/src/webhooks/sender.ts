@@ -87,6 +87,13 @@ class DeliveryTimeout extends Error {
   override readonly name = 'TimeoutError';
 }
 
+const TIMED_OUT = /^(No complete response|Could not connect) within \d+ ms\.$/;
+
+/** Whether an attempt's recorded error (from `describeFailure`) says the receiver ran out of time. */
+export function isTimeout(error: string | null): boolean {
+  return error !== null && TIMED_OUT.test(error);
+}
+
 /** Text for the attempt record of a failure before or instead of an HTTP answer. */
 export function describeFailure(error: unknown, timeoutMs: number): string {
   const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
