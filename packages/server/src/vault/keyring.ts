@@ -151,8 +151,7 @@ export class KeyRing {
 
   /** Whether an envelope is sealed the way this ring seals now: this version, the primary key. */
   isCurrent(envelope: string): boolean {
-    const [version, keyId] = envelope.split('.');
-    return version === VERSION && keyId === this.#primary.id;
+    return envelope.startsWith(`${VERSION}.`) && this.keyIdOf(envelope) === this.#primary.id;
   }
 
   /** Keyed hash for equality look-ups (card de-duplication) that reveals nothing without the key. */
