@@ -74,40 +74,26 @@ describe.each(engines().filter((engine) => engine === 'postgres'))(
           pollIntervalMs: 50,
           now,
         });
+      const message = (subjectId: string, leaseMs: number) =>
+        newMessage(
+          { merchantId: MERCHANT, eventName: 'PAYMENT_CREDENTIALS', subjectId, schedule: 'credentials' },
+          Date.now(),
+          leaseMs,
+        );
       const fastClock = new DbClock(handle.db, MINUTE_FAST);
       await fastClock.start(fail);
       const holder = dispatcher(Date.now);
       const other = dispatcher(fastClock.now);
       try {
         await holder.start();
-        const [held] = [
-          newMessage(
-            {
-              merchantId: MERCHANT,
-              eventName: 'PAYMENT_CREDENTIALS',
-              subjectId: 'crq_held',
-              schedule: 'credentials',
-            },
-            Date.now(),
-            holder.leaseMs,
-          ),
-        ];
+        const held = message('crq_held', holder.leaseMs);
         await insertMessages(handle.db.kysely, [held]);
         holder.committed([held]);
         await until(async () => answerFirst !== undefined);
 
         await other.start();
         // A message nobody holds: the other process's polls claim it, so they run while the first waits.
-        const free = newMessage(
-          {
-            merchantId: MERCHANT,
-            eventName: 'PAYMENT_CREDENTIALS',
-            subjectId: 'crq_free',
-            schedule: 'credentials',
-          },
-          Date.now(),
-          0,
-        );
+        const free = message('crq_free', 0);
         await insertMessages(handle.db.kysely, [free]);
         await until(async () => requests.includes(free.id));
         answerFirst?.();
