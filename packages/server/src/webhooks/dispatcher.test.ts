@@ -23,6 +23,8 @@ import { Webhooks } from './service.js';
 const MERCHANT = 'mch_dispatch';
 /** A second merchant, with a receiver of its own. */
 const OTHER_MERCHANT = 'mch_dispatch_other';
+/** A third merchant, whose webhook URL has the same origin as MERCHANT's (a platform's endpoint). */
+const SAME_ORIGIN_MERCHANT = 'mch_dispatch_same_origin';
 const SECRET = `whsec_${Buffer.from('current secret 24 bytes!').toString('base64')}`;
 const OLD_SECRET = `whsec_${Buffer.from('previous secret 24 bytes').toString('base64')}`;
 const PAN = '4111111111111111';
@@ -98,6 +100,7 @@ async function insertMerchants(db: Db): Promise<void> {
   for (const [id, name] of [
     [MERCHANT, 'Dispatch test shop'],
     [OTHER_MERCHANT, 'Another dispatch test shop'],
+    [SAME_ORIGIN_MERCHANT, 'A dispatch test shop on the same endpoint'],
   ] as const) {
     await insertMerchantRow(db, id, {
       name,
@@ -190,14 +193,23 @@ describe.each(engines())('dispatcher on %s', (engine) => {
 
   const repo = () => new WebhookRepo(db);
 
-  /** Starts `sender`, commits one message to it, waits for `reached`, stops it and reads the message back. */
-  async function firstAttempt(sender: Dispatcher, reached: Promise<unknown>) {
+  /** Resolves once the first attempt at the message is recorded. */
+  function attempted(id: string) {
+    return until(async () => (await repo().get(MERCHANT, id)).attemptCount > 0);
+  }
+
+  /**
+   * Starts `sender`, commits one message to it, waits for `reached` (by default, its first attempt
+   * recorded), stops it and reads the message back.
+   */
+  async function firstAttempt(sender: Dispatcher, reached?: Promise<unknown>) {
     await sender.start();
     const rows = await outbox(1, sender.leaseMs);
+    const id = rows[0]?.id as string;
     sender.committed(rows);
-    await reached;
+    await (reached ?? attempted(id));
     await sender.stop();
-    return repo().get(MERCHANT, rows[0]?.id as string);
+    return repo().get(MERCHANT, id);
   }
 
   it('delivers a committed message at once, signed so that standardwebhooks verifies it', async () => {
@@ -395,17 +407,11 @@ describe.each(engines())('dispatcher on %s', (engine) => {
   });
 
   it('records a merchant without a webhook URL as a failed attempt that follows the schedule', async () => {
-    const looked = signal();
     const sender = dispatcher(
-      {
-        resolve: async () => {
-          looked.resolve();
-          return { url: null, secrets: [SECRET] };
-        },
-      },
+      { url: null, secrets: [SECRET] },
       { retryDelaysMs: { default: [], credentials: [60_000] } },
     );
-    const message = await firstAttempt(sender, looked.promise);
+    const message = await firstAttempt(sender);
     expect(message).toMatchObject({
       state: 'PENDING',
       attemptCount: 1,
@@ -500,19 +506,22 @@ describe.each(engines())('dispatcher on %s', (engine) => {
   });
 
   describe('a receiver that hangs holds at most its share of the delivery slots', () => {
-    /** MERCHANT's receiver takes requests and answers none until `release()`; OTHER_MERCHANT's answers at once. */
+    /**
+     * MERCHANT's receiver takes requests and answers none until `release()`; SAME_ORIGIN_MERCHANT's URL
+     * is another path on it. OTHER_MERCHANT's receiver answers at once.
+     */
     async function twoReceivers() {
       const stuck = await receiver();
       const unanswered: http.ServerResponse[] = [];
       stuck.respond = (_request, response) => unanswered.push(response);
       const hooks = await receiver();
+      const urls: Record<string, string> = {
+        [MERCHANT]: stuck.url('/hooks'),
+        [SAME_ORIGIN_MERCHANT]: stuck.url('/platform/hooks?account=2'),
+        [OTHER_MERCHANT]: hooks.url(),
+      };
       const sender = dispatcher(
-        {
-          resolve: async (merchantId) => ({
-            url: merchantId === MERCHANT ? stuck.url() : hooks.url(),
-            secrets: [SECRET],
-          }),
-        },
+        { resolve: async (merchantId) => ({ url: urls[merchantId] ?? null, secrets: [SECRET] }) },
         { concurrency: 4, perReceiver: 2, timeoutMs: 30_000 },
       );
       const release = () => {
@@ -522,57 +531,99 @@ describe.each(engines())('dispatcher on %s', (engine) => {
       return { stuck, hooks, sender, release };
     }
 
-    async function states(merchantId: string, ids: string[]) {
-      return Promise.all(ids.map(async (id) => (await repo().get(merchantId, id)).state));
+    /** Resolves once every message of each merchant given is DELIVERED. */
+    function delivered(byMerchant: Record<string, string[]>) {
+      return until(async () => {
+        for (const [merchantId, ids] of Object.entries(byMerchant)) {
+          for (const id of ids) if ((await repo().get(merchantId, id)).state !== 'DELIVERED') return false;
+        }
+        return true;
+      });
     }
 
+    /** Makes messages due a while ago: before any that are due now, so claims meet them first. */
+    async function dueAgo(ids: string[], ms: number) {
+      await db.kysely
+        .updateTable('webhook_messages')
+        .set({ next_attempt_at: Date.now() - ms })
+        .where('id', 'in', ids)
+        .execute();
+    }
+
+    /** OTHER_MERCHANT's messages arrive while the stuck receiver still holds only its share of 2. */
+    async function othersGetThrough(parts: { stuck: Receiver; hooks: Receiver }, otherIds: string[]) {
+      await parts.hooks.received(otherIds.length);
+      await delivered({ [OTHER_MERCHANT]: otherIds });
+      expect(parts.stuck.requests).toHaveLength(2);
+    }
+
+    const ids = (rows: { id: string }[]) => rows.map((row) => row.id);
+
     it("delivers another merchant's committed messages while the stuck one's wait their turn", async () => {
-      const { stuck, hooks, sender, release } = await twoReceivers();
+      const { sender, release, ...parts } = await twoReceivers();
       await sender.start();
       const stuckRows = await outbox(10, sender.leaseMs);
       sender.committed(stuckRows);
-      await stuck.received(2);
+      await parts.stuck.received(2);
       const otherRows = await outbox(3, sender.leaseMs, 'credentials', OTHER_MERCHANT);
       sender.committed(otherRows);
-
-      await hooks.received(3);
-      const otherIds = otherRows.map((row) => row.id);
-      await until(async () =>
-        (await states(OTHER_MERCHANT, otherIds)).every((state) => state === 'DELIVERED'),
-      );
-      expect(stuck.requests).toHaveLength(2);
+      await othersGetThrough(parts, ids(otherRows));
 
       release();
-      const stuckIds = stuckRows.map((row) => row.id);
-      await until(async () => (await states(MERCHANT, stuckIds)).every((state) => state === 'DELIVERED'));
-      expect(new Set(stuck.requests.map((request) => request.headers['webhook-id']))).toEqual(
-        new Set(stuckIds),
+      await delivered({ [MERCHANT]: ids(stuckRows) });
+      expect(new Set(parts.stuck.requests.map((request) => request.headers['webhook-id']))).toEqual(
+        new Set(ids(stuckRows)),
       );
-      expect(stuck.requests).toHaveLength(10);
+      expect(parts.stuck.requests).toHaveLength(10);
     });
 
     it("claims past the stuck merchant's due messages to reach another merchant's", async () => {
-      const { stuck, hooks, sender, release } = await twoReceivers();
+      const { sender, release, ...parts } = await twoReceivers();
       // Twenty of the stuck merchant's messages fell due first: more than the process has room to hold.
-      const stuckIds = (await outbox(20, 0)).map((row) => row.id);
-      await db.kysely
-        .updateTable('webhook_messages')
-        .set({ next_attempt_at: Date.now() - 60_000 })
-        .where('id', 'in', stuckIds)
-        .execute();
-      const otherIds = (await outbox(3, 0, 'credentials', OTHER_MERCHANT)).map((row) => row.id);
+      const stuckIds = ids(await outbox(20, 0));
+      await dueAgo(stuckIds, 60_000);
+      const otherIds = ids(await outbox(3, 0, 'credentials', OTHER_MERCHANT));
       await sender.start();
-
-      await hooks.received(3);
-      await until(async () =>
-        (await states(OTHER_MERCHANT, otherIds)).every((state) => state === 'DELIVERED'),
-      );
-      expect(stuck.requests).toHaveLength(2);
+      await othersGetThrough(parts, otherIds);
 
       release();
       sender.wake();
-      await until(async () => (await states(MERCHANT, stuckIds)).every((state) => state === 'DELIVERED'));
-      expect(stuck.requests).toHaveLength(20);
+      await delivered({ [MERCHANT]: stuckIds });
+      expect(parts.stuck.requests).toHaveLength(20);
+    });
+
+    it('counts merchants whose URLs share an origin against one share', async () => {
+      const { sender, release, ...parts } = await twoReceivers();
+      await sender.start();
+      const stuckRows = await outbox(5, sender.leaseMs);
+      const sameOriginRows = await outbox(5, sender.leaseMs, 'credentials', SAME_ORIGIN_MERCHANT);
+      sender.committed([...stuckRows, ...sameOriginRows]);
+      await parts.stuck.received(2);
+      const otherRows = await outbox(3, sender.leaseMs, 'credentials', OTHER_MERCHANT);
+      sender.committed(otherRows);
+      await othersGetThrough(parts, ids(otherRows));
+
+      release();
+      await delivered({ [MERCHANT]: ids(stuckRows), [SAME_ORIGIN_MERCHANT]: ids(sameOriginRows) });
+      const platform = parts.stuck.requests.filter((request) => request.path.startsWith('/platform/'));
+      expect(platform).toHaveLength(5);
+    });
+
+    it('claims past every merchant waiting on a hanging origin to reach another receiver', async () => {
+      const { sender, release, ...parts } = await twoReceivers();
+      // Both merchants on the hanging origin have more due than the process has room to hold, due first.
+      const stuckIds = ids(await outbox(20, 0));
+      const sameOriginIds = ids(await outbox(20, 0, 'credentials', SAME_ORIGIN_MERCHANT));
+      await dueAgo(stuckIds, 60_000);
+      await dueAgo(sameOriginIds, 50_000);
+      const otherIds = ids(await outbox(3, 0, 'credentials', OTHER_MERCHANT));
+      await sender.start();
+      await othersGetThrough(parts, otherIds);
+
+      release();
+      sender.wake();
+      await delivered({ [MERCHANT]: stuckIds, [SAME_ORIGIN_MERCHANT]: sameOriginIds });
+      expect(parts.stuck.requests).toHaveLength(40);
     });
   });
 
@@ -626,46 +677,22 @@ describe.each(engines())('dispatcher on %s', (engine) => {
 
   it('refuses in production to deliver to a loopback address: the receiver sees nothing', async () => {
     const hooks = await receiver();
-    const looked = signal();
     const sender = dispatcher(
-      {
-        resolve: async () => {
-          looked.resolve();
-          return { url: `https://127.0.0.1:${hooks.port}/hooks`, secrets: [SECRET] };
-        },
-      },
+      { url: `https://127.0.0.1:${hooks.port}/hooks`, secrets: [SECRET] },
       { env: 'production', retryDelaysMs: { default: [], credentials: [] } },
     );
-    await sender.start();
-    const rows = await outbox(1, sender.leaseMs);
-    const id = rows[0]?.id;
-    sender.committed(rows);
-    await looked.promise;
-    await sender.stop();
+    const message = await firstAttempt(sender);
     expect(hooks.requests).toHaveLength(0);
-    const message = await repo().get(MERCHANT, id as string);
     expect(message.state).toBe('FAILED');
     expect(message.lastError).toMatch(/127\.0\.0\.1, a loopback address/);
   });
 
   it('refuses in production a plain http URL', async () => {
-    const looked = signal();
     const sender = dispatcher(
-      {
-        resolve: async () => {
-          looked.resolve();
-          return { url: 'http://shop.example.com/hooks', secrets: [SECRET] };
-        },
-      },
+      { url: 'http://shop.example.com/hooks', secrets: [SECRET] },
       { env: 'production', retryDelaysMs: { default: [], credentials: [] } },
     );
-    await sender.start();
-    const rows = await outbox(1, sender.leaseMs);
-    const id = rows[0]?.id;
-    sender.committed(rows);
-    await looked.promise;
-    await sender.stop();
-    expect((await repo().get(MERCHANT, id as string)).lastError).toMatch(/https in production/);
+    expect((await firstAttempt(sender)).lastError).toMatch(/https in production/);
   });
 
   it('never delivers one message twice with two processes on one database', async () => {

@@ -59,7 +59,10 @@ export interface DispatcherOptions {
   pollIntervalMs?: number;
   /** Deliveries in flight at once. */
   concurrency?: number;
-  /** Deliveries in flight at once to one merchant's receiver; the rest of `concurrency` serves the others. */
+  /**
+   * Deliveries in flight at once to one receiver (the origin of a webhook URL, however many merchants use
+   * it); the rest of `concurrency` serves the others.
+   */
   perReceiver?: number;
   /** The same for a receiver whose last attempt timed out, until it answers again. */
   perSlowReceiver?: number;
@@ -103,6 +106,19 @@ const FLUSH_DELAY_MS = 20;
 const FLUSH_RETRY_MS = 1_000;
 /** 1 s: pause before listening again after the LISTEN connection broke. */
 const RELISTEN_MS = 1_000;
+/** Merchants whose receiver a process remembers; beyond this it forgets them all and looks them up again. */
+const MAX_RECEIVERS_KNOWN = 10_000;
+
+/**
+ * Whose share a merchant's deliveries count against: the origin of its webhook URL, so that merchants
+ * on one endpoint (a platform's connected accounts, say) share it as they share its connections, or the
+ * merchant alone when it has no URL that could be dialled.
+ */
+function receiverKey(merchantId: string, url: string | null): string {
+  if (url === null || !URL.canParse(url)) return merchantId;
+  const { origin } = new URL(url);
+  return origin === 'null' ? merchantId : origin;
+}
 
 export class Dispatcher {
   readonly leaseMs: number;
@@ -126,15 +142,22 @@ export class Dispatcher {
   /** Held by this process, by id: from the lease until the result is written. */
   readonly #held = new Map<string, LeasedMessage>();
   readonly #deliveries = new Set<Promise<void>>();
-  /** Deliveries in flight by merchant. */
+  /** Each merchant's receiver (see receiverKey), as its endpoint last resolved. */
+  readonly #receivers = new Map<string, string>();
+  /** Messages of merchants whose receiver is being looked up, by merchant. */
+  readonly #unresolved = new Map<string, LeasedMessage[]>();
+  /** Deliveries in flight by receiver. */
   readonly #inFlight = new Map<string, number>();
-  /** Leased messages set aside, by merchant, while that merchant has `perReceiver` deliveries in flight. */
+  /** Leased messages set aside, by receiver, while that receiver has `perReceiver` deliveries in flight. */
   readonly #waiting = new Map<string, LeasedMessage[]>();
-  /** Merchants with messages set aside and room under their share, served before the queue. */
+  /** Receivers with messages set aside and room under their share, served before the queue. */
   readonly #ready = new Set<string>();
-  /** Merchants whose receiver's last attempt timed out: their share is `perSlowReceiver`. */
+  /** Receivers whose last attempt timed out: their share is `perSlowReceiver`. */
   readonly #slow = new Set<string>();
-  /** Merchants the last claim left out: once one has less than its share set aside, claim again. */
+  /**
+   * Receivers whose merchants the last claim left out: once one has less than its share set aside, claim
+   * again.
+   */
   #skipped = new Set<string>();
   /** Claims and reads under way, which stop() lets finish before handing back what they took. */
   readonly #tasks = new Set<Promise<void>>();
@@ -196,10 +219,15 @@ export class Dispatcher {
     this.#retryAt = undefined;
     await this.#unlisten();
     while (this.#tasks.size > 0) await Promise.all(this.#tasks);
-    const unstarted = [...this.#queue.slice(this.#queueHead), ...[...this.#waiting.values()].flat()];
+    const unstarted = [
+      ...this.#queue.slice(this.#queueHead),
+      ...[...this.#waiting.values()].flat(),
+      ...[...this.#unresolved.values()].flat(),
+    ];
     this.#queue = [];
     this.#queueHead = 0;
     this.#waiting.clear();
+    this.#unresolved.clear();
     this.#ready.clear();
     for (const message of unstarted) this.#held.delete(message.id);
     await this.#handBack(unstarted);
@@ -307,8 +335,9 @@ export class Dispatcher {
     }
     try {
       const now = this.#now();
-      const skip = this.#saturated();
-      this.#skipped = new Set(skip);
+      const saturated = this.#saturated();
+      this.#skipped = new Set(saturated.keys());
+      const skip = [...new Set([...saturated.values()].flat())];
       const claimed = await this.#repo.claimDue(now, this.leaseMs, limit, skip);
       this.#backlog = claimed.length === limit;
       this.#enqueue(claimed.filter((message) => !this.#adoptLease(message)));
@@ -375,40 +404,82 @@ export class Dispatcher {
     return message;
   }
 
-  #pump(): void {
-    // One endpoint lookup per merchant for the messages started together.
-    const endpoints = new Map<string, Promise<WebhookEndpoint>>();
-    for (const merchantId of this.#ready) {
-      const waiting = this.#waiting.get(merchantId) as LeasedMessage[];
-      while (this.#hasSlot() && this.#underShare(merchantId) && waiting.length > 0) {
+  /** `endpoints`: lookups already made, by merchant; one per merchant for the messages started together. */
+  #pump(endpoints = new Map<string, Promise<WebhookEndpoint>>()): void {
+    for (const receiver of this.#ready) {
+      const waiting = this.#waiting.get(receiver) as LeasedMessage[];
+      while (this.#hasSlot() && this.#underShare(receiver) && waiting.length > 0) {
         const message = waiting.shift() as LeasedMessage;
-        if (this.#live(message)) this.#start(message, endpoints);
+        if (this.#live(message)) this.#start(message, receiver, endpoints);
       }
-      if (waiting.length < this.#perReceiver && this.#skipped.delete(merchantId)) this.#pollSoon();
-      if (waiting.length === 0) this.#waiting.delete(merchantId);
-      if (waiting.length === 0 || !this.#underShare(merchantId)) this.#ready.delete(merchantId);
+      if (waiting.length < this.#perReceiver && this.#skipped.delete(receiver)) this.#pollSoon();
+      if (waiting.length === 0) this.#waiting.delete(receiver);
+      if (waiting.length === 0 || !this.#underShare(receiver)) this.#ready.delete(receiver);
       if (!this.#hasSlot()) return;
     }
     while (this.#hasSlot() && this.#queued() > 0) {
       const message = this.#take();
       if (!this.#live(message)) continue;
-      if (this.#underShare(message.merchantId) && !this.#waiting.has(message.merchantId)) {
-        this.#start(message, endpoints);
-      } else {
-        const waiting = this.#waiting.get(message.merchantId);
-        if (waiting === undefined) this.#waiting.set(message.merchantId, [message]);
-        else waiting.push(message);
-      }
+      const receiver = this.#receivers.get(message.merchantId);
+      if (receiver === undefined) this.#resolveReceiver(message);
+      else if (this.#underShare(receiver) && !this.#waiting.has(receiver)) {
+        this.#start(message, receiver, endpoints);
+      } else this.#setAside(receiver, message);
     }
+  }
+
+  #setAside(receiver: string, message: LeasedMessage): void {
+    const waiting = this.#waiting.get(receiver);
+    if (waiting === undefined) this.#waiting.set(receiver, [message]);
+    else waiting.push(message);
+  }
+
+  /**
+   * Holds a message of a merchant not seen before (or forgotten) until its endpoint says which receiver
+   * it shares: counting it against the merchant alone first would let many merchants on one hanging
+   * endpoint take a share each.
+   */
+  #resolveReceiver(message: LeasedMessage): void {
+    const { merchantId } = message;
+    const held = this.#unresolved.get(merchantId);
+    if (held !== undefined) {
+      held.push(message);
+      return;
+    }
+    this.#unresolved.set(merchantId, [message]);
+    this.#track(this.#placeUnresolved(merchantId));
+  }
+
+  async #placeUnresolved(merchantId: string): Promise<void> {
+    const endpoint = this.#endpoints.resolve(merchantId);
+    try {
+      this.#learnReceiver(merchantId, await endpoint);
+    } catch {
+      // The attempt reports the failed lookup; until then the merchant counts alone.
+      this.#receivers.set(merchantId, merchantId);
+    }
+    const receiver = this.#receivers.get(merchantId) as string;
+    for (const message of this.#unresolved.get(merchantId) ?? []) this.#setAside(receiver, message);
+    this.#unresolved.delete(merchantId);
+    this.#ready.add(receiver);
+    // The attempts use the endpoint just looked up.
+    this.#pump(new Map([[merchantId, endpoint]]));
+  }
+
+  #learnReceiver(merchantId: string, endpoint: WebhookEndpoint): void {
+    if (this.#receivers.size >= MAX_RECEIVERS_KNOWN && !this.#receivers.has(merchantId)) {
+      this.#receivers.clear();
+    }
+    this.#receivers.set(merchantId, receiverKey(merchantId, endpoint.url));
   }
 
   #hasSlot(): boolean {
     return this.#running && this.#deliveries.size < this.#concurrency;
   }
 
-  #underShare(merchantId: string): boolean {
-    const share = this.#slow.has(merchantId) ? this.#perSlowReceiver : this.#perReceiver;
-    return (this.#inFlight.get(merchantId) ?? 0) < share;
+  #underShare(receiver: string): boolean {
+    const share = this.#slow.has(receiver) ? this.#perSlowReceiver : this.#perReceiver;
+    return (this.#inFlight.get(receiver) ?? 0) < share;
   }
 
   /** Whether a message still holds its lease; one that waited past it is let go. */
@@ -420,35 +491,36 @@ export class Dispatcher {
   }
 
   /**
-   * Merchants whose messages a claim leaves out: those with a share's worth set aside already. Claiming
-   * more for them would only take room from the other merchants.
+   * Receivers with a share's worth set aside already, each with the merchants whose messages wait for it:
+   * a claim leaves those merchants out, since claiming more for them would only take room from the others.
    */
-  #saturated(): string[] {
-    const merchants: string[] = [];
-    for (const [merchantId, waiting] of this.#waiting) {
-      if (waiting.length >= this.#perReceiver) merchants.push(merchantId);
+  #saturated(): Map<string, string[]> {
+    const saturated = new Map<string, string[]>();
+    for (const [receiver, waiting] of this.#waiting) {
+      if (waiting.length < this.#perReceiver) continue;
+      saturated.set(receiver, [...new Set(waiting.map((message) => message.merchantId))]);
     }
-    return merchants;
+    return saturated;
   }
 
-  #start(message: LeasedMessage, endpoints: Map<string, Promise<WebhookEndpoint>>): void {
+  #start(message: LeasedMessage, receiver: string, endpoints: Map<string, Promise<WebhookEndpoint>>): void {
     const { merchantId } = message;
     let endpoint = endpoints.get(merchantId);
     if (endpoint === undefined) {
       endpoint = this.#endpoints.resolve(merchantId);
-      // Handled in #attempt; this keeps a lookup shared by several messages from being reported unhandled.
-      endpoint.catch(() => undefined);
+      // A changed webhook URL moves the merchant's later messages to its new receiver's share.
+      endpoint.then((resolved) => this.#learnReceiver(merchantId, resolved)).catch(() => undefined);
       endpoints.set(merchantId, endpoint);
     }
-    this.#inFlight.set(merchantId, (this.#inFlight.get(merchantId) ?? 0) + 1);
-    const delivery = this.#deliver(message, endpoint);
+    this.#inFlight.set(receiver, (this.#inFlight.get(receiver) ?? 0) + 1);
+    const delivery = this.#deliver(message, receiver, endpoint);
     this.#deliveries.add(delivery);
     void delivery.finally(() => {
       this.#deliveries.delete(delivery);
-      const left = (this.#inFlight.get(merchantId) ?? 1) - 1;
-      if (left === 0) this.#inFlight.delete(merchantId);
-      else this.#inFlight.set(merchantId, left);
-      if (this.#waiting.has(merchantId)) this.#ready.add(merchantId);
+      const left = (this.#inFlight.get(receiver) ?? 1) - 1;
+      if (left === 0) this.#inFlight.delete(receiver);
+      else this.#inFlight.set(receiver, left);
+      if (this.#waiting.has(receiver)) this.#ready.add(receiver);
       this.#pump();
       // Claims are write transactions: under a backlog, claim a batch of `concurrency` at a time, not one
       // message per finished delivery.
@@ -456,11 +528,15 @@ export class Dispatcher {
     });
   }
 
-  async #deliver(message: LeasedMessage, endpoint: Promise<WebhookEndpoint>): Promise<void> {
+  async #deliver(
+    message: LeasedMessage,
+    receiver: string,
+    endpoint: Promise<WebhookEndpoint>,
+  ): Promise<void> {
     const attemptedAt = this.#now();
     const { statusCode, latencyMs, error } = await this.#sender.attempt(message, endpoint, attemptedAt);
-    if (isTimeout(error)) this.#slow.add(message.merchantId);
-    else this.#slow.delete(message.merchantId);
+    if (isTimeout(error)) this.#slow.add(receiver);
+    else this.#slow.delete(receiver);
     if (error !== null) {
       this.#log.debug({ messageId: message.id, statusCode, error }, 'webhook attempt failed');
     }

@@ -200,8 +200,8 @@ export class WebhookRepo {
    * Leases up to `limit` due messages (PENDING, due, lease run out), oldest due first. On PostgreSQL
    * `FOR UPDATE SKIP LOCKED` lets several processes claim at once without ever taking the same row;
    * SQLite runs the statement under its single write lock, which gives the same guarantee. Messages of
-   * the merchants in `skip` are left out: the dispatcher already holds a share's worth of theirs waiting
-   * for their receivers.
+   * the merchants in `skip` are left out: the dispatcher already holds a share's worth of messages
+   * waiting for their receivers.
    */
   async claimDue(
     now: number,
