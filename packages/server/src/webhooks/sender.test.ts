@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Sender } from './sender.js';
+import { isTimeout, Sender } from './sender.js';
 
 /**
  * A receiver that answers 204 after `delayMs`, notes how many requests it held at once and, for each,
@@ -103,6 +103,57 @@ describe('Sender', () => {
     } finally {
       await sender.close();
       await slow.close();
+    }
+  });
+
+  it('ends unsent the attempts that waited half a time-out behind one that timed out; newer ones keep their turn', async () => {
+    // The first request hangs; every later one is answered at once.
+    const ids: string[] = [];
+    let firstArrived!: () => void;
+    const arrived = new Promise<void>((resolve) => {
+      firstArrived = resolve;
+    });
+    const hanging = http.createServer((request, response) => {
+      ids.push(String(request.headers['webhook-id']));
+      request.resume();
+      if (ids.length === 1) firstArrived();
+      else response.writeHead(204).end();
+    });
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+    const endpoint = Promise.resolve({
+      url: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/hooks`,
+      secrets: ['whsec_dGVzdHNlY3JldA=='],
+    });
+    const sender = new Sender({
+      env: 'staging',
+      timeoutMs: 1_000,
+      connectionsPerOrigin: 1,
+      payloads: { build: async (message) => ({ id: message.id }) },
+    });
+    const attempt = (id: string) =>
+      sender.attempt({ id, merchantId: 'mch_a', eventName: 'TEST', subjectId: id }, endpoint, Date.now());
+    try {
+      const first = attempt('msg_first');
+      await arrived;
+      // Waits the whole time-out behind the hanging one.
+      const behind = attempt('msg_behind');
+      // Begins to wait 700 ms later: some 300 ms before the time-out, less than half of it.
+      const later = new Promise<void>((resolve) => setTimeout(resolve, 700)).then(() => attempt('msg_later'));
+
+      expect(await first).toMatchObject({ statusCode: null, error: 'No complete response within 1000 ms.' });
+      const refused = await behind;
+      expect(refused).toEqual({
+        statusCode: null,
+        latencyMs: 0,
+        error: 'Not sent: an earlier attempt to this receiver got no complete response within 1000 ms.',
+      });
+      expect(isTimeout(refused.error)).toBe(true);
+      expect(await later).toMatchObject({ statusCode: 204, error: null });
+      expect(ids).toEqual(['msg_first', 'msg_later']);
+    } finally {
+      await sender.close();
+      hanging.closeAllConnections();
+      await new Promise<void>((resolve) => hanging.close(() => resolve()));
     }
   });
 

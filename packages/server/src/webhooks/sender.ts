@@ -67,6 +67,16 @@ const MAX_ERROR_LENGTH = 500;
 /** Open pools kept; the least recently used is closed beyond this. */
 const MAX_POOLS = 1_000;
 
+/** An attempt waiting for one of its origin's connections. */
+interface Waiter {
+  /** When it began to wait (performance.now()). */
+  since: number;
+  /** Hands it a connection. */
+  take(): void;
+  /** Ends it without sending. */
+  refuse(error: Error): void;
+}
+
 /**
  * A receiver origin: its pool, and the attempts holding or waiting for one of its connections. Attempts
  * wait here, not in the pool's queue, so that an attempt's deadline starts when it has a connection: the
@@ -77,7 +87,7 @@ interface Origin {
   /** Attempts holding a connection, at most the sender's connections per origin. */
   active: number;
   /** Attempts waiting for a connection, first come first served. */
-  waiting: (() => void)[];
+  waiting: Waiter[];
 }
 
 /** A failure before or instead of an HTTP answer, with a message fit for the attempt record. */
@@ -87,7 +97,8 @@ class DeliveryTimeout extends Error {
   override readonly name = 'TimeoutError';
 }
 
-const TIMED_OUT = /^(No complete response|Could not connect) within \d+ ms\.$/;
+const TIMED_OUT =
+  /^((No complete response|Could not connect) within \d+ ms|Not sent: .* got no complete response within \d+ ms)\.$/;
 
 /** Whether an attempt's recorded error (from `describeFailure`) says the receiver ran out of time. */
 export function isTimeout(error: string | null): boolean {
@@ -177,7 +188,7 @@ export class Sender implements AttemptSender {
       error = describeFailure(caught, this.#timeoutMs);
     } finally {
       clearTimeout(deadline);
-      if (origin) this.#release(origin);
+      if (origin) this.#release(origin, isTimeout(error));
     }
     const latencyMs = started === undefined ? 0 : Math.round(performance.now() - started);
     return { statusCode, latencyMs, error };
@@ -201,7 +212,11 @@ export class Sender implements AttemptSender {
     return body;
   }
 
-  /** Resolves once one of the origin's connections is this attempt's; `#release` gives it back. */
+  /**
+   * Resolves once one of the origin's connections is this attempt's; `#release` gives it back. Rejects
+   * when the connection it waited for was held by an attempt that timed out and it had waited half a
+   * time-out already (see `#release`).
+   */
   async #connection(key: string): Promise<Origin> {
     const origin = this.#origin(key);
     if (origin.active < this.#connections) {
@@ -209,13 +224,32 @@ export class Sender implements AttemptSender {
       return origin;
     }
     // `#release` hands its connection over without counting it free in between.
-    await new Promise<void>((resolve) => origin.waiting.push(resolve));
+    await new Promise<void>((take, refuse) =>
+      origin.waiting.push({ since: performance.now(), take, refuse }),
+    );
     return origin;
   }
 
-  #release(origin: Origin): void {
+  /**
+   * Gives a connection back to the next attempt waiting for one, or frees it. After a time-out, the
+   * attempts that have waited half a time-out or more end unsent: they are behind a receiver that has
+   * stopped answering, and would each hold a delivery slot for another whole time-out once their turn
+   * came. Those that began to wait more recently (a receiver that leaves the odd request hanging and
+   * answers the rest) keep their turn.
+   */
+  #release(origin: Origin, timedOut: boolean): void {
+    if (timedOut) {
+      const now = performance.now();
+      while (origin.waiting.length > 0 && now - (origin.waiting[0] as Waiter).since >= this.#timeoutMs / 2) {
+        (origin.waiting.shift() as Waiter).refuse(
+          new DeliveryFailure(
+            `Not sent: an earlier attempt to this receiver got no complete response within ${this.#timeoutMs} ms.`,
+          ),
+        );
+      }
+    }
     const next = origin.waiting.shift();
-    if (next) next();
+    if (next) next.take();
     else origin.active--;
   }
 
