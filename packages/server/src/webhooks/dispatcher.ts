@@ -115,8 +115,7 @@ const MAX_RECEIVERS_KNOWN = 10_000;
  * merchant alone when it has no URL that could be dialled.
  */
 function receiverKey(merchantId: string, url: string | null): string {
-  if (url === null || !URL.canParse(url)) return merchantId;
-  const { origin } = new URL(url);
+  const origin = url !== null && URL.canParse(url) ? new URL(url).origin : 'null';
   return origin === 'null' ? merchantId : origin;
 }
 
@@ -142,8 +141,8 @@ export class Dispatcher {
   /** Held by this process, by id: from the lease until the result is written. */
   readonly #held = new Map<string, LeasedMessage>();
   readonly #deliveries = new Set<Promise<void>>();
-  /** Each merchant's receiver (see receiverKey), as its endpoint last resolved. */
-  readonly #receivers = new Map<string, string>();
+  /** Each merchant's receiver (see receiverKey) and the URL it was worked out from, as last resolved. */
+  readonly #receivers = new Map<string, { url: string | null; receiver: string }>();
   /** Messages of merchants whose receiver is being looked up, by merchant. */
   readonly #unresolved = new Map<string, LeasedMessage[]>();
   /** Deliveries in flight by receiver. */
@@ -420,7 +419,7 @@ export class Dispatcher {
     while (this.#hasSlot() && this.#queued() > 0) {
       const message = this.#take();
       if (!this.#live(message)) continue;
-      const receiver = this.#receivers.get(message.merchantId);
+      const receiver = this.#receivers.get(message.merchantId)?.receiver;
       if (receiver === undefined) this.#resolveReceiver(message);
       else if (this.#underShare(receiver) && !this.#waiting.has(receiver)) {
         this.#start(message, receiver, endpoints);
@@ -456,9 +455,9 @@ export class Dispatcher {
       this.#learnReceiver(merchantId, await endpoint);
     } catch {
       // The attempt reports the failed lookup; until then the merchant counts alone.
-      this.#receivers.set(merchantId, merchantId);
+      this.#learnReceiver(merchantId, { url: null, secrets: [] });
     }
-    const receiver = this.#receivers.get(merchantId) as string;
+    const { receiver } = this.#receivers.get(merchantId) as { receiver: string };
     for (const message of this.#unresolved.get(merchantId) ?? []) this.#setAside(receiver, message);
     this.#unresolved.delete(merchantId);
     this.#ready.add(receiver);
@@ -466,11 +465,12 @@ export class Dispatcher {
     this.#pump(new Map([[merchantId, endpoint]]));
   }
 
-  #learnReceiver(merchantId: string, endpoint: WebhookEndpoint): void {
-    if (this.#receivers.size >= MAX_RECEIVERS_KNOWN && !this.#receivers.has(merchantId)) {
-      this.#receivers.clear();
-    }
-    this.#receivers.set(merchantId, receiverKey(merchantId, endpoint.url));
+  #learnReceiver(merchantId: string, { url }: WebhookEndpoint): void {
+    const known = this.#receivers.get(merchantId);
+    // Worked out again only when the URL changed: this runs once per merchant for each round of starts.
+    if (known !== undefined && known.url === url) return;
+    if (known === undefined && this.#receivers.size >= MAX_RECEIVERS_KNOWN) this.#receivers.clear();
+    this.#receivers.set(merchantId, { url, receiver: receiverKey(merchantId, url) });
   }
 
   #hasSlot(): boolean {
