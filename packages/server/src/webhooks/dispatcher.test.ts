@@ -577,21 +577,6 @@ describe.each(engines())('dispatcher on %s', (engine) => {
       expect(parts.stuck.requests).toHaveLength(10);
     });
 
-    it("claims past the stuck merchant's due messages to reach another merchant's", async () => {
-      const { sender, release, ...parts } = await twoReceivers();
-      // Twenty of the stuck merchant's messages fell due first: more than the process has room to hold.
-      const stuckIds = ids(await outbox(20, 0));
-      await dueAgo(stuckIds, 60_000);
-      const otherIds = ids(await outbox(3, 0, 'credentials', OTHER_MERCHANT));
-      await sender.start();
-      await othersGetThrough(parts, otherIds);
-
-      release();
-      sender.wake();
-      await delivered({ [MERCHANT]: stuckIds });
-      expect(parts.stuck.requests).toHaveLength(20);
-    });
-
     it('counts merchants whose URLs share an origin against one share', async () => {
       const { sender, release, ...parts } = await twoReceivers();
       await sender.start();
@@ -609,21 +594,27 @@ describe.each(engines())('dispatcher on %s', (engine) => {
       expect(platform).toHaveLength(5);
     });
 
-    it('claims past every merchant waiting on a hanging origin to reach another receiver', async () => {
+    it.each([
+      ["the stuck merchant's due messages", [MERCHANT]],
+      ['every merchant waiting on the hanging origin', [MERCHANT, SAME_ORIGIN_MERCHANT]],
+    ])('claims past %s to reach another receiver', async (_case, merchants) => {
       const { sender, release, ...parts } = await twoReceivers();
-      // Both merchants on the hanging origin have more due than the process has room to hold, due first.
-      const stuckIds = ids(await outbox(20, 0));
-      const sameOriginIds = ids(await outbox(20, 0, 'credentials', SAME_ORIGIN_MERCHANT));
-      await dueAgo(stuckIds, 60_000);
-      await dueAgo(sameOriginIds, 50_000);
+      // Twenty messages of each merchant on the hanging origin fell due first: more than the process has
+      // room to hold.
+      const stuck: Record<string, string[]> = {};
+      for (const [i, merchantId] of merchants.entries()) {
+        const stuckIds = ids(await outbox(20, 0, 'credentials', merchantId));
+        await dueAgo(stuckIds, 60_000 - i * 10_000);
+        stuck[merchantId] = stuckIds;
+      }
       const otherIds = ids(await outbox(3, 0, 'credentials', OTHER_MERCHANT));
       await sender.start();
       await othersGetThrough(parts, otherIds);
 
       release();
       sender.wake();
-      await delivered({ [MERCHANT]: stuckIds, [SAME_ORIGIN_MERCHANT]: sameOriginIds });
-      expect(parts.stuck.requests).toHaveLength(40);
+      await delivered(stuck);
+      expect(parts.stuck.requests).toHaveLength(20 * merchants.length);
     });
   });
 
