@@ -104,7 +104,8 @@ describe.each(engines())('GET /sandbox/messages on %s', (engine) => {
       expect(smtp.received).toHaveLength(1);
       const code = /(\d{6}) is your one-time code/.exec(smtp.received[0]?.raw ?? '')?.[1];
       expect(code).toMatch(/^\d{6}$/);
-      expect(service.logs.join('')).not.toContain(code);
+      // Without the lines' times and process id, whose digits could hold six-digit codes by chance.
+      expect(service.logs.join('').replace(/"(time|pid)":\d+/g, '')).not.toContain(code);
       const { shopperToken } = await shopperAuth.verifyCode('ord_1', shopper.email, code as string);
       expect(await shopperAuth.authenticate(shopperToken)).toEqual({
         shopperId: shopper.id,
