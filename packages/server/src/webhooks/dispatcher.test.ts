@@ -25,6 +25,8 @@ const MERCHANT = 'mch_dispatch';
 const OTHER_MERCHANT = 'mch_dispatch_other';
 /** A third merchant, whose webhook URL has the same origin as MERCHANT's (a platform's endpoint). */
 const SAME_ORIGIN_MERCHANT = 'mch_dispatch_same_origin';
+/** A fourth merchant, with a receiver of its own. */
+const FOURTH_MERCHANT = 'mch_dispatch_fourth';
 const SECRET = `whsec_${Buffer.from('current secret 24 bytes!').toString('base64')}`;
 const OLD_SECRET = `whsec_${Buffer.from('previous secret 24 bytes').toString('base64')}`;
 const PAN = '4111111111111111';
@@ -101,6 +103,7 @@ async function insertMerchants(db: Db): Promise<void> {
     [MERCHANT, 'Dispatch test shop'],
     [OTHER_MERCHANT, 'Another dispatch test shop'],
     [SAME_ORIGIN_MERCHANT, 'A dispatch test shop on the same endpoint'],
+    [FOURTH_MERCHANT, 'A fourth dispatch test shop'],
   ] as const) {
     await insertMerchantRow(db, id, {
       name,
@@ -506,28 +509,41 @@ describe.each(engines())('dispatcher on %s', (engine) => {
   });
 
   describe('a receiver that hangs holds at most its share of the delivery slots', () => {
-    /**
-     * MERCHANT's receiver takes requests and answers none until `release()`; SAME_ORIGIN_MERCHANT's URL
-     * is another path on it. OTHER_MERCHANT's receiver answers at once.
-     */
-    async function twoReceivers() {
+    /** A receiver that takes requests and answers none until `release()`. */
+    async function stuckReceiver() {
       const stuck = await receiver();
       const unanswered: http.ServerResponse[] = [];
       stuck.respond = (_request, response) => unanswered.push(response);
-      const hooks = await receiver();
-      const urls: Record<string, string> = {
-        [MERCHANT]: stuck.url('/hooks'),
-        [SAME_ORIGIN_MERCHANT]: stuck.url('/platform/hooks?account=2'),
-        [OTHER_MERCHANT]: hooks.url(),
-      };
-      const sender = dispatcher(
-        { resolve: async (merchantId) => ({ url: urls[merchantId] ?? null, secrets: [SECRET] }) },
-        { concurrency: 4, perReceiver: 2, timeoutMs: 30_000 },
-      );
       const release = () => {
         stuck.respond = (_request, response) => response.end('ok');
         for (const response of unanswered.splice(0)) response.end('ok');
       };
+      return { stuck, release };
+    }
+
+    /** A dispatcher that finds each merchant's webhook at the URL given for it, with 30 s to answer. */
+    function dispatcherFor(urls: Record<string, string>, options: Partial<DispatcherOptions>) {
+      return dispatcher(
+        { resolve: async (merchantId) => ({ url: urls[merchantId] ?? null, secrets: [SECRET] }) },
+        { timeoutMs: 30_000, ...options },
+      );
+    }
+
+    /**
+     * MERCHANT's receiver is stuck; SAME_ORIGIN_MERCHANT's URL is another path on it. OTHER_MERCHANT's
+     * receiver answers at once.
+     */
+    async function twoReceivers() {
+      const { stuck, release } = await stuckReceiver();
+      const hooks = await receiver();
+      const sender = dispatcherFor(
+        {
+          [MERCHANT]: stuck.url('/hooks'),
+          [SAME_ORIGIN_MERCHANT]: stuck.url('/platform/hooks?account=2'),
+          [OTHER_MERCHANT]: hooks.url(),
+        },
+        { concurrency: 4, perReceiver: 2 },
+      );
       return { stuck, hooks, sender, release };
     }
 
@@ -615,6 +631,36 @@ describe.each(engines())('dispatcher on %s', (engine) => {
       sender.wake();
       await delivered(stuck);
       expect(parts.stuck.requests).toHaveLength(20 * merchants.length);
+    });
+
+    it('keeps slots for the other receivers while two hang at once', async () => {
+      const first = await stuckReceiver();
+      const second = await stuckReceiver();
+      const hooks = await receiver();
+      // A share of 4 each would give the two hanging receivers every slot between them.
+      const sender = dispatcherFor(
+        {
+          [MERCHANT]: first.stuck.url(),
+          [FOURTH_MERCHANT]: second.stuck.url(),
+          [OTHER_MERCHANT]: hooks.url(),
+        },
+        { concurrency: 8, perReceiver: 4, perSlowReceiver: 2 },
+      );
+      await sender.start();
+      const stuckRows = await outbox(10, sender.leaseMs);
+      const fourthRows = await outbox(10, sender.leaseMs, 'credentials', FOURTH_MERCHANT);
+      sender.committed([...stuckRows, ...fourthRows]);
+      await Promise.all([first.stuck.received(2), second.stuck.received(2)]);
+      const otherRows = await outbox(3, sender.leaseMs, 'credentials', OTHER_MERCHANT);
+      sender.committed(otherRows);
+      await delivered({ [OTHER_MERCHANT]: ids(otherRows) });
+      expect(first.stuck.requests.length + second.stuck.requests.length).toBeLessThanOrEqual(6);
+
+      first.release();
+      second.release();
+      await delivered({ [MERCHANT]: ids(stuckRows), [FOURTH_MERCHANT]: ids(fourthRows) });
+      expect(first.stuck.requests).toHaveLength(10);
+      expect(second.stuck.requests).toHaveLength(10);
     });
   });
 

@@ -64,7 +64,10 @@ export interface DispatcherOptions {
    * it); the rest of `concurrency` serves the others.
    */
   perReceiver?: number;
-  /** The same for a receiver whose last attempt timed out, until it answers again. */
+  /**
+   * The same for a receiver whose last attempt timed out, until it answers again; and what every receiver
+   * may have in flight out of the slots kept for receivers below it (see `#mayStart`).
+   */
   perSlowReceiver?: number;
   now?: () => number;
 }
@@ -83,6 +86,8 @@ const DEFAULT_PER_RECEIVER = 4 * CONNECTIONS_PER_ORIGIN;
 /**
  * 8 for a receiver whose last attempt timed out: a hanging receiver holds a quarter of the slots for one
  * time-out at most, then 8, so that 64 of them would have to hang at once to fill a process's slots.
+ * Also what any receiver may start out of the slots kept free (see `#mayStart`): 8 attempts at once carry
+ * thousands of deliveries a second to a receiver that answers in a few milliseconds.
  */
 const DEFAULT_PER_SLOW_RECEIVER = 8;
 /** Messages claimed ahead of free delivery slots, as a multiple of concurrency. */
@@ -129,6 +134,8 @@ export class Dispatcher {
   readonly #concurrency: number;
   readonly #perReceiver: number;
   readonly #perSlowReceiver: number;
+  /** Slots in use past which a receiver starts no more than `perSlowReceiver` (see `#mayStart`). */
+  readonly #sharedSlots: number;
   readonly #now: () => number;
   readonly #repo: WebhookRepo;
   readonly #sender: AttemptSender;
@@ -186,6 +193,9 @@ export class Dispatcher {
     this.#concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
     this.#perReceiver = Math.min(options.perReceiver ?? DEFAULT_PER_RECEIVER, this.#concurrency);
     this.#perSlowReceiver = Math.min(options.perSlowReceiver ?? DEFAULT_PER_SLOW_RECEIVER, this.#perReceiver);
+    // A share's worth kept free (none when one receiver may have every slot): 384 of the default 512.
+    this.#sharedSlots =
+      this.#concurrency - Math.min(this.#perReceiver, this.#concurrency - this.#perReceiver);
     this.#now = options.now ?? Date.now;
     this.#repo = new WebhookRepo(options.db);
     const { sender, payloads } = options;
@@ -407,13 +417,13 @@ export class Dispatcher {
   #pump(endpoints = new Map<string, Promise<WebhookEndpoint>>()): void {
     for (const receiver of this.#ready) {
       const waiting = this.#waiting.get(receiver) as LeasedMessage[];
-      while (this.#hasSlot() && this.#underShare(receiver) && waiting.length > 0) {
+      while (this.#hasSlot() && this.#mayStart(receiver) && waiting.length > 0) {
         const message = waiting.shift() as LeasedMessage;
         if (this.#live(message)) this.#start(message, receiver, endpoints);
       }
       if (waiting.length < this.#perReceiver && this.#skipped.delete(receiver)) this.#pollSoon();
       if (waiting.length === 0) this.#waiting.delete(receiver);
-      if (waiting.length === 0 || !this.#underShare(receiver)) this.#ready.delete(receiver);
+      if (waiting.length === 0 || !this.#mayStart(receiver)) this.#ready.delete(receiver);
       if (!this.#hasSlot()) return;
     }
     while (this.#hasSlot() && this.#queued() > 0) {
@@ -421,7 +431,7 @@ export class Dispatcher {
       if (!this.#live(message)) continue;
       const receiver = this.#receivers.get(message.merchantId)?.receiver;
       if (receiver === undefined) this.#resolveReceiver(message);
-      else if (this.#underShare(receiver) && !this.#waiting.has(receiver)) {
+      else if (this.#mayStart(receiver) && !this.#waiting.has(receiver)) {
         this.#start(message, receiver, endpoints);
       } else this.#setAside(receiver, message);
     }
@@ -477,9 +487,17 @@ export class Dispatcher {
     return this.#running && this.#deliveries.size < this.#concurrency;
   }
 
-  #underShare(receiver: string): boolean {
+  /**
+   * Whether the receiver may start another attempt: under its share, and with `perSlowReceiver` or more
+   * in flight, only while fewer than `#sharedSlots` are in use. The last share's worth of slots is kept
+   * for receivers below `perSlowReceiver`, so that receivers hanging at once cannot fill the process
+   * until their first time-outs: three take a share each, and every other one 8 at most.
+   */
+  #mayStart(receiver: string): boolean {
+    const inFlight = this.#inFlight.get(receiver) ?? 0;
+    if (inFlight < this.#perSlowReceiver) return true;
     const share = this.#slow.has(receiver) ? this.#perSlowReceiver : this.#perReceiver;
-    return (this.#inFlight.get(receiver) ?? 0) < share;
+    return inFlight < share && this.#deliveries.size < this.#sharedSlots;
   }
 
   /** Whether a message still holds its lease; one that waited past it is let go. */
