@@ -12,8 +12,6 @@
  * The attempts themselves are made by an AttemptSender: a Sender in this thread, or the WorkerSender,
  * which hands them to the delivery worker thread; this class keeps the state and every write either way.
  */
-import { sql } from 'kysely';
-import type pg from 'pg';
 import type { WalletEnv } from '../config.js';
 import type { Db } from '../db/index.js';
 import { newId } from '../ids.js';
@@ -30,11 +28,9 @@ import {
   type WebhookEndpoint,
 } from './sender.js';
 import { transition } from './state.js';
+import { WakeUps } from './wake-ups.js';
 
 export type { AttemptOutcome, AttemptSender, MessageForPayload, WebhookEndpoint } from './sender.js';
-
-/** PostgreSQL channel on which processes wake each other. */
-export const NOTIFY_CHANNEL = 'wallet_webhooks';
 
 export interface DispatcherOptions {
   db: Db;
@@ -109,8 +105,6 @@ const BATCH = 500;
 const FLUSH_DELAY_MS = 20;
 /** 1 s: pause before writing results again after the database refused a flush. */
 const FLUSH_RETRY_MS = 1_000;
-/** 1 s: pause before listening again after the LISTEN connection broke. */
-const RELISTEN_MS = 1_000;
 /** Merchants whose receiver a process remembers; beyond this it forgets them all and looks them up again. */
 const MAX_RECEIVERS_KNOWN = 10_000;
 
@@ -126,7 +120,6 @@ function receiverKey(merchantId: string, url: string | null): string {
 
 export class Dispatcher {
   readonly leaseMs: number;
-  readonly #db: Db;
   readonly #log: Logger;
   readonly #delays: Record<RetrySchedule, number[]>;
   readonly #endpoints: DispatcherOptions['endpoints'];
@@ -178,11 +171,9 @@ export class Dispatcher {
   #pollTimer: NodeJS.Timeout | undefined;
   #retryTimer: NodeJS.Timeout | undefined;
   #retryAt: number | undefined;
-  #listener: pg.PoolClient | undefined;
-  #relistenTimer: NodeJS.Timeout | undefined;
+  readonly #wakeUps: WakeUps;
 
   constructor(options: DispatcherOptions) {
-    this.#db = options.db;
     this.#log = options.log;
     this.#delays = options.retryDelaysMs;
     this.#endpoints = options.endpoints;
@@ -198,6 +189,7 @@ export class Dispatcher {
       this.#concurrency - Math.min(this.#perReceiver, this.#concurrency - this.#perReceiver);
     this.#now = options.now ?? Date.now;
     this.#repo = new WebhookRepo(options.db);
+    this.#wakeUps = new WakeUps({ db: options.db, log: options.log, onWake: () => this.#pollSoon() });
     const { sender, payloads } = options;
     if (sender) {
       this.#sender = sender;
@@ -214,7 +206,7 @@ export class Dispatcher {
     this.#sender.start();
     this.#pollTimer = setInterval(() => this.#pollSoon(), this.#pollIntervalMs);
     this.#pollTimer.unref();
-    await this.#listen();
+    await this.#wakeUps.listen();
     this.#pollSoon();
   }
 
@@ -224,9 +216,8 @@ export class Dispatcher {
     this.#running = false;
     clearInterval(this.#pollTimer);
     clearTimeout(this.#retryTimer);
-    clearTimeout(this.#relistenTimer);
     this.#retryAt = undefined;
-    await this.#unlisten();
+    await this.#wakeUps.unlisten();
     while (this.#tasks.size > 0) await Promise.all(this.#tasks);
     const unstarted = [
       ...this.#queue.slice(this.#queueHead),
@@ -273,7 +264,7 @@ export class Dispatcher {
   /** Claims due messages now, here and (on PostgreSQL) in every other process. */
   wake(): void {
     this.#pollSoon();
-    void this.#notify();
+    void this.#wakeUps.notify();
   }
 
   async #takeCommitted(): Promise<void> {
@@ -282,7 +273,7 @@ export class Dispatcher {
     const committed = this.#committed;
     this.#committed = [];
     // A lease of 0 (see leaseForNew) leaves the message to any dispatcher: wake them to claim it now.
-    if (committed.some((message) => message.leaseUntil <= now)) await this.#notify();
+    if (committed.some((message) => message.leaseUntil <= now)) await this.#wakeUps.notify();
     const messages = committed.filter((message) => message.leaseUntil > now && !this.#held.has(message.id));
     if (!this.#running) {
       await this.#handBack(messages);
@@ -301,7 +292,7 @@ export class Dispatcher {
     if (messages.length === 0) return;
     try {
       await this.#repo.release(messages, this.#now());
-      await this.#notify();
+      await this.#wakeUps.notify();
     } catch (error) {
       this.#log.error({ err: error }, 'could not hand back webhook messages; their leases will run out');
     }
@@ -626,68 +617,6 @@ export class Dispatcher {
     while (this.#flushing !== undefined || this.#results.length > 0) {
       if (this.#flushing === undefined) this.#scheduleFlush();
       await this.#flushing;
-    }
-  }
-
-  async #listen(): Promise<void> {
-    const pool = this.#db.pool;
-    if (this.#db.engine !== 'postgres' || pool === undefined || !this.#running) return;
-    let client: pg.PoolClient | undefined;
-    try {
-      client = await pool.connect();
-      client.on('notification', this.#onNotification);
-      client.on('error', this.#onListenerError);
-      this.#listener = client;
-      await client.query(`LISTEN ${NOTIFY_CHANNEL}`);
-      if (!this.#running) await this.#unlisten();
-    } catch (error) {
-      this.#log.warn({ err: error }, 'could not LISTEN for webhook wake-ups; polling until it can');
-      if (client !== undefined && this.#listener === client) this.#dropListener(client, error as Error);
-      this.#relisten();
-    }
-  }
-
-  readonly #onNotification = (): void => this.#pollSoon();
-
-  readonly #onListenerError = (error: Error): void => {
-    const client = this.#listener;
-    if (client === undefined) return;
-    this.#log.warn({ err: error }, 'webhook LISTEN connection lost; listening again');
-    this.#dropListener(client, error);
-    this.#relisten();
-  };
-
-  #dropListener(client: pg.PoolClient, error?: Error): void {
-    this.#listener = undefined;
-    client.off('notification', this.#onNotification);
-    client.off('error', this.#onListenerError);
-    client.release(error);
-  }
-
-  #relisten(): void {
-    if (!this.#running) return;
-    clearTimeout(this.#relistenTimer);
-    this.#relistenTimer = setTimeout(() => void this.#listen(), RELISTEN_MS);
-    this.#relistenTimer.unref();
-  }
-
-  async #unlisten(): Promise<void> {
-    const client = this.#listener;
-    if (client === undefined) return;
-    try {
-      await client.query(`UNLISTEN ${NOTIFY_CHANNEL}`);
-      if (this.#listener === client) this.#dropListener(client);
-    } catch (error) {
-      if (this.#listener === client) this.#dropListener(client, error as Error);
-    }
-  }
-
-  async #notify(): Promise<void> {
-    if (this.#db.engine !== 'postgres') return;
-    try {
-      await sql`select pg_notify(${NOTIFY_CHANNEL}, '')`.execute(this.#db.kysely);
-    } catch (error) {
-      this.#log.warn({ err: error }, 'could not NOTIFY other processes; their polls will find the messages');
     }
   }
 }

@@ -5,7 +5,6 @@ export {
   Dispatcher,
   type DispatcherOptions,
   type MessageForPayload,
-  NOTIFY_CHANNEL,
   type WebhookEndpoint,
 } from './dispatcher.js';
 export {
@@ -21,4 +20,5 @@ export { Webhooks, type WebhooksOptions } from './service.js';
 export { SpreadSender } from './spread-sender.js';
 export { MESSAGE_STATES, type MessageState, MessageTransitionError } from './state.js';
 export { checkWebhookUrl, nonPublicHost, refusedRange } from './url-guard.js';
+export { NOTIFY_CHANNEL } from './wake-ups.js';
 export { type DeliveryWorkerData, WorkerSender, type WorkerSenderOptions } from './worker-sender.js';
