@@ -27,6 +27,7 @@ import {
   Sender,
   type WebhookEndpoint,
 } from './sender.js';
+import { ReceiverShares } from './shares.js';
 import { transition } from './state.js';
 import { WakeUps } from './wake-ups.js';
 
@@ -62,7 +63,7 @@ export interface DispatcherOptions {
   perReceiver?: number;
   /**
    * The same for a receiver whose last attempt timed out, until it answers again; and what every receiver
-   * may have in flight out of the slots kept for receivers below it (see `#mayStart`).
+   * may have in flight out of the slots kept for receivers below it (see shares.ts).
    */
   perSlowReceiver?: number;
   now?: () => number;
@@ -82,7 +83,7 @@ const DEFAULT_PER_RECEIVER = 4 * CONNECTIONS_PER_ORIGIN;
 /**
  * 8 for a receiver whose last attempt timed out: a hanging receiver holds a quarter of the slots for one
  * time-out at most, then 8, so that 64 of them would have to hang at once to fill a process's slots.
- * Also what any receiver may start out of the slots kept free (see `#mayStart`): 8 attempts at once carry
+ * Also what any receiver may start out of the slots kept free (see shares.ts): 8 attempts at once carry
  * thousands of deliveries a second to a receiver that answers in a few milliseconds.
  */
 const DEFAULT_PER_SLOW_RECEIVER = 8;
@@ -105,30 +106,13 @@ const BATCH = 500;
 const FLUSH_DELAY_MS = 20;
 /** 1 s: pause before writing results again after the database refused a flush. */
 const FLUSH_RETRY_MS = 1_000;
-/** Merchants whose receiver a process remembers; beyond this it forgets them all and looks them up again. */
-const MAX_RECEIVERS_KNOWN = 10_000;
-
-/**
- * Whose share a merchant's deliveries count against: the origin of its webhook URL, so that merchants
- * on one endpoint (a platform's connected accounts, say) share it as they share its connections, or the
- * merchant alone when it has no URL that could be dialled.
- */
-function receiverKey(merchantId: string, url: string | null): string {
-  const origin = url !== null && URL.canParse(url) ? new URL(url).origin : 'null';
-  return origin === 'null' ? merchantId : origin;
-}
-
 export class Dispatcher {
   readonly leaseMs: number;
   readonly #log: Logger;
   readonly #delays: Record<RetrySchedule, number[]>;
   readonly #endpoints: DispatcherOptions['endpoints'];
   readonly #pollIntervalMs: number;
-  readonly #concurrency: number;
-  readonly #perReceiver: number;
-  readonly #perSlowReceiver: number;
-  /** Slots in use past which a receiver starts no more than `perSlowReceiver` (see `#mayStart`). */
-  readonly #sharedSlots: number;
+  readonly #shares: ReceiverShares;
   readonly #now: () => number;
   readonly #repo: WebhookRepo;
   readonly #sender: AttemptSender;
@@ -141,23 +125,8 @@ export class Dispatcher {
   /** Held by this process, by id: from the lease until the result is written. */
   readonly #held = new Map<string, LeasedMessage>();
   readonly #deliveries = new Set<Promise<void>>();
-  /** Each merchant's receiver (see receiverKey) and the URL it was worked out from, as last resolved. */
-  readonly #receivers = new Map<string, { url: string | null; receiver: string }>();
   /** Messages of merchants whose receiver is being looked up, by merchant. */
   readonly #unresolved = new Map<string, LeasedMessage[]>();
-  /** Deliveries in flight by receiver. */
-  readonly #inFlight = new Map<string, number>();
-  /** Leased messages set aside, by receiver, while that receiver has `perReceiver` deliveries in flight. */
-  readonly #waiting = new Map<string, LeasedMessage[]>();
-  /** Receivers with messages set aside and room under their share, served before the queue. */
-  readonly #ready = new Set<string>();
-  /** Receivers whose last attempt timed out: their share is `perSlowReceiver`. */
-  readonly #slow = new Set<string>();
-  /**
-   * Receivers whose merchants the last claim left out: once one has less than its share set aside, claim
-   * again.
-   */
-  #skipped = new Set<string>();
   /** Claims and reads under way, which stop() lets finish before handing back what they took. */
   readonly #tasks = new Set<Promise<void>>();
   #results: AttemptResult[] = [];
@@ -181,12 +150,11 @@ export class Dispatcher {
     // lease shorter than a delivery would let a second process send the message while the first is at it.
     this.leaseMs = options.leaseMs ?? options.timeoutMs + 15_000;
     this.#pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
-    this.#concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
-    this.#perReceiver = Math.min(options.perReceiver ?? DEFAULT_PER_RECEIVER, this.#concurrency);
-    this.#perSlowReceiver = Math.min(options.perSlowReceiver ?? DEFAULT_PER_SLOW_RECEIVER, this.#perReceiver);
-    // A share's worth kept free (none when one receiver may have every slot): 384 of the default 512.
-    this.#sharedSlots =
-      this.#concurrency - Math.min(this.#perReceiver, this.#concurrency - this.#perReceiver);
+    this.#shares = new ReceiverShares({
+      concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
+      perReceiver: options.perReceiver ?? DEFAULT_PER_RECEIVER,
+      perSlowReceiver: options.perSlowReceiver ?? DEFAULT_PER_SLOW_RECEIVER,
+    });
     this.#now = options.now ?? Date.now;
     this.#repo = new WebhookRepo(options.db);
     this.#wakeUps = new WakeUps({ db: options.db, log: options.log, onWake: () => this.#pollSoon() });
@@ -221,14 +189,12 @@ export class Dispatcher {
     while (this.#tasks.size > 0) await Promise.all(this.#tasks);
     const unstarted = [
       ...this.#queue.slice(this.#queueHead),
-      ...[...this.#waiting.values()].flat(),
+      ...this.#shares.takeSetAside(),
       ...[...this.#unresolved.values()].flat(),
     ];
     this.#queue = [];
     this.#queueHead = 0;
-    this.#waiting.clear();
     this.#unresolved.clear();
-    this.#ready.clear();
     for (const message of unstarted) this.#held.delete(message.id);
     await this.#handBack(unstarted);
     while (this.#deliveries.size > 0) await Promise.all(this.#deliveries);
@@ -323,7 +289,7 @@ export class Dispatcher {
 
   /** How many more messages this process may hold: in flight plus queued stays within the bound. */
   #room(): number {
-    return this.#concurrency * QUEUE_FACTOR - this.#deliveries.size - this.#queued();
+    return this.#shares.concurrency * QUEUE_FACTOR - this.#deliveries.size - this.#queued();
   }
 
   async #poll(): Promise<void> {
@@ -335,14 +301,12 @@ export class Dispatcher {
     }
     try {
       const now = this.#now();
-      const saturated = this.#saturated();
-      this.#skipped = new Set(saturated.keys());
-      const skip = [...new Set([...saturated.values()].flat())];
+      const skip = this.#shares.saturated();
       const claimed = await this.#repo.claimDue(now, this.leaseMs, limit, skip);
       this.#backlog = claimed.length === limit;
       this.#enqueue(claimed.filter((message) => !this.#adoptLease(message)));
       // Messages set aside for a receiver at its share leave room: claim again, for the other merchants.
-      if (this.#backlog && this.#room() >= Math.min(this.#concurrency, BATCH)) this.#pollSoon();
+      if (this.#backlog && this.#room() >= Math.min(this.#shares.concurrency, BATCH)) this.#pollSoon();
       if (!this.#backlog) {
         const next = await this.#repo.nextDueAt(now);
         if (next !== undefined) this.#armRetryTimer(next);
@@ -406,32 +370,20 @@ export class Dispatcher {
 
   /** `endpoints`: lookups already made, by merchant; one per merchant for the messages started together. */
   #pump(endpoints = new Map<string, Promise<WebhookEndpoint>>()): void {
-    for (const receiver of this.#ready) {
-      const waiting = this.#waiting.get(receiver) as LeasedMessage[];
-      while (this.#hasSlot() && this.#mayStart(receiver) && waiting.length > 0) {
-        const message = waiting.shift() as LeasedMessage;
-        if (this.#live(message)) this.#start(message, receiver, endpoints);
-      }
-      if (waiting.length < this.#perReceiver && this.#skipped.delete(receiver)) this.#pollSoon();
-      if (waiting.length === 0) this.#waiting.delete(receiver);
-      if (waiting.length === 0 || !this.#mayStart(receiver)) this.#ready.delete(receiver);
-      if (!this.#hasSlot()) return;
-    }
-    while (this.#hasSlot() && this.#queued() > 0) {
+    if (!this.#running) return;
+    const claimAgain = this.#shares.startReady((message, receiver) => {
+      if (this.#live(message)) this.#start(message, receiver, endpoints);
+    });
+    if (claimAgain) this.#pollSoon();
+    while (this.#shares.hasSlot() && this.#queued() > 0) {
       const message = this.#take();
       if (!this.#live(message)) continue;
-      const receiver = this.#receivers.get(message.merchantId)?.receiver;
+      const receiver = this.#shares.receiverOf(message.merchantId);
       if (receiver === undefined) this.#resolveReceiver(message);
-      else if (this.#mayStart(receiver) && !this.#waiting.has(receiver)) {
+      else if (this.#shares.mayStart(receiver) && !this.#shares.hasSetAside(receiver)) {
         this.#start(message, receiver, endpoints);
-      } else this.#setAside(receiver, message);
+      } else this.#shares.setAside(receiver, message);
     }
-  }
-
-  #setAside(receiver: string, message: LeasedMessage): void {
-    const waiting = this.#waiting.get(receiver);
-    if (waiting === undefined) this.#waiting.set(receiver, [message]);
-    else waiting.push(message);
   }
 
   /**
@@ -452,43 +404,19 @@ export class Dispatcher {
 
   async #placeUnresolved(merchantId: string): Promise<void> {
     const endpoint = this.#endpoints.resolve(merchantId);
+    let url: string | null = null;
     try {
-      this.#learnReceiver(merchantId, await endpoint);
+      ({ url } = await endpoint);
     } catch {
       // The attempt reports the failed lookup; until then the merchant counts alone.
-      this.#learnReceiver(merchantId, { url: null, secrets: [] });
     }
-    const { receiver } = this.#receivers.get(merchantId) as { receiver: string };
-    for (const message of this.#unresolved.get(merchantId) ?? []) this.#setAside(receiver, message);
+    const receiver = this.#shares.learn(merchantId, url);
+    for (const message of this.#unresolved.get(merchantId) ?? []) {
+      this.#shares.setAside(receiver, message, true);
+    }
     this.#unresolved.delete(merchantId);
-    this.#ready.add(receiver);
     // The attempts use the endpoint just looked up.
     this.#pump(new Map([[merchantId, endpoint]]));
-  }
-
-  #learnReceiver(merchantId: string, { url }: WebhookEndpoint): void {
-    const known = this.#receivers.get(merchantId);
-    // Worked out again only when the URL changed: this runs once per merchant for each round of starts.
-    if (known !== undefined && known.url === url) return;
-    if (known === undefined && this.#receivers.size >= MAX_RECEIVERS_KNOWN) this.#receivers.clear();
-    this.#receivers.set(merchantId, { url, receiver: receiverKey(merchantId, url) });
-  }
-
-  #hasSlot(): boolean {
-    return this.#running && this.#deliveries.size < this.#concurrency;
-  }
-
-  /**
-   * Whether the receiver may start another attempt: under its share, and with `perSlowReceiver` or more
-   * in flight, only while fewer than `#sharedSlots` are in use. The last share's worth of slots is kept
-   * for receivers below `perSlowReceiver`, so that receivers hanging at once cannot fill the process
-   * until their first time-outs: three take a share each, and every other one 8 at most.
-   */
-  #mayStart(receiver: string): boolean {
-    const inFlight = this.#inFlight.get(receiver) ?? 0;
-    if (inFlight < this.#perSlowReceiver) return true;
-    const share = this.#slow.has(receiver) ? this.#perSlowReceiver : this.#perReceiver;
-    return inFlight < share && this.#deliveries.size < this.#sharedSlots;
   }
 
   /** Whether a message still holds its lease; one that waited past it is let go. */
@@ -499,41 +427,25 @@ export class Dispatcher {
     return false;
   }
 
-  /**
-   * Receivers with a share's worth set aside already, each with the merchants whose messages wait for it:
-   * a claim leaves those merchants out, since claiming more for them would only take room from the others.
-   */
-  #saturated(): Map<string, string[]> {
-    const saturated = new Map<string, string[]>();
-    for (const [receiver, waiting] of this.#waiting) {
-      if (waiting.length < this.#perReceiver) continue;
-      saturated.set(receiver, [...new Set(waiting.map((message) => message.merchantId))]);
-    }
-    return saturated;
-  }
-
   #start(message: LeasedMessage, receiver: string, endpoints: Map<string, Promise<WebhookEndpoint>>): void {
     const { merchantId } = message;
     let endpoint = endpoints.get(merchantId);
     if (endpoint === undefined) {
       endpoint = this.#endpoints.resolve(merchantId);
       // A changed webhook URL moves the merchant's later messages to its new receiver's share.
-      endpoint.then((resolved) => this.#learnReceiver(merchantId, resolved)).catch(() => undefined);
+      endpoint.then(({ url }) => this.#shares.learn(merchantId, url)).catch(() => undefined);
       endpoints.set(merchantId, endpoint);
     }
-    this.#inFlight.set(receiver, (this.#inFlight.get(receiver) ?? 0) + 1);
+    this.#shares.started(receiver);
     const delivery = this.#deliver(message, receiver, endpoint);
     this.#deliveries.add(delivery);
     void delivery.finally(() => {
       this.#deliveries.delete(delivery);
-      const left = (this.#inFlight.get(receiver) ?? 1) - 1;
-      if (left === 0) this.#inFlight.delete(receiver);
-      else this.#inFlight.set(receiver, left);
-      if (this.#waiting.has(receiver)) this.#ready.add(receiver);
+      this.#shares.ended(receiver);
       this.#pump();
       // Claims are write transactions: under a backlog, claim a batch of `concurrency` at a time, not one
       // message per finished delivery.
-      if (this.#backlog && this.#room() >= Math.min(this.#concurrency, BATCH)) this.#pollSoon();
+      if (this.#backlog && this.#room() >= Math.min(this.#shares.concurrency, BATCH)) this.#pollSoon();
     });
   }
 
@@ -544,8 +456,7 @@ export class Dispatcher {
   ): Promise<void> {
     const attemptedAt = this.#now();
     const { statusCode, latencyMs, error } = await this.#sender.attempt(message, endpoint, attemptedAt);
-    if (isTimeout(error)) this.#slow.add(receiver);
-    else this.#slow.delete(receiver);
+    this.#shares.answered(receiver, isTimeout(error));
     if (error !== null) {
       this.#log.debug({ messageId: message.id, statusCode, error }, 'webhook attempt failed');
     }
