@@ -51,7 +51,7 @@ async function runUntilStopped(context: Context, demo: boolean): Promise<number>
   await context.close();
   const config = await withChosenPort(context.config);
   // Loaded here, not at the top: the other commands start faster without the HTTP stack.
-  const { runService } = await import('../server.js');
+  const { runService } = await import('../start.js');
   const service = await runService(config, { demo });
   // Before the URL is printed: whoever reads it may send the signal at once.
   const stopped = (io.waitForStop ?? waitForSignal)();
