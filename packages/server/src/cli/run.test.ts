@@ -25,6 +25,10 @@ const COMMAND_NAMES = [
   'apikey revoke',
   'webhook-secret rotate',
   'vault rotate-key',
+  'gateway set',
+  'gateway show',
+  'gateway remove',
+  'webhooks status',
 ];
 
 const vaultKey = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;

@@ -13,10 +13,16 @@ import { GATEWAY_COMMANDS } from './gateway-commands.js';
 import { MERCHANT_COMMANDS } from './merchant-commands.js';
 import { toJson } from './output.js';
 import { SERVICE_COMMANDS } from './service-commands.js';
+import { WEBHOOK_COMMANDS } from './webhook-commands.js';
 
 export type { CliIo } from './context.js';
 
-const COMMANDS: Command[] = [...SERVICE_COMMANDS, ...MERCHANT_COMMANDS, ...GATEWAY_COMMANDS];
+const COMMANDS: Command[] = [
+  ...SERVICE_COMMANDS,
+  ...MERCHANT_COMMANDS,
+  ...GATEWAY_COMMANDS,
+  ...WEBHOOK_COMMANDS,
+];
 
 function overview(): string {
   const width = Math.max(...COMMANDS.map((command) => command.name.length));

@@ -14,7 +14,7 @@ export {
   type RetrySchedule,
   type WebhookMessageRow,
 } from './outbox.js';
-export type { AttemptRecord, ListFilter, MessageSummary, MessageWithAttempts } from './repo.js';
+export type { AttemptRecord, Backlog, ListFilter, MessageSummary, MessageWithAttempts } from './repo.js';
 export { CONNECTIONS_PER_ORIGIN } from './sender.js';
 export { Webhooks, type WebhooksOptions } from './service.js';
 export { SpreadSender } from './spread-sender.js';

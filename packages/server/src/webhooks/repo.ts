@@ -79,6 +79,22 @@ export interface ListFilter {
   startingAfter?: string;
 }
 
+/** What waits in the outbox at one moment, for an operator (`wallet-checkout webhooks status`). */
+export interface Backlog {
+  /** PENDING messages: due now, or waiting for a later retry. */
+  pending: number;
+  /** Of those, due now. */
+  due: number;
+  /** Of the due ones, held by a process: queued in it, or being delivered. */
+  held: number;
+  /** When the longest-waiting due message fell due, in ms since the epoch; null when none is due. */
+  oldestDueAt: number | null;
+  /** Messages given up on (FAILED) since the time asked about. */
+  failed: number;
+  /** The merchants with the most messages due, most first. */
+  mostBehind: { merchantId: string; due: number; oldestDueAt: number }[];
+}
+
 /** One page of a merchant's messages, newest first. */
 export interface MessagePage {
   data: MessageSummary[];
@@ -387,6 +403,73 @@ export class WebhookRepo {
         .executeTakeFirst();
       if (updated) return toSummary(updated);
     }
+  }
+
+  /**
+   * The outbox at `now`, every merchant together: PENDING counts, the oldest due message, FAILED since
+   * `failedSince`, and the `top` merchants with the most due. Each walks the (state, next_attempt_at)
+   * index over the rows of one state.
+   */
+  async backlog(now: number, failedSince: number, top: number): Promise<Backlog> {
+    const { kysely } = this.db;
+    const [counts, failed, behind] = await Promise.all([
+      kysely
+        .selectFrom('webhook_messages')
+        .select((eb) => [
+          eb.fn.countAll<number>().as('pending'),
+          eb.fn
+            .sum<number | null>(
+              eb.case().when('next_attempt_at', '<=', now).then(eb.lit(1)).else(eb.lit(0)).end(),
+            )
+            .as('due'),
+          eb.fn
+            .sum<number | null>(
+              eb
+                .case()
+                .when(eb.and([eb('next_attempt_at', '<=', now), eb('lease_until', '>', now)]))
+                .then(eb.lit(1))
+                .else(eb.lit(0))
+                .end(),
+            )
+            .as('held'),
+          eb.fn.min('next_attempt_at').as('first_due_at'),
+        ])
+        .where('state', '=', 'PENDING')
+        .executeTakeFirstOrThrow(),
+      kysely
+        .selectFrom('webhook_messages')
+        .select((eb) => eb.fn.countAll<number>().as('failed'))
+        .where('state', '=', 'FAILED')
+        .where('updated_at', '>=', failedSince)
+        .executeTakeFirstOrThrow(),
+      kysely
+        .selectFrom('webhook_messages')
+        .select((eb) => [
+          'merchant_id',
+          eb.fn.countAll<number>().as('due'),
+          eb.fn.min('next_attempt_at').as('oldest'),
+        ])
+        .where('state', '=', 'PENDING')
+        .where('next_attempt_at', '<=', now)
+        .groupBy('merchant_id')
+        .orderBy('due', 'desc')
+        .orderBy('merchant_id')
+        .limit(top)
+        .execute(),
+    ]);
+    const firstDueAt = counts.first_due_at === null ? null : Number(counts.first_due_at);
+    return {
+      pending: Number(counts.pending),
+      due: Number(counts.due ?? 0),
+      held: Number(counts.held ?? 0),
+      oldestDueAt: firstDueAt !== null && firstDueAt <= now ? firstDueAt : null,
+      failed: Number(failed.failed),
+      mostBehind: behind.map((row) => ({
+        merchantId: row.merchant_id,
+        due: Number(row.due),
+        oldestDueAt: Number(row.oldest),
+      })),
+    };
   }
 
   /** States of the given messages; ids that do not exist are absent from the map. */

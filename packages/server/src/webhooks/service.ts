@@ -1,5 +1,6 @@
 import type { Db } from '../db/index.js';
 import {
+  type Backlog,
   type ListFilter,
   type MessagePage,
   type MessageSummary,
@@ -7,6 +8,11 @@ import {
   WebhookRepo,
 } from './repo.js';
 import type { MessageState } from './state.js';
+
+/** 24 h: how far back `backlog` counts messages given up on. */
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** Merchants `backlog` names as the most behind. */
+const MOST_BEHIND_SHOWN = 5;
 
 export interface WebhooksOptions {
   db: Db;
@@ -53,6 +59,12 @@ export class Webhooks {
     const message = await this.#repo.resend(merchantId, messageId, this.#now());
     this.#dispatcher.wake();
     return message;
+  }
+
+  /** The outbox now, for an operator: what is due and held, what was given up in the last 24 hours, who is behind. */
+  backlog(): Promise<Backlog> {
+    const now = this.#now();
+    return this.#repo.backlog(now, now - DAY_MS, MOST_BEHIND_SHOWN);
   }
 
   /** States of messages by id, for domain areas whose own state follows delivery; unknown ids are absent. */

@@ -1,0 +1,98 @@
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb, type Db } from '../db/index.js';
+import { json, runCli } from '../test-support/cli.js';
+import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
+import { insertMerchantRow } from '../test-support/rows.js';
+import { insertMessages, type WebhookMessageRow } from '../webhooks/index.js';
+import { newMessage } from '../webhooks/outbox.js';
+
+const MINUTE_MS = 60_000;
+const HOUR_MS = 60 * MINUTE_MS;
+
+describe.each(engines())('wallet-checkout webhooks status on %s', (engine) => {
+  let database: TestDatabase;
+  let db: Db;
+  let env: Record<string, string>;
+  const cli = (...argv: string[]) => runCli(env, argv);
+
+  beforeAll(async () => {
+    database = await testDatabase(engine);
+    env = {
+      DATABASE_URL: engine === 'sqlite' ? `sqlite:${path.join(database.dataDir, 'w.db')}` : database.url,
+      DATA_DIR: database.dataDir,
+    };
+    // Migrates the database.
+    expect((await cli('migrate')).code).toBe(0);
+    db = createDb(env.DATABASE_URL as string);
+    for (const id of ['mch_a', 'mch_b', 'mch_c']) await insertMerchantRow(db, id);
+  });
+  afterAll(async () => {
+    await db.close();
+    await database.drop();
+  });
+
+  /** A message of the merchant, with the columns given. */
+  function message(merchantId: string, columns: Partial<WebhookMessageRow>): WebhookMessageRow {
+    const row = newMessage(
+      { merchantId, eventName: 'PAYMENT_CREDENTIALS', subjectId: 'crq_status', schedule: 'credentials' },
+      Date.now(),
+      0,
+    );
+    return { ...row, ...columns };
+  }
+
+  it('says nothing is due on an empty outbox', async () => {
+    expect(json(await cli('webhooks', 'status', '--json'))).toEqual({
+      pending: 0,
+      due: 0,
+      held: 0,
+      oldestDueAt: null,
+      failed: 0,
+      mostBehind: [],
+    });
+    expect((await cli('webhooks', 'status')).stdout).toContain('Nothing is due.');
+  });
+
+  it('counts what is due and held, the oldest due, what was given up, and who is most behind', async () => {
+    const now = Date.now();
+    const oldest = now - 10 * MINUTE_MS;
+    await insertMessages(db.kysely, [
+      message('mch_a', { next_attempt_at: oldest }),
+      message('mch_a', { next_attempt_at: now - 30_000, lease_until: now + 30_000 }),
+      message('mch_a', { next_attempt_at: now - 10_000 }),
+      message('mch_b', { next_attempt_at: now - 5_000 }),
+      message('mch_b', { next_attempt_at: now + HOUR_MS, attempt_count: 2 }),
+      message('mch_c', { state: 'FAILED', updated_at: now - HOUR_MS }),
+      message('mch_c', { state: 'FAILED', updated_at: now - 25 * HOUR_MS }),
+      message('mch_c', { state: 'DELIVERED' }),
+    ]);
+
+    expect(json(await cli('webhooks', 'status', '--json'))).toEqual({
+      pending: 5,
+      due: 4,
+      held: 1,
+      oldestDueAt: oldest,
+      failed: 1,
+      mostBehind: [
+        { merchantId: 'mch_a', due: 3, oldestDueAt: oldest },
+        { merchantId: 'mch_b', due: 1, oldestDueAt: now - 5_000 },
+      ],
+    });
+
+    const text = await cli('webhooks', 'status');
+    expect(text.code).toBe(0);
+    expect(text.stdout.split('\n')).toEqual([
+      'Pending webhook messages: 5',
+      '  due now: 4 (1 of them held by a delivering process)',
+      '  waiting for a later retry: 1',
+      `Longest-waiting due message: due since ${new Date(oldest).toISOString()} (10 min)`,
+      'Given up (FAILED) in the last 24 hours: 1',
+      'Merchants with the most due:',
+      'merchant  due  due since',
+      `mch_a     3    ${new Date(oldest).toISOString()}`,
+      `mch_b     1    ${new Date(now - 5_000).toISOString()}`,
+      '',
+    ]);
+  });
+});
