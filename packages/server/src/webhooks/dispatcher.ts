@@ -11,6 +11,8 @@
  * message at once. Results are written in batches: one transaction per flush, not one per delivery.
  * The attempts themselves are made by an AttemptSender: a Sender in this thread, or the WorkerSender,
  * which hands them to the delivery worker thread; this class keeps the state and every write either way.
+ * Its delivery slots are shared out among receivers by ReceiverShares (shares.ts), and processes wake
+ * each other through WakeUps (wake-ups.ts).
  */
 import type { WalletEnv } from '../config.js';
 import type { Db } from '../db/index.js';
