@@ -1,5 +1,9 @@
 import { Ajv, type ErrorObject } from 'ajv';
+import ajvFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+
+// A CommonJS module that is the plugin and also carries it as `default`, the one its types describe.
+const addFormats = ajvFormats.default;
 
 /**
  * Bodies are validated strictly: no type coercion (`"100"` is not an integer) and no silent removal of
@@ -21,6 +25,8 @@ const lenient = new Ajv({
 });
 for (const ajv of [strict, lenient]) {
   ajv.addKeyword({ keyword: 'x-examples' });
+  // Without it Ajv skips every `format` (strict: false), and `since: "yesterday"` would pass as a date-time.
+  addFormats(ajv);
 }
 
 export const validatorCompiler: FastifySchemaCompiler<Record<string, unknown>> = ({ schema, httpPart }) =>

@@ -16,7 +16,7 @@ export {
 } from './outbox.js';
 export type { AttemptRecord, Backlog, ListFilter, MessageSummary, MessageWithAttempts } from './repo.js';
 export { CONNECTIONS_PER_ORIGIN } from './sender.js';
-export { Webhooks, type WebhooksOptions } from './service.js';
+export { RECOVER_BATCH, Webhooks, type WebhooksOptions } from './service.js';
 export { SpreadSender } from './spread-sender.js';
 export { MESSAGE_STATES, type MessageState, MessageTransitionError } from './state.js';
 export { checkWebhookUrl, nonPublicHost, refusedRange } from './url-guard.js';

@@ -406,6 +406,48 @@ export class WebhookRepo {
   }
 
   /**
+   * Sends again, as `resend` does, the merchant's FAILED messages given up at or after `since`, oldest
+   * first, at most `limit`; `hasMore` says whether others are left for another call.
+   */
+  async recoverFailed(
+    merchantId: string,
+    since: number,
+    now: number,
+    limit: number,
+  ): Promise<{ recovered: number; hasMore: boolean }> {
+    const { kysely, engine } = this.db;
+    const failed = () =>
+      kysely
+        .selectFrom('webhook_messages')
+        .select('id')
+        .where('merchant_id', '=', merchantId)
+        .where('state', '=', 'FAILED')
+        .where('updated_at', '>=', since);
+    const recovered = await kysely
+      .updateTable('webhook_messages')
+      .set({
+        state: transition('FAILED', 'RESEND'),
+        attempt_count: 0,
+        next_attempt_at: now,
+        lease_until: now,
+        updated_at: now,
+      })
+      .where('id', 'in', () =>
+        failed()
+          .orderBy('updated_at')
+          .orderBy('id')
+          .limit(limit)
+          .$if(engine === 'postgres', (q) => q.forUpdate().skipLocked()),
+      )
+      // A message resent or retried meanwhile is left as it is.
+      .where('state', '=', 'FAILED')
+      .returning('id')
+      .execute();
+    const left = await failed().limit(1).executeTakeFirst();
+    return { recovered: recovered.length, hasMore: left !== undefined };
+  }
+
+  /**
    * The outbox at `now`, every merchant together: PENDING counts, the oldest due message, FAILED since
    * `failedSince`, and the `top` merchants with the most due. Each walks the (state, next_attempt_at)
    * index over the rows of one state.

@@ -13,6 +13,8 @@ import type { MessageState } from './state.js';
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Merchants `backlog` names as the most behind. */
 const MOST_BEHIND_SHOWN = 5;
+/** Messages one `recover` call sends again: a batch that keeps each call's update to milliseconds. */
+export const RECOVER_BATCH = 1_000;
 
 export interface WebhooksOptions {
   db: Db;
@@ -59,6 +61,17 @@ export class Webhooks {
     const message = await this.#repo.resend(merchantId, messageId, this.#now());
     this.#dispatcher.wake();
     return message;
+  }
+
+  /**
+   * Sends again the merchant's messages given up (FAILED) at or after `since`, after an outage longer
+   * than the retry schedule: the oldest `RECOVER_BATCH` per call, each with the same webhook-id and a
+   * fresh schedule. Call again while `hasMore` is true.
+   */
+  async recover(merchantId: string, since: number): Promise<{ recovered: number; hasMore: boolean }> {
+    const outcome = await this.#repo.recoverFailed(merchantId, since, this.#now(), RECOVER_BATCH);
+    if (outcome.recovered > 0) this.#dispatcher.wake();
+    return outcome;
   }
 
   /** The outbox now, for an operator: what is due and held, what was given up in the last 24 hours, who is behind. */

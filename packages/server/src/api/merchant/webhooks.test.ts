@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines } from '../../test-support/db.js';
-import { startTestService, type TestService } from '../../test-support/service.js';
+import { type Receiver, startReceiver, verifiedBody } from '../../test-support/receiver.js';
+import { credentialsBody, startTestService, type TestService } from '../../test-support/service.js';
+import { until } from '../../test-support/wait.js';
 import { insertMessages, newMessage, type WebhookMessageRow } from '../../webhooks/outbox.js';
+import { RECOVER_BATCH } from '../../webhooks/service.js';
 
 /** Newest first, as the route lists: created_at, then id, both descending. */
 function listOrder(rows: readonly WebhookMessageRow[]): string[] {
@@ -146,5 +149,123 @@ describe.each(engines())('GET /webhooks/messages on %s', (engine) => {
     expect(ok.properties.hasMore).toMatchObject({ type: 'boolean' });
     expect(ok.properties.hasMore.description).toContain('startingAfter');
     expect(list.responses['404'].description).toContain('WEBHOOK_MESSAGE_NOT_FOUND');
+  });
+});
+
+describe.each(engines())('POST /webhooks/messages/recover on %s', (engine) => {
+  let service: TestService;
+  let receiver: Receiver;
+  let shop: { merchantId: string; apiKey: string; webhookSecret: string };
+
+  beforeAll(async () => {
+    service = await startTestService(engine);
+    receiver = await startReceiver();
+    shop = await service.merchant({ webhookUrl: receiver.url });
+  });
+  afterAll(async () => {
+    await service.close();
+    await receiver.close();
+  });
+
+  it('sends a credentials webhook given up during an outage again, with the same webhook-id', async () => {
+    const since = new Date().toISOString();
+    // Four attempts (the test schedule's three retries) meet the outage.
+    receiver.respondWith(500, 500, 500, 500);
+    const session = await service.session(shop.apiKey);
+    const ack = await service.call('POST', '/payments/credentials', {
+      apiKey: shop.apiKey,
+      body: credentialsBody(session, { merchantReference: 'recover-1' }),
+    });
+    expect(ack.status).toBe(200);
+    const lookup = () =>
+      service.call('GET', `/payments/credentials/${ack.json.requestId}`, { apiKey: shop.apiKey });
+    await until(async () => (await lookup()).json.state === 'FAILED');
+    expect(receiver.received).toHaveLength(4);
+
+    const recovered = receiver.nth(5);
+    const response = await service.call('POST', '/webhooks/messages/recover', {
+      apiKey: shop.apiKey,
+      body: { since },
+    });
+    expect(response.status, response.text).toBe(200);
+    expect(response.json).toEqual({ recovered: 1, hasMore: false });
+    const webhook = await recovered;
+    expect(webhook.headers['webhook-id']).toBe(receiver.received[0]?.headers['webhook-id']);
+    expect(verifiedBody<{ merchantReference: string }>(shop.webhookSecret, webhook).merchantReference).toBe(
+      'recover-1',
+    );
+    const view = await until(async () => {
+      const current = (await lookup()).json;
+      return current.state === 'DELIVERED' && current;
+    });
+    expect(view.webhook.attempts.map((attempt: { statusCode: number }) => attempt.statusCode)).toEqual([
+      500, 500, 500, 500, 200,
+    ]);
+  });
+
+  it('refuses a missing or malformed since, naming it', async () => {
+    for (const body of [{}, { since: 'yesterday' }, { since: 1_700_000_000_000 }]) {
+      const response = await service.call('POST', '/webhooks/messages/recover', {
+        apiKey: shop.apiKey,
+        body,
+      });
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(response.json.errorCode).toBe('VALIDATION_ERROR');
+      expect(response.json.errorMessage).toContain('since');
+    }
+    const anonymous = await service.call('POST', '/webhooks/messages/recover', {
+      body: { since: new Date().toISOString() },
+    });
+    expect(anonymous.status).toBe(401);
+  });
+});
+
+describe.each(engines())('which messages POST /webhooks/messages/recover takes, on %s', (engine) => {
+  // No dispatcher: the messages stay as the recovery leaves them.
+  let service: TestService;
+  let shop: { merchantId: string; apiKey: string };
+  let other: { merchantId: string; apiKey: string };
+
+  beforeAll(async () => {
+    service = await startTestService(engine, { WEBHOOK_DISPATCH: 'off' });
+    shop = await service.merchant();
+    other = await service.merchant();
+  });
+  afterAll(() => service.close());
+
+  const failedAt = (merchantId: string, at: number, i: number): WebhookMessageRow => ({
+    ...newMessage({ merchantId, eventName: 'ORDER', subjectId: `ord_${i}`, schedule: 'default' }, at, 0),
+    state: 'FAILED',
+    attempt_count: 7,
+  });
+  const recover = (since: number) =>
+    service.call('POST', '/webhooks/messages/recover', {
+      apiKey: shop.apiKey,
+      body: { since: new Date(since).toISOString() },
+    });
+  const stateOf = async (id: string) =>
+    (await service.call('GET', `/webhooks/messages/${id}`, { apiKey: shop.apiKey })).json;
+
+  it('takes only this merchant’s FAILED messages given up since then, a batch at a time', async () => {
+    const since = Date.now() - 60_000;
+    const before = failedAt(shop.merchantId, since - 1, 0);
+    const delivered = { ...failedAt(shop.merchantId, since + 1, 1), state: 'DELIVERED' as const };
+    const others = failedAt(other.merchantId, since + 1, 2);
+    const taken = Array.from({ length: RECOVER_BATCH + 1 }, (_, i) =>
+      failedAt(shop.merchantId, since + i, i + 3),
+    );
+    await insertMessages(service.services.db.kysely, [before, delivered, others, ...taken]);
+
+    expect((await recover(since)).json).toEqual({ recovered: RECOVER_BATCH, hasMore: true });
+    expect((await recover(since)).json).toEqual({ recovered: 1, hasMore: false });
+    expect((await recover(since)).json).toEqual({ recovered: 0, hasMore: false });
+
+    for (const row of [taken[0], taken.at(-1)] as WebhookMessageRow[]) {
+      expect(await stateOf(row.id)).toMatchObject({ state: 'PENDING', attemptCount: 0 });
+    }
+    expect(await stateOf(before.id)).toMatchObject({ state: 'FAILED', attemptCount: 7 });
+    expect(await stateOf(delivered.id)).toMatchObject({ state: 'DELIVERED' });
+    const foreign = await service.call('GET', `/webhooks/messages/${others.id}`, { apiKey: other.apiKey });
+    expect(foreign.json).toMatchObject({ state: 'FAILED', attemptCount: 7 });
   });
 });

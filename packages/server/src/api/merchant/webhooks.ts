@@ -1,6 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from '@sinclair/typebox';
-import type { AttemptRecord, MessageSummary, Webhooks } from '../../webhooks/index.js';
+import {
+  type AttemptRecord,
+  type MessageSummary,
+  RECOVER_BATCH,
+  type Webhooks,
+} from '../../webhooks/index.js';
 import { merchantOf } from '../plugins/auth.js';
 import { BEARER_SECURITY, errorResponses } from '../schemas.js';
 
@@ -52,7 +57,7 @@ function toMessage(message: MessageSummary): Static<typeof Message> {
 
 const MessageParams = Type.Object({ messageId: Type.String({ minLength: 1, maxLength: 64 }) });
 
-/** The merchant's view of its webhook deliveries: list, inspect attempts, send one again. Bodies are never kept. */
+/** The merchant's view of its webhook deliveries: list, inspect attempts, send again. Bodies are never kept. */
 export const webhookRoutes =
   (webhooks: Webhooks): FastifyPluginAsyncTypebox =>
   async (app) => {
@@ -138,5 +143,36 @@ export const webhookRoutes =
         },
       },
       async (request) => toMessage(await webhooks.resend(merchantOf(request).id, request.params.messageId)),
+    );
+
+    app.post(
+      '/webhooks/messages/recover',
+      {
+        config: { auth: 'merchant', idempotent: 'webhooks.messages.recover' },
+        schema: {
+          tags: ['Webhooks'],
+          summary: 'Send again every message given up since a time',
+          description: `After your endpoint was down for longer than the retry schedule: every message of yours that ended FAILED at or after \`since\` goes out again, oldest first, each with its own \`webhook-id\` and a fresh retry schedule. At most ${RECOVER_BATCH} a call; call again while \`hasMore\` is true.`,
+          security: BEARER_SECURITY,
+          body: Type.Object(
+            {
+              since: Type.String({
+                format: 'date-time',
+                description:
+                  'Messages given up at or after this time are sent again, e.g. `2026-11-25T08:00:00Z`.',
+              }),
+            },
+            { additionalProperties: false },
+          ),
+          response: {
+            200: Type.Object({
+              recovered: Type.Integer({ description: 'Messages sent again by this call.' }),
+              hasMore: Type.Boolean({ description: 'Whether more such messages are left: call again.' }),
+            }),
+            ...errorResponses(['UNAUTHORIZED', 'VALIDATION_ERROR']),
+          },
+        },
+      },
+      async (request) => webhooks.recover(merchantOf(request).id, Date.parse(request.body.since)),
     );
   };
