@@ -13,6 +13,7 @@ const PATHS = [
   '/webhooks/messages',
   '/webhooks/messages/msg_x',
   '/webhooks/messages/msg_x/resend',
+  '/webhooks/messages/recover',
   '/sandbox/sessions',
   '/sandbox/messages?to=test.shopper@example.com',
   '/checkout/orders',
@@ -43,6 +44,7 @@ const FIELDS = [
   'pspHostName',
   'isRecurring',
   'email',
+  'since',
 ];
 
 /** Header values undici will send: visible ASCII and spaces, no leading or trailing space. */
