@@ -187,4 +187,29 @@ describe.each(engines())('the API under generated input on %s', (engine) => {
       { numRuns: 1500 },
     );
   }, 120_000);
+
+  it('answers generated values of the one field of POST /webhooks/messages/recover without a 5xx', async () => {
+    // The broad property above seldom builds a body this route accepts the other parts of.
+    const since = fc.oneof(
+      fieldValue,
+      fc.date({ noInvalidDate: true }).map((date) => date.toISOString()),
+      fc.date({ noInvalidDate: false }).map((date) => String(date)),
+    );
+    await fc.assert(
+      fc.asyncProperty(since, async (value) => {
+        const response = await service.call('POST', '/webhooks/messages/recover', {
+          apiKey,
+          body: { since: value },
+        });
+        expect(response.status, `since: ${JSON.stringify(value)} → ${response.text}`).toBeLessThan(500);
+        if (response.status !== 200) {
+          expect(response.json).toEqual({
+            errorCode: 'VALIDATION_ERROR',
+            errorMessage: expect.stringContaining('since'),
+          });
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
 });
