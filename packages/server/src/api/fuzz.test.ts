@@ -194,6 +194,11 @@ describe.each(engines())('the API under generated input on %s', (engine) => {
     { path: '/sandbox/sessions', body: { email: 'test.shopper@example.com' } },
     { path: '/checkout/orders', body: { merchantId, order: { lineItems: [{ SKU: 'A', amount: 100 }] } } },
     { path: '/checkout/shoppers/lookup', body: { merchantId, email: 'test.shopper@example.com' } },
+    { path: `/checkout/api/orders/${orderId}/otp`, body: { email: 'test.shopper@example.com' } },
+    {
+      path: `/checkout/api/orders/${orderId}/otp/verify`,
+      body: { email: 'test.shopper@example.com', code: '123456' },
+    },
   ];
 
   it("never answers 5xx to generated values of each route's own fields", async () => {
@@ -224,7 +229,7 @@ describe.each(engines())('the API under generated input on %s', (engine) => {
         });
         expectNoFault(response, `POST ${route.path} ${JSON.stringify(body).slice(0, 200)}`);
       }),
-      { numRuns: 600 },
+      { numRuns: 800 },
     );
   }, 120_000);
 });
