@@ -10,7 +10,7 @@ import { newMessage } from '../webhooks/outbox.js';
 const MINUTE_MS = 60_000;
 const HOUR_MS = 60 * MINUTE_MS;
 
-describe.each(engines())('wallet-checkout webhooks status on %s', (engine) => {
+describe.each(engines())('wallet-checkout webhooks … on %s', (engine) => {
   let database: TestDatabase;
   let db: Db;
   let env: Record<string, string>;
@@ -94,5 +94,54 @@ describe.each(engines())('wallet-checkout webhooks status on %s', (engine) => {
       `mch_b     1    ${new Date(now - 5_000).toISOString()}`,
       '',
     ]);
+  });
+
+  it('sends again what was given up since a time, for one merchant or all, and refuses a time without a zone', async () => {
+    const now = Date.now();
+    const since = now - 30 * MINUTE_MS;
+    const rows = {
+      a: [
+        message('mch_a', { state: 'FAILED', updated_at: now - 10 * MINUTE_MS }),
+        message('mch_a', { state: 'FAILED', updated_at: now - 9 * MINUTE_MS }),
+      ],
+      b: message('mch_b', { state: 'FAILED', updated_at: now - 5 * MINUTE_MS }),
+      bBefore: message('mch_b', { state: 'FAILED', updated_at: now - 2 * HOUR_MS }),
+    };
+    await insertMessages(db.kysely, [...rows.a, rows.b, rows.bBefore]);
+    const iso = new Date(since).toISOString();
+    const stateOf = async (id: string) =>
+      (
+        await db.kysely
+          .selectFrom('webhook_messages')
+          .select('state')
+          .where('id', '=', id)
+          .executeTakeFirstOrThrow()
+      ).state;
+
+    expect(json(await cli('webhooks', 'recover', '--since', iso, '--merchant', 'mch_b', '--json'))).toEqual({
+      recovered: 1,
+    });
+    expect(await stateOf(rows.b.id)).toBe('PENDING');
+    expect(await stateOf(rows.a[0]?.id as string)).toBe('FAILED');
+
+    const all = await cli('webhooks', 'recover', '--since', iso);
+    expect(all).toEqual({
+      code: 0,
+      stdout: `Sent again 2 webhook message(s) of every merchant given up since ${iso}.\n`,
+      stderr: '',
+    });
+    for (const row of rows.a) expect(await stateOf(row.id)).toBe('PENDING');
+    expect(await stateOf(rows.bBefore.id)).toBe('FAILED');
+    expect(json(await cli('webhooks', 'recover', '--since', iso, '--json'))).toEqual({ recovered: 0 });
+
+    for (const bad of ['yesterday', '2026-11-25T08:00:00', '2026-11-25']) {
+      const refused = await cli('webhooks', 'recover', '--since', bad);
+      expect(refused.code, bad).toBe(2);
+      expect(refused.stderr).toContain('--since must be an RFC 3339 time with its zone');
+    }
+    expect((await cli('webhooks', 'recover')).code).toBe(2);
+    const unknown = await cli('webhooks', 'recover', '--since', iso, '--merchant', 'mch_nobody');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('merchant mch_nobody does not exist');
   });
 });

@@ -1,9 +1,27 @@
-/** `webhooks status`: how far webhook delivery is behind, for an operator. */
+/**
+ * `webhooks status` and `webhooks recover`: how far webhook delivery is behind, and sending again what
+ * an outage let fail, for an operator.
+ */
 import { DbClock } from '../db/clock.js';
-import { type Backlog, Webhooks } from '../webhooks/index.js';
-import { type Command, defineCommand } from './args.js';
+import { NotFoundError } from '../errors.js';
+import { createLogger } from '../log.js';
+import { type Backlog, WakeUps, Webhooks } from '../webhooks/index.js';
+import { type Command, defineCommand, requiredOption, stringOption, UsageError } from './args.js';
 import type { Context } from './context.js';
 import { isoTime, table } from './output.js';
+
+/** An RFC 3339 time with its zone, as the API's `since` takes: a time without one would be the machine's. */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
+
+/** The service's webhooks read and changed in the database's time, as leases and due times are written. */
+async function webhooksOf(context: Context): Promise<{ webhooks: Webhooks; now: () => number }> {
+  const clock = new DbClock(context.db);
+  await clock.start(() => undefined);
+  clock.stop();
+  // No dispatcher runs here: `recover` wakes the service's processes itself once it is done.
+  const webhooks = new Webhooks({ db: context.db, dispatcher: { wake: () => undefined }, now: clock.now });
+  return { webhooks, now: clock.now };
+}
 
 function waited(since: number, now: number): string {
   const seconds = Math.max(Math.round((now - since) / 1000), 0);
@@ -41,16 +59,71 @@ const webhooksStatus = defineCommand<undefined>({
   ],
   prepare: () => undefined,
   async execute(context: Context) {
-    // The database's time, as the leases and due times are written in (see db/clock.ts).
-    const clock = new DbClock(context.db);
-    await clock.start(() => undefined);
-    clock.stop();
-    // Reads only: nothing is resent, so there is no dispatcher to wake.
-    const webhooks = new Webhooks({ db: context.db, dispatcher: { wake: () => undefined }, now: clock.now });
+    const { webhooks, now } = await webhooksOf(context);
     const backlog = await webhooks.backlog();
-    context.print(describeBacklog(backlog, clock.now()), backlog);
+    context.print(describeBacklog(backlog, now()), backlog);
     return 0;
   },
 });
 
-export const WEBHOOK_COMMANDS: Command[] = [webhooksStatus];
+interface RecoverInput {
+  since: number;
+  merchantId: string | undefined;
+}
+
+const webhooksRecover = defineCommand<RecoverInput>({
+  name: 'webhooks recover',
+  summary: "Send again the webhook messages given up (FAILED) since a time: one merchant's, or all.",
+  options: {
+    since: {
+      type: 'string',
+      value: 'TIME',
+      description: 'an RFC 3339 time with its zone, e.g. 2026-11-25T08:00:00Z',
+    },
+    merchant: {
+      type: 'string',
+      value: 'ID',
+      description: "only this merchant's messages (default: every merchant's)",
+    },
+  },
+  details: [
+    'For an outage longer than the retry schedule, of a receiver or of the service itself. Each message keeps',
+    'its webhook-id and starts a fresh schedule; running processes deliver them (on SQLite within a poll, 5 s).',
+    'With --json: {"recovered": <count>}.',
+  ],
+  prepare({ values }) {
+    const since = requiredOption(values, 'since', 'webhooks recover');
+    if (!RFC3339.test(since) || Number.isNaN(Date.parse(since))) {
+      throw new UsageError(
+        '--since must be an RFC 3339 time with its zone, such as 2026-11-25T08:00:00Z',
+        'webhooks recover',
+      );
+    }
+    return { since: Date.parse(since), merchantId: stringOption(values, 'merchant') };
+  },
+  async execute(context, { since, merchantId }) {
+    if (merchantId !== undefined && !(await context.merchants.get(merchantId))) {
+      throw new NotFoundError('MERCHANT_NOT_FOUND', `merchant ${merchantId} does not exist`);
+    }
+    const { webhooks } = await webhooksOf(context);
+    let recovered = 0;
+    for (;;) {
+      const batch = await webhooks.recover(merchantId, since);
+      recovered += batch.recovered;
+      // None taken although some are left: another recovery holds them (PostgreSQL); they are its.
+      if (!batch.hasMore || batch.recovered === 0) break;
+    }
+    if (recovered > 0)
+      await new WakeUps({ db: context.db, log: createLogger('silent'), onWake: () => undefined }).notify();
+    const whose = merchantId === undefined ? 'every merchant' : `merchant ${merchantId}`;
+    context.print(
+      `Sent again ${recovered} webhook message(s) of ${whose} given up since ${isoTime(since)}.`,
+      {
+        recovered,
+      },
+    );
+    return 0;
+  },
+});
+
+export const WEBHOOK_COMMANDS: Command[] = [webhooksStatus, webhooksRecover];

@@ -406,11 +406,12 @@ export class WebhookRepo {
   }
 
   /**
-   * Sends again, as `resend` does, the merchant's FAILED messages given up at or after `since`, oldest
-   * first, at most `limit`; `hasMore` says whether others are left for another call.
+   * Sends again, as `resend` does, the merchant's FAILED messages given up at or after `since` (every
+   * merchant's when `merchantId` is undefined), oldest first, at most `limit`; `hasMore` says whether
+   * others are left for another call.
    */
   async recoverFailed(
-    merchantId: string,
+    merchantId: string | undefined,
     since: number,
     now: number,
     limit: number,
@@ -420,7 +421,7 @@ export class WebhookRepo {
       kysely
         .selectFrom('webhook_messages')
         .select('id')
-        .where('merchant_id', '=', merchantId)
+        .$if(merchantId !== undefined, (q) => q.where('merchant_id', '=', merchantId as string))
         .where('state', '=', 'FAILED')
         .where('updated_at', '>=', since);
     const recovered = await kysely

@@ -66,9 +66,13 @@ export class Webhooks {
   /**
    * Sends again the merchant's messages given up (FAILED) at or after `since`, after an outage longer
    * than the retry schedule: the oldest `RECOVER_BATCH` per call, each with the same webhook-id and a
-   * fresh schedule. Call again while `hasMore` is true.
+   * fresh schedule. Call again while `hasMore` is true. Without a merchant, every merchant's: for an
+   * operator after an outage of the service's own.
    */
-  async recover(merchantId: string, since: number): Promise<{ recovered: number; hasMore: boolean }> {
+  async recover(
+    merchantId: string | undefined,
+    since: number,
+  ): Promise<{ recovered: number; hasMore: boolean }> {
     const outcome = await this.#repo.recoverFailed(merchantId, since, this.#now(), RECOVER_BATCH);
     if (outcome.recovered > 0) this.#dispatcher.wake();
     return outcome;
