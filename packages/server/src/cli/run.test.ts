@@ -29,6 +29,7 @@ const COMMAND_NAMES = [
   'gateway show',
   'gateway remove',
   'webhooks status',
+  'webhooks recover',
 ];
 
 const vaultKey = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;
