@@ -3,6 +3,29 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isTimeout, Sender } from './sender.js';
 
+/** Starts `server` on a free port of 127.0.0.1: its base URL, and a close that drops open connections. */
+async function listening(server: http.Server): Promise<{ base: string; close(): Promise<void> }> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A staging Sender whose payload is the message id. */
+function testSender(timeoutMs: number, connectionsPerOrigin: number): Sender {
+  return new Sender({
+    env: 'staging',
+    timeoutMs,
+    connectionsPerOrigin,
+    payloads: { build: async (message) => ({ id: message.id }) },
+  });
+}
+
 /**
  * A receiver that answers 204 after `delayMs`, notes how many requests it held at once and, for each,
  * its `webhook-timestamp` and when it arrived (ms since the epoch).
@@ -24,17 +47,8 @@ async function slowReceiver(delayMs: number) {
       response.end();
     }, delayMs);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
-    stats: () => ({ mostOpen, received }),
-    arrivals,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const { base, close } = await listening(server);
+  return { url: `${base}/hooks`, stats: () => ({ mostOpen, received }), arrivals, close };
 }
 
 describe('Sender', () => {
@@ -48,12 +62,7 @@ describe('Sender', () => {
   it('starts the time-out when an attempt has a connection, not while it waits behind others', async () => {
     // Four rounds of two: the last round starts some 600 ms after the first, past a 500 ms time-out that
     // each exchange (200 ms) keeps.
-    const sender = new Sender({
-      env: 'staging',
-      timeoutMs: 500,
-      connectionsPerOrigin: 2,
-      payloads: { build: async (message) => ({ id: message.id }) },
-    });
+    const sender = testSender(500, 2);
     const endpoint = Promise.resolve({ url: receiver.url, secrets: ['whsec_dGVzdHNlY3JldA=='] });
     try {
       const outcomes = await Promise.all(
@@ -76,12 +85,7 @@ describe('Sender', () => {
   it('signs each attempt when it leaves, not when it began to wait for a connection', async () => {
     // One connection, three attempts, 1.1 s each: the third leaves some 2.2 s after it was made.
     const slow = await slowReceiver(1_100);
-    const sender = new Sender({
-      env: 'staging',
-      timeoutMs: 5_000,
-      connectionsPerOrigin: 1,
-      payloads: { build: async (message) => ({ id: message.id }) },
-    });
+    const sender = testSender(5_000, 1);
     const endpoint = Promise.resolve({ url: slow.url, secrets: ['whsec_dGVzdHNlY3JldA=='] });
     try {
       const attemptedAt = Date.now();
@@ -119,17 +123,12 @@ describe('Sender', () => {
       if (ids.length === 1) firstArrived();
       else response.writeHead(204).end();
     });
-    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+    const server = await listening(hanging);
     const endpoint = Promise.resolve({
-      url: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/hooks`,
+      url: `${server.base}/hooks`,
       secrets: ['whsec_dGVzdHNlY3JldA=='],
     });
-    const sender = new Sender({
-      env: 'staging',
-      timeoutMs: 1_000,
-      connectionsPerOrigin: 1,
-      payloads: { build: async (message) => ({ id: message.id }) },
-    });
+    const sender = testSender(1_000, 1);
     const attempt = (id: string) =>
       sender.attempt({ id, merchantId: 'mch_a', eventName: 'TEST', subjectId: id }, endpoint, Date.now());
     try {
@@ -152,8 +151,7 @@ describe('Sender', () => {
       expect(ids).toEqual(['msg_first', 'msg_later']);
     } finally {
       await sender.close();
-      hanging.closeAllConnections();
-      await new Promise<void>((resolve) => hanging.close(() => resolve()));
+      await server.close();
     }
   });
 
@@ -164,18 +162,12 @@ describe('Sender', () => {
       response.write('accepted');
       setTimeout(() => response.end('.'), 1_000);
     });
-    await new Promise<void>((resolve) => trickling.listen(0, '127.0.0.1', resolve));
-    const base = `http://127.0.0.1:${(trickling.address() as AddressInfo).port}`;
-    const sender = new Sender({
-      env: 'staging',
-      timeoutMs: 300,
-      connectionsPerOrigin: 2,
-      payloads: { build: async (message) => ({ id: message.id }) },
-    });
+    const server = await listening(trickling);
+    const sender = testSender(300, 2);
     const attempt = (path: string) =>
       sender.attempt(
         { id: `msg${path.replace('/', '_')}`, merchantId: 'mch_a', eventName: 'TEST', subjectId: 's' },
-        Promise.resolve({ url: `${base}${path}`, secrets: ['whsec_dGVzdHNlY3JldA=='] }),
+        Promise.resolve({ url: `${server.base}${path}`, secrets: ['whsec_dGVzdHNlY3JldA=='] }),
         Date.now(),
       );
     try {
@@ -185,8 +177,7 @@ describe('Sender', () => {
       expect(failed).toMatchObject({ statusCode: 500, error: 'HTTP 500' });
     } finally {
       await sender.close();
-      trickling.closeAllConnections();
-      await new Promise<void>((resolve) => trickling.close(() => resolve()));
+      await server.close();
     }
   });
 });
