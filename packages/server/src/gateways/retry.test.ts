@@ -1,25 +1,14 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { request as httpRequest } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Secret } from '../secret.js';
+import { type SandboxGatewayServer, startSandboxGateway } from '../test-support/sandbox-gateway.js';
 import { authorization, card } from './conformance.js';
 import { GatewayError } from './errors.js';
 import type { AuthorizationRequest, GatewayConnector } from './gateway.js';
 import { connectorFor } from './registry.js';
 import { retryingOnTimeout } from './retry.js';
-
-interface SandboxGatewayServer {
-  url: string;
-  close(): Promise<void>;
-}
-
-// The gateway server is its own package, loaded from its source by a computed path (see sandbox.test.ts).
-const gatewayServerPath = fileURLToPath(new URL('../../../sandbox-gateway/src/server.js', import.meta.url));
-const { startSandboxGateway } = (await import(gatewayServerPath)) as {
-  startSandboxGateway(options: { port: number; host: string }): Promise<SandboxGatewayServer>;
-};
 
 /** 300 ms: a local gateway answers in a few; the slow first try is held until the connector gives up. */
 const TIMEOUT_MS = 300;
@@ -87,7 +76,7 @@ function transactionIdIn(body: string): string | undefined {
 describe.each(['json', 'xml'] as const)('a timed-out authorization over HTTP, %s style', (style) => {
   let gateway: SandboxGatewayServer;
   beforeAll(async () => {
-    gateway = await startSandboxGateway({ port: 0, host: '127.0.0.1' });
+    gateway = await startSandboxGateway();
   });
   afterAll(() => gateway.close());
 

@@ -1,25 +1,12 @@
 import http from 'node:http';
 import type { AddressInfo as NetAddress } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { request as httpRequest } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SHOPPER_EMAIL } from '../../sandbox/seed.js';
 import { engines } from '../../test-support/db.js';
 import { type Receiver, startReceiver, verifiedBody } from '../../test-support/receiver.js';
+import { type SandboxGatewayServer, startSandboxGateway } from '../../test-support/sandbox-gateway.js';
 import { startTestService, type TestService } from '../../test-support/service.js';
-
-interface SandboxGatewayServer {
-  url: string;
-  close(): Promise<void>;
-}
-
-// The gateway server is its own package, loaded from its source by a computed path (see sandbox.test.ts).
-const gatewayServerPath = fileURLToPath(
-  new URL('../../../../sandbox-gateway/src/server.js', import.meta.url),
-);
-const { startSandboxGateway } = (await import(gatewayServerPath)) as {
-  startSandboxGateway(options: { port: number; host: string }): Promise<SandboxGatewayServer>;
-};
 
 /** A pass-through in front of the sandbox gateway that counts the authorizations it forwards. */
 async function countingProxy(
@@ -130,7 +117,7 @@ describe.each(engines())('checkout page API: sign-in, wallet and payment on %s',
   };
 
   beforeAll(async () => {
-    gateway = await startSandboxGateway({ port: 0, host: '127.0.0.1' });
+    gateway = await startSandboxGateway();
     proxy = await countingProxy(gateway.url);
     receiver = await startReceiver();
     service = await startTestService(engine, { SANDBOX_GATEWAY_URL: proxy.url });

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Secret } from '../../secret.js';
+import { type SandboxGatewayServer, startSandboxGateway } from '../../test-support/sandbox-gateway.js';
 import { describeGatewayConformance } from '../conformance.js';
 import { GatewayError } from '../errors.js';
 import type { AuthorizationRequest, GatewayOutcome } from '../gateway.js';
@@ -18,26 +18,12 @@ import {
   toXmlRequest,
 } from './transformers.js';
 
-interface SandboxGatewayServer {
-  url: string;
-  close(): Promise<void>;
-}
-
-// The gateway server is its own package. Its source is loaded by path, so the test needs no build
-// step, and by a computed specifier, so it stays out of this package's compilation (rootDir is src).
-const gatewayServerPath = fileURLToPath(
-  new URL('../../../../sandbox-gateway/src/server.js', import.meta.url),
-);
-const { startSandboxGateway } = (await import(gatewayServerPath)) as {
-  startSandboxGateway(options: { port: number; host: string }): Promise<SandboxGatewayServer>;
-};
-
 const CREDENTIALS = { apiKey: new Secret('sk_sandbox_conformance') };
 
 describe.each(['json', 'xml'] as const)('sandbox connector, %s style', (style) => {
   let gateway: SandboxGatewayServer;
   beforeAll(async () => {
-    gateway = await startSandboxGateway({ port: 0, host: '127.0.0.1' });
+    gateway = await startSandboxGateway();
   });
   afterAll(() => gateway.close());
 
