@@ -8,11 +8,13 @@ import { type Authenticator, authPlugin } from './api/plugins/auth.js';
 import { errorsPlugin, frameworkError } from './api/plugins/errors.js';
 import { idempotencyPlugin } from './api/plugins/idempotency.js';
 import { inputPlugin } from './api/plugins/input.js';
+import { metricsPlugin } from './api/plugins/metrics.js';
 import { newRequestId, requestIdPlugin } from './api/plugins/request-id.js';
 import { validatorCompiler } from './api/validation.js';
 import type { Db } from './db/index.js';
 import type { IdempotencyStore } from './idempotency/store.js';
 import { LazyChildLogger, type Logger } from './log.js';
+import type { Metrics } from './metrics.js';
 import type { CredentialsService } from './payments/credentials.js';
 import type { ExternalResponseService } from './payments/external-response.js';
 
@@ -29,6 +31,8 @@ export interface AppDeps {
   idempotency: IdempotencyStore;
   credentials: CredentialsService;
   externalResponses: ExternalResponseService;
+  /** Counts requests when given (METRICS_PORT). */
+  metrics?: Metrics;
   /** Extra route plugins (lookups, sandbox), registered after the core ones. */
   routes?: FastifyPluginAsyncTypebox[];
 }
@@ -53,6 +57,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
 
+  if (deps.metrics) await app.register(metricsPlugin, { metrics: deps.metrics });
   await app.register(errorsPlugin);
   await app.register(inputPlugin);
   await app.register(requestIdPlugin);

@@ -23,6 +23,7 @@ describe('loadConfig', () => {
       credentialsRetryDelaysMs: DEFAULT_CREDENTIALS_RETRY_DELAYS_MS,
       demoStorePort: 4001,
       trustProxy: false,
+      metrics: undefined,
     });
     expect(config.dataDir).toMatch(/data$/);
   });
@@ -41,6 +42,8 @@ describe('loadConfig', () => {
       DATA_DIR: '/var/lib/wallet',
       DEMO_STORE_PORT: '5001',
       TRUST_PROXY: '10.0.0.0/8, 192.168.1.7,::1',
+      METRICS_PORT: '9464',
+      METRICS_HOST: '0.0.0.0',
     });
     expect(config).toMatchObject({
       port: 5000,
@@ -55,7 +58,9 @@ describe('loadConfig', () => {
       dataDir: '/var/lib/wallet',
       demoStorePort: 5001,
       trustProxy: ['10.0.0.0/8', '192.168.1.7', '::1'],
+      metrics: { host: '0.0.0.0', port: 9464 },
     });
+    expect(loadConfig({ METRICS_PORT: '0' }).metrics).toEqual({ host: '127.0.0.1', port: 0 });
     expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
     expect(loadConfig({ WEBHOOK_WORKER: '3' }).webhookWorkers).toBe(3);
     expect(loadConfig({ WEBHOOK_WORKER: 'on' }).webhookWorkers).toBe(Math.min(os.availableParallelism(), 4));
@@ -156,6 +161,12 @@ describe('loadConfig', () => {
       'WEBHOOK_LEASE_MS: must be greater than WEBHOOK_TIMEOUT_MS (20000)',
     ],
     [{ DEMO_STORE_PORT: '0' }, 'DEMO_STORE_PORT: must be between 1 and 65535, got 0'],
+    [{ METRICS_PORT: 'on' }, 'METRICS_PORT: must be a whole number, got "on"'],
+    [{ METRICS_PORT: '4000' }, 'METRICS_PORT: must differ from PORT (4000)'],
+    [
+      { METRICS_PORT: '9464', METRICS_HOST: 'a b' },
+      'METRICS_HOST: must be a host name or an IP address, got "a b"',
+    ],
     [{ WALLET_ENV: 'production' }, 'VAULT_KEYS: is required when WALLET_ENV=production'],
     [{ WALLET_ENV: 'production', VAULT_KEYS: 'k:x' }, 'PUBLIC_URL: must be https when WALLET_ENV=production'],
     [

@@ -49,6 +49,8 @@ export interface Config {
   /** The From of those messages, `address` or `Name <address>`; set whenever `smtpUrl` is. */
   smtpFrom: string | undefined;
   logLevel: string;
+  /** Where `GET /metrics` (Prometheus) listens; no port, no metrics. */
+  metrics: { host: string; port: number } | undefined;
 }
 
 export class ConfigError extends Error {
@@ -174,13 +176,27 @@ export function defaultPublicUrl(port: number): string {
 }
 
 /** A host name or an IP address, checked here because a bad one only fails at listen, as ENOTFOUND. */
-function host(raw: string | undefined): string {
+function host(env: Env, name: string): string {
+  const raw = env[name];
   if (raw === undefined || raw === '') return '127.0.0.1';
   const label = /^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$/;
   if (net.isIP(raw) === 0 && !(raw.length <= 253 && raw.split('.').every((part) => label.test(part)))) {
-    throw new ConfigError('HOST', `must be a host name or an IP address, got "${raw}"`);
+    throw new ConfigError(name, `must be a host name or an IP address, got "${raw}"`);
   }
   return raw;
+}
+
+/**
+ * METRICS_PORT (0 for any free one) and METRICS_HOST: on 127.0.0.1 unless told otherwise, since request
+ * counts by route tell how much a shop sells; unset, nothing listens.
+ */
+function metricsAddress(env: Env, port: number): { host: string; port: number } | undefined {
+  if (env.METRICS_PORT === undefined || env.METRICS_PORT === '') return undefined;
+  const metricsPort = integer(env, 'METRICS_PORT', 0, 0, 65_535);
+  if (metricsPort !== 0 && metricsPort === port) {
+    throw new ConfigError('METRICS_PORT', `must differ from PORT (${port})`);
+  }
+  return { host: host(env, 'METRICS_HOST'), port: metricsPort };
 }
 
 function smtpUrl(raw: string | undefined): Secret<string> | undefined {
@@ -293,7 +309,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
   return {
     port,
-    host: host(env.HOST),
+    host: host(env, 'HOST'),
     publicUrl,
     databaseUrl: dbUrl,
     env: walletEnv,
@@ -313,5 +329,6 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl: smtpUrl(env.SMTP_URL),
     smtpFrom: smtpFrom(env.SMTP_FROM, Boolean(env.SMTP_URL)),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    metrics: metricsAddress(env, port),
   };
 }

@@ -2,6 +2,8 @@
  * The composition root: builds every part of the service from the configuration, wires them together
  * and runs them. Nothing else constructs long-lived objects.
  */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { checkoutAssetRoutes, readCheckoutAssets } from './api/checkout/assets.js';
 import { createOrderRoute } from './api/checkout/orders.create.js';
@@ -24,6 +26,7 @@ import { GatewayAccounts } from './gateways/index.js';
 import { IdempotencyStore } from './idempotency/store.js';
 import { createLogger, type Logger } from './log.js';
 import { Merchants } from './merchants/index.js';
+import { Metrics, serveMetrics } from './metrics.js';
 import { ORDER_EVENTS, OrderPayloadBuilder, Orders } from './orders/index.js';
 import { CredentialsService, PAYMENT_CREDENTIALS } from './payments/credentials.js';
 import { ExternalResponseService } from './payments/external-response.js';
@@ -81,6 +84,8 @@ export interface Services {
   shopperAuth: ShopperAuth;
   gateways: GatewayAccounts;
   checkout: Checkout;
+  /** Collected only when they are served (METRICS_PORT). */
+  metrics: Metrics | undefined;
 }
 
 export async function createServices(config: Config, log: Logger): Promise<Services> {
@@ -137,9 +142,11 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
         networkTokens: { provision: (card) => tokens.networkToken(card) },
       }),
   );
+  const metrics = config.metrics ? new Metrics() : undefined;
   const dispatcher = new Dispatcher({
     db,
     log,
+    metrics,
     env: config.env,
     timeoutMs: config.webhookTimeoutMs,
     retryDelaysMs: { default: config.webhookRetryDelaysMs, credentials: config.credentialsRetryDelaysMs },
@@ -165,6 +172,26 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     },
   });
   const webhooks = new Webhooks({ db, dispatcher, now: clock.now });
+  if (metrics) {
+    metrics.gauge(
+      'wallet_webhook_deliveries_in_flight',
+      'Webhook attempts this process is making now (at most 512 at once).',
+      () => dispatcher.load().inFlight,
+      log,
+    );
+    metrics.gauge(
+      'wallet_webhook_messages_held',
+      'Webhook messages this process holds: in flight, waiting for a delivery slot, or with results not yet written.',
+      () => dispatcher.load().held,
+      log,
+    );
+    metrics.gauge(
+      'wallet_webhook_longest_due_wait_seconds',
+      "How long the outbox's first due webhook message has waited (0 when none is due); the same in every process, as the outbox is shared.",
+      async () => (await webhooks.longestDueWaitMs()) / 1000,
+      log,
+    );
+  }
   const outbox = {
     // The services tell time by this process's clock; messages are kept in the database's.
     newMessage: (message: NewMessage, now: number) =>
@@ -243,6 +270,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     shopperAuth,
     gateways,
     checkout,
+    metrics,
   };
 }
 
@@ -273,12 +301,15 @@ export async function createApp(services: Services): Promise<FastifyInstance> {
     idempotency: services.idempotency,
     credentials: services.credentials,
     externalResponses: services.externalResponses,
+    metrics: services.metrics,
     routes,
   });
 }
 
 export interface RunningService {
   url: string;
+  /** Where Prometheus scrapes `GET /metrics`, when METRICS_PORT is set. */
+  metricsUrl: string | undefined;
   services: Services;
   app: FastifyInstance;
   close(): Promise<void>;
@@ -309,6 +340,18 @@ export async function listenAt<T>(
   }
 }
 
+/** A host as written in a URL or beside a port: an IPv6 address in brackets. */
+function inUrl(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
 /** Starts the service: migrations, staging seed data, the HTTP server and the webhook dispatcher. */
 export async function startService(
   config: Config,
@@ -318,20 +361,31 @@ export async function startService(
   if (config.env === 'staging') await seedStaging(services.wallet);
   const app = await createApp(services);
   let sweep: NodeJS.Timeout | undefined;
+  let metricsServer: Server | undefined;
   const close = async () => {
     clearInterval(sweep);
+    if (metricsServer) await closeServer(metricsServer);
     await app.close();
     await services.dispatcher.stop();
     services.clock.stop();
     services.senders.close();
     await services.db.close();
   };
-  // An IPv6 address in a URL or beside a port is written in brackets.
-  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const host = inUrl(config.host);
+  let metricsUrl: string | undefined;
   try {
     await listenAt({ port: 'PORT', host: 'HOST' }, `${host}:${config.port}`, () =>
       app.listen({ port: config.port, host: config.host }),
     );
+    if (services.metrics && config.metrics) {
+      const { metrics } = services;
+      const at = config.metrics;
+      const variables = { port: 'METRICS_PORT', host: 'METRICS_HOST' };
+      metricsServer = await listenAt(variables, `${inUrl(at.host)}:${at.port}`, () =>
+        serveMetrics(metrics, log, at),
+      );
+      metricsUrl = `http://${inUrl(at.host)}:${(metricsServer.address() as AddressInfo).port}/metrics`;
+    }
   } catch (error) {
     await close();
     throw error;
@@ -357,6 +411,7 @@ export async function startService(
   const port = typeof address === 'object' && address ? address.port : config.port;
   return {
     url: `http://${host}:${port}`,
+    metricsUrl,
     services,
     app,
     close,

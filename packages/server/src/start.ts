@@ -30,6 +30,8 @@ export async function runService(
 ): Promise<{
   url: string;
   docsUrl: string;
+  /** With METRICS_PORT: where Prometheus scrapes. */
+  metricsUrl: string | undefined;
   demo: Demo | undefined;
   /** With `demo` in staging: the sandbox gateway started beside the service. */
   sandboxGatewayUrl: string | undefined;
@@ -66,6 +68,7 @@ export async function runService(
   return {
     url: running.url,
     docsUrl: `${config.publicUrl}/docs`,
+    metricsUrl: running.metricsUrl,
     demo: store?.demo,
     sandboxGatewayUrl: gateway?.url,
     async close() {

@@ -396,15 +396,17 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
       listening = resolve;
     });
     let docsUrl = '';
+    let metricsUrl = '';
     const running = run(['serve', '--json'], {
       stdout: (text) => {
         lines.push(text);
-        const output = JSON.parse(text) as { url: string; docsUrl: string };
+        const output = JSON.parse(text) as { url: string; docsUrl: string; metricsUrl: string };
         docsUrl = output.docsUrl;
+        metricsUrl = output.metricsUrl;
         listening(output.url);
       },
       stderr: (text) => lines.push(text),
-      env: { ...env, PORT: '0', LOG_LEVEL: 'silent' },
+      env: { ...env, PORT: '0', LOG_LEVEL: 'silent', METRICS_PORT: '0' },
       waitForStop: () => stopped,
     });
     const url = await Promise.race([started, running.then((code) => `exited ${code}: ${lines.join('')}`)]);
@@ -415,10 +417,13 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     expect(docsUrl).toBe(`${publicUrl}/docs`);
     const openapi = (await (await fetch(`${url}/openapi.json`)).json()) as { servers: { url: string }[] };
     expect(openapi.servers).toEqual([{ url: publicUrl }]);
+    expect(metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+    expect(await (await fetch(metricsUrl)).text()).toContain('wallet_http_requests_total{');
     stop('SIGTERM');
     expect(await running).toBe(0);
     expect(lines.join('')).toContain('SIGTERM: stopping');
     await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+    await expect(fetch(metricsUrl)).rejects.toThrow();
   });
 
   it('start runs the demo store beside the service, and a later start refreshes its merchants', async () => {

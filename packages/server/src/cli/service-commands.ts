@@ -59,6 +59,7 @@ async function runUntilStopped(context: Context, demo: boolean): Promise<number>
     `Wallet Checkout is listening on ${service.url} (Ctrl-C stops it).`,
     `API reference: ${service.docsUrl}`,
   ];
+  if (service.metricsUrl) lines.push(`Metrics (Prometheus): ${service.metricsUrl}`);
   if (service.sandboxGatewayUrl) lines.push(`Sandbox gateway: ${service.sandboxGatewayUrl}`);
   if (service.demo) {
     const { storeUrl, merchant, ownProcessorMerchant } = service.demo;
@@ -73,6 +74,7 @@ async function runUntilStopped(context: Context, demo: boolean): Promise<number>
   context.print(lines.join('\n'), {
     url: service.url,
     docsUrl: service.docsUrl,
+    metricsUrl: service.metricsUrl ?? null,
     demo: service.demo ?? null,
     sandboxGatewayUrl: service.sandboxGatewayUrl ?? null,
   });

@@ -18,6 +18,7 @@ import type { WalletEnv } from '../config.js';
 import type { Db } from '../db/index.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../log.js';
+import type { AttemptOutcome } from '../metrics.js';
 import type { RetrySchedule, WebhookMessageRow } from './outbox.js';
 import { type AttemptResult, type LeasedMessage, toLeased, WebhookRepo } from './repo.js';
 import { nextDelayMs } from './schedule.js';
@@ -30,7 +31,7 @@ import {
   type WebhookEndpoint,
 } from './sender.js';
 import { ReceiverShares } from './shares.js';
-import { transition } from './state.js';
+import { type MessageState, transition } from './state.js';
 import { WakeUps } from './wake-ups.js';
 
 export type { AttemptOutcome, AttemptSender, MessageForPayload, WebhookEndpoint } from './sender.js';
@@ -69,6 +70,8 @@ export interface DispatcherOptions {
    */
   perSlowReceiver?: number;
   now?: () => number;
+  /** Told of every attempt: the message's event, what became of it, and how long the receiver took. */
+  metrics?: { attempt(event: string, outcome: AttemptOutcome, seconds: number): void };
 }
 
 /** 5 s: a crashed process's messages and other processes' retries wait at most this long. */
@@ -108,6 +111,12 @@ const BATCH = 500;
 const FLUSH_DELAY_MS = 20;
 /** 1 s: pause before writing results again after the database refused a flush. */
 const FLUSH_RETRY_MS = 1_000;
+/** An attempt's outcome, by the state it leaves its message in. */
+const OUTCOMES: Record<MessageState, AttemptOutcome> = {
+  DELIVERED: 'delivered',
+  PENDING: 'retrying',
+  FAILED: 'failed',
+};
 export class Dispatcher {
   readonly leaseMs: number;
   readonly #log: Logger;
@@ -118,6 +127,7 @@ export class Dispatcher {
   readonly #now: () => number;
   readonly #repo: WebhookRepo;
   readonly #sender: AttemptSender;
+  readonly #metrics: DispatcherOptions['metrics'];
 
   #running = false;
   /** Leased, waiting for a delivery slot. */
@@ -158,6 +168,7 @@ export class Dispatcher {
       perSlowReceiver: options.perSlowReceiver ?? DEFAULT_PER_SLOW_RECEIVER,
     });
     this.#now = options.now ?? Date.now;
+    this.#metrics = options.metrics;
     this.#repo = new WebhookRepo(options.db);
     this.#wakeUps = new WakeUps({ db: options.db, log: options.log, onWake: () => this.#pollSoon() });
     const { sender, payloads } = options;
@@ -202,6 +213,11 @@ export class Dispatcher {
     while (this.#deliveries.size > 0) await Promise.all(this.#deliveries);
     await this.#flush();
     await this.#sender.close();
+  }
+
+  /** Attempts in flight, and messages held: in flight, waiting for a slot, or with results not yet written. */
+  load(): { inFlight: number; held: number } {
+    return { inFlight: this.#deliveries.size, held: this.#held.size };
   }
 
   /**
@@ -310,7 +326,7 @@ export class Dispatcher {
       // Messages set aside for a receiver at its share leave room: claim again, for the other merchants.
       if (this.#backlog && this.#room() >= Math.min(this.#shares.concurrency, BATCH)) this.#pollSoon();
       if (!this.#backlog) {
-        const next = await this.#repo.nextDueAt(now);
+        const next = await this.#repo.firstDueAt(now);
         if (next !== undefined) this.#armRetryTimer(next);
       }
     } catch (error) {
@@ -471,6 +487,7 @@ export class Dispatcher {
       from,
       error === null ? 'ANSWERED_2XX' : delay === undefined ? 'SCHEDULE_EXHAUSTED' : 'ATTEMPT_FAILED',
     );
+    this.#metrics?.attempt(message.eventName, OUTCOMES[state], latencyMs / 1000);
     if (state === 'FAILED') {
       this.#log.warn(
         { messageId: message.id, merchantId: message.merchantId, attempts: attemptCount, error },

@@ -70,6 +70,19 @@ describe.each(engines())('webhook repo on %s', (engine) => {
     expect(kept.id).toMatch(/^msg_/);
   });
 
+  it('finds when the first PENDING message falls due, or the first after a time', async () => {
+    expect(await repo.firstDueAt()).toBeUndefined();
+    await insertMessages(db.kysely, [
+      message({ next_attempt_at: 500, state: 'DELIVERED' }),
+      message({ next_attempt_at: 800, state: 'FAILED' }),
+      message({ next_attempt_at: 3_000 }),
+      message({ next_attempt_at: 1_500 }),
+    ]);
+    expect(await repo.firstDueAt()).toBe(1_500);
+    expect(await repo.firstDueAt(1_500)).toBe(3_000);
+    expect(await repo.firstDueAt(3_000)).toBeUndefined();
+  });
+
   it('inserts several messages in one statement and accepts an empty list', async () => {
     await insertMessages(db.kysely, []);
     const rows = [message(), message(), message()];
@@ -173,7 +186,7 @@ describe.each(engines())('webhook repo on %s', (engine) => {
 
     // The lease went back with the result: the retry is claimable as soon as it is due.
     expect(await repo.claimDue(6_999, 30_000, 10)).toEqual([]);
-    expect(await repo.nextDueAt(2_000)).toBe(7_000);
+    expect(await repo.firstDueAt(2_000)).toBe(7_000);
     expect((await repo.claimDue(7_000, 30_000, 10)).map((m) => m.id)).toEqual([retry.id]);
   });
 

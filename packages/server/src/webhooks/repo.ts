@@ -247,14 +247,17 @@ export class WebhookRepo {
     return rows.map(toLeased);
   }
 
-  /** When the earliest PENDING message after `now` falls due, for a timer that beats the poll. */
-  async nextDueAt(now: number): Promise<number | undefined> {
-    const row = await this.db.kysely
+  /**
+   * When the earliest PENDING message falls due, or the earliest after `after` (for a timer that beats
+   * the poll): one step down the (state, next_attempt_at) index.
+   */
+  async firstDueAt(after?: number): Promise<number | undefined> {
+    let query = this.db.kysely
       .selectFrom('webhook_messages')
       .select((eb) => eb.fn.min('next_attempt_at').as('due'))
-      .where('state', '=', 'PENDING')
-      .where('next_attempt_at', '>', now)
-      .executeTakeFirst();
+      .where('state', '=', 'PENDING');
+    if (after !== undefined) query = query.where('next_attempt_at', '>', after);
+    const row = await query.executeTakeFirst();
     return row?.due ?? undefined;
   }
 

@@ -84,6 +84,16 @@ export class Webhooks {
     return this.#repo.backlog(now, now - DAY_MS, MOST_BEHIND_SHOWN);
   }
 
+  /**
+   * How long the outbox's first due message has waited, in ms (0 when none is due): held ones count, so a
+   * receiver that hangs shows as its attempts' time-out.
+   */
+  async longestDueWaitMs(): Promise<number> {
+    const now = this.#now();
+    const first = await this.#repo.firstDueAt();
+    return first === undefined || first > now ? 0 : now - first;
+  }
+
   /** States of messages by id, for domain areas whose own state follows delivery; unknown ids are absent. */
   states(messageIds: readonly string[]): Promise<Map<string, MessageState>> {
     return this.#repo.states(messageIds);
