@@ -175,7 +175,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   if (metrics) {
     metrics.gauge(
       'wallet_webhook_deliveries_in_flight',
-      'Webhook attempts this process is making now (at most 512 at once).',
+      'Webhook attempts this process is making now.',
       () => dispatcher.load().inFlight,
       log,
     );
