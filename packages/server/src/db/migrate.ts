@@ -8,6 +8,7 @@ import * as enrolments from './migrations/005_enrolments.js';
 import * as merchantAuthorization from './migrations/006_merchant_authorization.js';
 import * as cryptogramKey from './migrations/007_cryptogram_key.js';
 import * as rateLimits from './migrations/008_rate_limits.js';
+import * as externalResponsesRequest from './migrations/009_external_responses_request.js';
 
 type EngineMigration = { up(db: Parameters<Migration['up']>[0], engine: Engine): Promise<void> };
 
@@ -21,6 +22,7 @@ const MIGRATIONS: Record<string, EngineMigration> = {
   '006_merchant_authorization': merchantAuthorization,
   '007_cryptogram_key': cryptogramKey,
   '008_rate_limits': rateLimits,
+  '009_external_responses_request': externalResponsesRequest,
 };
 
 export class MigrationError extends Error {}
