@@ -24,6 +24,7 @@ describe('loadConfig', () => {
       demoStorePort: 4001,
       trustProxy: false,
       metrics: undefined,
+      retentionDays: 30,
     });
     expect(config.dataDir).toMatch(/data$/);
   });
@@ -44,6 +45,7 @@ describe('loadConfig', () => {
       TRUST_PROXY: '10.0.0.0/8, 192.168.1.7,::1',
       METRICS_PORT: '9464',
       METRICS_HOST: '0.0.0.0',
+      RETENTION_DAYS: '90',
     });
     expect(config).toMatchObject({
       port: 5000,
@@ -59,7 +61,11 @@ describe('loadConfig', () => {
       demoStorePort: 5001,
       trustProxy: ['10.0.0.0/8', '192.168.1.7', '::1'],
       metrics: { host: '0.0.0.0', port: 9464 },
+      retentionDays: 90,
     });
+    expect(loadConfig({ RETENTION_DAYS: 'off' }).retentionDays).toBeUndefined();
+    expect(loadConfig({ RETENTION_DAYS: '1' }).retentionDays).toBe(1);
+    expect(loadConfig({ RETENTION_DAYS: '3650' }).retentionDays).toBe(3650);
     expect(loadConfig({ METRICS_PORT: '0' }).metrics).toEqual({ host: '127.0.0.1', port: 0 });
     expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
     expect(loadConfig({ WEBHOOK_WORKER: '3' }).webhookWorkers).toBe(3);
@@ -161,6 +167,8 @@ describe('loadConfig', () => {
       'WEBHOOK_LEASE_MS: must be greater than WEBHOOK_TIMEOUT_MS (20000)',
     ],
     [{ DEMO_STORE_PORT: '0' }, 'DEMO_STORE_PORT: must be between 1 and 65535, got 0'],
+    [{ RETENTION_DAYS: '0' }, 'RETENTION_DAYS: must be a number of days from 1 to 3650, or off, got "0"'],
+    [{ RETENTION_DAYS: '30d' }, 'RETENTION_DAYS: must be a number of days from 1 to 3650, or off, got "30d"'],
     [{ METRICS_PORT: 'on' }, 'METRICS_PORT: must be a whole number, got "on"'],
     [{ METRICS_PORT: '4000' }, 'METRICS_PORT: must differ from PORT (4000)'],
     [

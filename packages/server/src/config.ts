@@ -49,6 +49,11 @@ export interface Config {
   /** The From of those messages, `address` or `Name <address>`; set whenever `smtpUrl` is. */
   smtpFrom: string | undefined;
   logLevel: string;
+  /**
+   * Days a settled webhook message is kept, with its attempts and, for credentials, its request and
+   * external responses (retention.ts); undefined (`off`) keeps everything.
+   */
+  retentionDays: number | undefined;
   /** Where `GET /metrics` (Prometheus) listens; no port, no metrics. */
   metrics: { host: string; port: number } | undefined;
 }
@@ -184,6 +189,21 @@ function host(env: Env, name: string): string {
     throw new ConfigError(name, `must be a host name or an IP address, got "${raw}"`);
   }
   return raw;
+}
+
+/** 30 days: a month to look a request up or resend a webhook, as long as Stripe lists events. */
+const DEFAULT_RETENTION_DAYS = 30;
+
+/** RETENTION_DAYS: 1 to 3650 days, or `off`. */
+function retentionDays(env: Env): number | undefined {
+  if (env.RETENTION_DAYS === 'off') return undefined;
+  const rule = 'must be a number of days from 1 to 3650, or off';
+  const raw = env.RETENTION_DAYS;
+  if (raw === undefined || raw === '') return DEFAULT_RETENTION_DAYS;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 3650) {
+    throw new ConfigError('RETENTION_DAYS', `${rule}, got "${raw}"`);
+  }
+  return Number(raw);
 }
 
 /**
@@ -329,6 +349,7 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl: smtpUrl(env.SMTP_URL),
     smtpFrom: smtpFrom(env.SMTP_FROM, Boolean(env.SMTP_URL)),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    retentionDays: retentionDays(env),
     metrics: metricsAddress(env, port),
   };
 }

@@ -34,6 +34,7 @@ import { CredentialsLookup } from './payments/lookup.js';
 import { CredentialsPayloadBuilder } from './payments/payload.js';
 import { PaymentsRepo } from './payments/repo.js';
 import { RateLimits } from './rate-limits.js';
+import { Retention } from './retention.js';
 import { seedStaging } from './sandbox/seed.js';
 import { createSenders, type Senders, ShopperAuth } from './shopper-auth/index.js';
 import { type KeyRing, loadKeyRing } from './vault/keyring.js';
@@ -86,6 +87,8 @@ export interface Services {
   checkout: Checkout;
   /** Collected only when they are served (METRICS_PORT). */
   metrics: Metrics | undefined;
+  /** Deletes settled webhook messages and what hangs on them after RETENTION_DAYS; none when `off`. */
+  retention: Retention | undefined;
 }
 
 export async function createServices(config: Config, log: Logger): Promise<Services> {
@@ -271,6 +274,10 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     gateways,
     checkout,
     metrics,
+    retention:
+      config.retentionDays === undefined
+        ? undefined
+        : new Retention({ db, days: config.retentionDays, webhooks, payments, now: clock.now }),
   };
 }
 
@@ -366,6 +373,7 @@ export async function startService(
     clearInterval(sweep);
     if (metricsServer) await closeServer(metricsServer);
     await app.close();
+    await services.retention?.stop();
     await services.dispatcher.stop();
     services.clock.stop();
     services.senders.close();
@@ -391,7 +399,23 @@ export async function startService(
     throw error;
   }
   if (config.webhookDispatch) await services.dispatcher.start();
+  const retain = () => {
+    services.retention
+      ?.sweep()
+      .then(({ messages, credentialsRequests }) => {
+        if (messages > 0) {
+          log.info(
+            { messages, credentialsRequests, days: config.retentionDays },
+            'deleted webhook messages and credentials requests past their retention',
+          );
+        }
+      })
+      .catch((error: unknown) => log.warn({ err: error }, 'retention sweep failed; it runs again later'));
+  };
+  // At start too: a process restarted more often than the sweeps run would never sweep otherwise.
+  retain();
   sweep = setInterval(() => {
+    retain();
     services.idempotency
       .sweep()
       .catch((error: unknown) => log.warn({ err: error }, 'idempotency sweep failed'));

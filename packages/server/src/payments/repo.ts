@@ -112,6 +112,19 @@ export class PaymentsRepo {
     return row && toRequest(row);
   }
 
+  /** Deletes these credentials requests and the external responses reported for them. */
+  async deleteRequests(executor: Executor, ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await executor
+      .deleteFrom('external_responses')
+      .where('credentials_request_id', 'in', [...ids])
+      .execute();
+    await executor
+      .deleteFrom('credentials_requests')
+      .where('id', 'in', [...ids])
+      .execute();
+  }
+
   async insertExternalResponse(
     executor: Executor,
     record: ExternalResponseRecord & { merchantId: string; paymentId: string; rawResponseCiphertext: string },

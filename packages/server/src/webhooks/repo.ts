@@ -6,8 +6,8 @@
  * token: results are written only while the row still carries it, so a dispatcher that overran its
  * lease cannot overwrite the outcome of the one that took the message over.
  */
-import { sql } from 'kysely';
-import { batchInsert, batchStatement, chunks, type Db, rowStatement } from '../db/index.js';
+import { type Kysely, sql } from 'kysely';
+import { batchInsert, batchStatement, chunks, type Database, type Db, rowStatement } from '../db/index.js';
 import type { WebhookMessagesTable } from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import type { RetrySchedule } from './outbox.js';
@@ -516,6 +516,34 @@ export class WebhookRepo {
         oldestDueAt: Number(row.oldest),
       })),
     };
+  }
+
+  /**
+   * Deletes up to `limit` messages settled (DELIVERED or FAILED) before `before`, oldest first, with their
+   * attempts, and says what each was about, so that the caller can delete what hangs on them in the same
+   * transaction (`executor`). A settled message's `next_attempt_at` is when it settled, so the walk is a
+   * range of the (state, next_attempt_at) index. On PostgreSQL the rows are locked as they are chosen,
+   * skipping locked ones: a resend meanwhile waits, and two processes sweeping at once take different rows.
+   */
+  async deleteSettled(
+    executor: Kysely<Database>,
+    before: number,
+    limit: number,
+  ): Promise<{ eventName: string; subjectId: string }[]> {
+    const settled = await executor
+      .selectFrom('webhook_messages')
+      .select(['id', 'event_name', 'subject_id'])
+      .where('state', 'in', ['DELIVERED', 'FAILED'])
+      .where('next_attempt_at', '<', before)
+      .orderBy('next_attempt_at')
+      .limit(limit)
+      .$if(this.db.engine === 'postgres', (q) => q.forUpdate().skipLocked())
+      .execute();
+    if (settled.length === 0) return [];
+    const ids = settled.map((row) => row.id);
+    await executor.deleteFrom('webhook_attempts').where('message_id', 'in', ids).execute();
+    await executor.deleteFrom('webhook_messages').where('id', 'in', ids).execute();
+    return settled.map((row) => ({ eventName: row.event_name, subjectId: row.subject_id }));
   }
 
   /** States of the given messages; ids that do not exist are absent from the map. */

@@ -1,4 +1,5 @@
-import type { Db } from '../db/index.js';
+import type { Kysely } from 'kysely';
+import type { Database, Db } from '../db/index.js';
 import {
   type Backlog,
   type ListFilter,
@@ -92,6 +93,18 @@ export class Webhooks {
     const now = this.#now();
     const first = await this.#repo.firstDueAt();
     return first === undefined || first > now ? 0 : now - first;
+  }
+
+  /**
+   * Deletes up to `limit` messages settled before `before` (database time), with their attempts, in the
+   * caller's transaction; says what each was about, for the caller to delete what hangs on them.
+   */
+  deleteSettled(
+    executor: Kysely<Database>,
+    before: number,
+    limit: number,
+  ): Promise<{ eventName: string; subjectId: string }[]> {
+    return this.#repo.deleteSettled(executor, before, limit);
   }
 
   /** States of messages by id, for domain areas whose own state follows delivery; unknown ids are absent. */

@@ -1,0 +1,159 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Retention } from './retention.js';
+import { engines } from './test-support/db.js';
+import { type Receiver, startReceiver } from './test-support/receiver.js';
+import { credentialsBody, startTestService, type TestService } from './test-support/service.js';
+import { until } from './test-support/wait.js';
+import { insertMessages, newMessage } from './webhooks/index.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+describe.each(engines())('retention on %s', (engine) => {
+  let service: TestService;
+  let receiver: Receiver;
+  let refusing: Receiver;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    refusing = await startReceiver();
+    // One retry: a refused message is given up (FAILED) after its second attempt.
+    service = await startTestService(engine, { CREDENTIALS_RETRY_DELAYS_MS: '20' });
+  });
+  afterAll(async () => {
+    await service.close();
+    await receiver.close();
+    await refusing.close();
+  });
+
+  /** A Retention of `days` over the service's own parts, whose clock reads `shiftMs` ahead. */
+  const retention = (days: number, shiftMs: number, batch?: number) => {
+    const { db, webhooks, payments, clock } = service.services;
+    return new Retention({ db, days, webhooks, payments, now: () => clock.now() + shiftMs, batch });
+  };
+
+  /** Asks for credentials and waits until the request's webhook message is settled. */
+  const settledRequest = async (apiKey: string, merchantReference: string) => {
+    const session = await service.session(apiKey);
+    const body = credentialsBody(session, { merchantReference });
+    const answer = await service.call('POST', '/payments/credentials', { apiKey, body });
+    expect(answer.status).toBe(200);
+    const requestId = answer.json.requestId as string;
+    await until(async () => {
+      const lookup = await service.call('GET', `/payments/credentials/${requestId}`, { apiKey });
+      return lookup.json.state !== 'ACKNOWLEDGED';
+    });
+    return { requestId, body };
+  };
+
+  it('deletes settled messages, their attempts, requests and external responses after the retention', async () => {
+    const shop = await service.merchant({ webhookUrl: receiver.url });
+    const delivered = [
+      await settledRequest(shop.apiKey, 'kept-a'),
+      await settledRequest(shop.apiKey, 'kept-b'),
+      await settledRequest(shop.apiKey, 'kept-c'),
+    ];
+    const reported = await service.call('POST', '/payments/externalresponse', {
+      apiKey: shop.apiKey,
+      body: {
+        ...delivered[0]?.body,
+        pspRawResponse: '{"approved":true}',
+        pspHostName: 'psp',
+        isRecurring: false,
+      },
+    });
+    expect(reported.status).toBe(200);
+    refusing.respondWith(500, 500);
+    const refused = await service.merchant({ webhookUrl: refusing.url });
+    const failed = await settledRequest(refused.apiKey, 'given-up');
+    expect(
+      (await service.call('GET', `/payments/credentials/${failed.requestId}`, { apiKey: refused.apiKey }))
+        .json.state,
+    ).toBe('FAILED');
+    // A message waiting for a retry a week away: PENDING, however old.
+    await insertMessages(service.services.db.kysely, [
+      newMessage(
+        {
+          merchantId: shop.merchantId,
+          eventName: 'PAYMENT_CREDENTIALS',
+          subjectId: 'crq_waiting',
+          schedule: 'credentials',
+        },
+        service.services.clock.now() + 7 * DAY_MS,
+        0,
+      ),
+    ]);
+    const counts = async () => {
+      const { kysely } = service.services.db;
+      const count = async (
+        table: 'webhook_messages' | 'webhook_attempts' | 'credentials_requests' | 'external_responses',
+      ) =>
+        Number(
+          (
+            await kysely
+              .selectFrom(table)
+              .select((eb) => eb.fn.countAll().as('n'))
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
+      return {
+        messages: await count('webhook_messages'),
+        attempts: await count('webhook_attempts'),
+        requests: await count('credentials_requests'),
+        externalResponses: await count('external_responses'),
+      };
+    };
+    expect(await counts()).toEqual({ messages: 5, attempts: 5, requests: 4, externalResponses: 1 });
+
+    // Settled within the last day: kept.
+    expect(await retention(1, 0).sweep()).toEqual({ messages: 0, credentialsRequests: 0 });
+    expect((await counts()).messages).toBe(5);
+
+    // Two days on, in batches of two: every settled message goes, with what hangs on it.
+    expect(await retention(1, 2 * DAY_MS, 2).sweep()).toEqual({ messages: 4, credentialsRequests: 4 });
+    expect(await counts()).toEqual({ messages: 1, attempts: 0, requests: 0, externalResponses: 0 });
+    for (const { requestId } of delivered) {
+      const lookup = await service.call('GET', `/payments/credentials/${requestId}`, { apiKey: shop.apiKey });
+      expect(lookup.status).toBe(404);
+      expect(lookup.json.errorCode).toBe('CREDENTIALS_REQUEST_NOT_FOUND');
+    }
+    const listed = await service.call('GET', '/webhooks/messages', { apiKey: shop.apiKey });
+    expect(listed.json.data.map((message: { subjectId: string }) => message.subjectId)).toEqual([
+      'crq_waiting',
+    ]);
+  });
+
+  it('deletes each message once when two processes sweep at the same time', async () => {
+    const shop = await service.merchant({ webhookUrl: receiver.url });
+    for (const reference of ['twice-a', 'twice-b', 'twice-c', 'twice-d', 'twice-e']) {
+      await settledRequest(shop.apiKey, reference);
+    }
+    const [first, second] = await Promise.all([
+      retention(1, 2 * DAY_MS, 2).sweep(),
+      retention(1, 2 * DAY_MS, 2).sweep(),
+    ]);
+    expect((first?.messages ?? 0) + (second?.messages ?? 0)).toBe(5);
+    expect((first?.credentialsRequests ?? 0) + (second?.credentialsRequests ?? 0)).toBe(5);
+  });
+
+  it('joins a sweep under way, and sweeps no more once stopped', async () => {
+    const sweeper = retention(1, 2 * DAY_MS);
+    const running = sweeper.sweep();
+    expect(sweeper.sweep()).toBe(running);
+    await running;
+    await sweeper.stop();
+    const shop = await service.merchant({ webhookUrl: receiver.url });
+    await settledRequest(shop.apiKey, 'after-stop');
+    expect(await sweeper.sweep()).toEqual({ messages: 0, credentialsRequests: 0 });
+    expect(await retention(1, 2 * DAY_MS).sweep()).toEqual({ messages: 1, credentialsRequests: 1 });
+  });
+
+  it('is on for 30 days by default, and off with RETENTION_DAYS=off', async () => {
+    expect(service.services.retention).toBeInstanceOf(Retention);
+    const keeping = await startTestService(engine, { RETENTION_DAYS: 'off' });
+    try {
+      expect(keeping.services.retention).toBeUndefined();
+    } finally {
+      await keeping.close();
+    }
+  });
+});
