@@ -11,6 +11,8 @@
  *    received) every second.
  * 3. Backlog drain: requests acknowledged by a process that does not deliver (autocannon again, 50
  *    connections: the ack path alone), then a delivering process started: how fast the queue empties.
+ * 4. Retention: with the clock moved past RETENTION_DAYS, one sweep deletes every settled message of
+ *    the steps above, with its attempts and its credentials request; how fast, batch by batch.
  * Around both closed loops it reads the service's threads' time on a core and waiting for one (Linux),
  * and before them the disk's own fdatasync time: where the acknowledgements' latency comes from.
  */
@@ -23,6 +25,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { Pool } from 'undici';
+import { createDb } from '../db/index.js';
+import { PaymentsRepo } from '../payments/repo.js';
+import { Retention } from '../retention.js';
+import { Webhooks } from '../webhooks/index.js';
 
 const DIST = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const MAIN = path.join(DIST, 'main.js');
@@ -342,6 +348,26 @@ async function openLoop(shop: Shop, arrivals: Map<string, number>, rate: number,
   };
 }
 
+/** Sweeps the bench's database as a process would RETENTION_DAYS=1 two days on; the sweep's time. */
+async function sweepAll(
+  dataDir: string,
+): Promise<{ messages: number; credentialsRequests: number; seconds: number }> {
+  const db = createDb(`sqlite:${path.join(dataDir, 'wallet.db')}`);
+  const day = 24 * 60 * 60 * 1000;
+  const retention = new Retention({
+    db,
+    days: 1,
+    webhooks: new Webhooks({ db, dispatcher: { wake() {} } }),
+    payments: new PaymentsRepo(db),
+    now: () => Date.now() + 2 * day,
+  });
+  const started = performance.now();
+  const deleted = await retention.sweep();
+  const seconds = (performance.now() - started) / 1000;
+  await db.close();
+  return { ...deleted, seconds };
+}
+
 async function main(): Promise<void> {
   const command = 'npm run bench';
   const lines: string[] = [];
@@ -402,6 +428,7 @@ async function main(): Promise<void> {
     (sum, name) => sum + (fs.statSync(path.join(dataDir, name), { throwIfNoEntry: false })?.size ?? 0),
     0,
   );
+  const swept = await sweepAll(dataDir);
   fs.rmSync(dataDir, { recursive: true, force: true });
 
   report('| measure | result |');
@@ -438,6 +465,9 @@ async function main(): Promise<void> {
   );
   report(
     `| database size after ${acks.requests.total + STEADY_RATE * DURATION_S + BACKLOG} requests | ${(dbBytes / 1024 / 1024).toFixed(1)} MiB |`,
+  );
+  report(
+    `| retention sweep of every settled message (500 a transaction) | ${swept.messages} messages and ${swept.credentialsRequests} credentials requests in ${swept.seconds.toFixed(2)} s: ${(swept.messages / swept.seconds).toFixed(0)} messages/s, ${((swept.seconds * 1000 * 500) / swept.messages).toFixed(2)} ms a batch |`,
   );
 }
 
