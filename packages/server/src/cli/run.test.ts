@@ -30,6 +30,7 @@ const COMMAND_NAMES = [
   'gateway remove',
   'webhooks status',
   'webhooks recover',
+  'backup',
 ];
 
 const vaultKey = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;

@@ -8,6 +8,7 @@ import { ConfigError } from '../config.js';
 import { DomainError } from '../errors.js';
 import { scrub } from '../log.js';
 import { type Command, commandHelp, parseCommandLine, UsageError } from './args.js';
+import { BACKUP_COMMANDS } from './backup-command.js';
 import { type CliIo, openContext } from './context.js';
 import { GATEWAY_COMMANDS } from './gateway-commands.js';
 import { MERCHANT_COMMANDS } from './merchant-commands.js';
@@ -22,6 +23,7 @@ const COMMANDS: Command[] = [
   ...MERCHANT_COMMANDS,
   ...GATEWAY_COMMANDS,
   ...WEBHOOK_COMMANDS,
+  ...BACKUP_COMMANDS,
 ];
 
 function overview(): string {
