@@ -33,6 +33,20 @@ describe.each(engines())('RateLimits on %s', (engine) => {
     expect(answers.filter((wait) => wait === 60)).toHaveLength(10);
   });
 
+  it('takes back a hit given back, never below none', async () => {
+    const limits = new RateLimits(handle.db, () => now);
+    expect(await limits.hit('back', 1, 60_000)).toBeUndefined();
+    await limits.giveBack('back');
+    expect(await limits.hit('back', 1, 60_000)).toBeUndefined();
+    expect(await limits.hit('back', 1, 60_000)).toBe(60);
+    await limits.giveBack('never-hit');
+    await limits.giveBack('back');
+    await limits.giveBack('back');
+    await limits.giveBack('back');
+    expect(await limits.hit('back', 1, 60_000)).toBeUndefined();
+    expect(await limits.hit('back', 1, 60_000)).toBe(60);
+  });
+
   it('sweeps the windows that have ended, and only those', async () => {
     const limits = new RateLimits(handle.db, () => now);
     await limits.hit('ended', 5, 1_000);

@@ -37,6 +37,16 @@ export class RateLimits {
     return count > limit ? Math.max(1, Math.ceil((endsAt - now) / 1000)) : undefined;
   }
 
+  /** Takes back one hit of `key` counted for something that then did not happen. */
+  async giveBack(key: string): Promise<void> {
+    await this.#db.kysely
+      .updateTable('rate_limit_windows')
+      .set((eb) => ({ count: eb('count', '-', 1) }))
+      .where('key', '=', key)
+      .where('count', '>', 0)
+      .execute();
+  }
+
   /** Drops the windows that have ended. */
   async sweep(): Promise<void> {
     await this.#db.kysely.deleteFrom('rate_limit_windows').where('ends_at', '<=', this.#now()).execute();

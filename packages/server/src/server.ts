@@ -222,6 +222,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   const externalResponses = new ExternalResponseService({ db, repo: payments, idempotency, keyRing });
   const credentialsLookup = new CredentialsLookup({ payments, webhooks });
   const senders = createSenders({ config, db, log });
+  const rateLimits = new RateLimits(db, clock.now);
   const shopperAuth = new ShopperAuth({
     db,
     keyRing,
@@ -229,6 +230,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     sender: senders.sender,
     env: config.env,
     log,
+    limits: rateLimits,
   });
   const gateways = new GatewayAccounts({
     db,
@@ -254,7 +256,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     log,
     db,
     clock,
-    rateLimits: new RateLimits(db, clock.now),
+    rateLimits,
     keyRing,
     merchants,
     wallet,

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { CodeState } from '../flow.js';
 import { Alert, Field, onSubmitGuard, StepTitle, Submit } from '../ui.js';
+import { formatWait } from '../wait.js';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
@@ -108,7 +109,11 @@ export function CodeStep(props: {
           onClick={props.onResend}
           disabled={secondsLeft > 0 || props.busy}
         >
-          {secondsLeft > 0 ? `Resend code in ${secondsLeft} s` : usable ? 'Resend code' : 'Send a new code'}
+          {secondsLeft > 0
+            ? `Resend code in ${formatWait(secondsLeft)}`
+            : usable
+              ? 'Resend code'
+              : 'Send a new code'}
         </button>
         <button type="button" class="link" onClick={props.onChangeEmail}>
           Use another email

@@ -11,13 +11,16 @@ export class OtpInvalidError extends DomainError {
   }
 }
 
-/** A code was sent to the email too recently; a route may put `retryAfterSeconds` in `Retry-After`. */
+/**
+ * A code was sent to the email too recently, or too many in a day; a route may put `retryAfterSeconds`
+ * in `Retry-After`.
+ */
 export class OtpThrottledError extends DomainError {
-  constructor(readonly retryAfterSeconds: number) {
-    super(
-      'OTP_THROTTLED',
-      `A code was sent to this email a moment ago; wait ${retryAfterSeconds} ${retryAfterSeconds === 1 ? 'second' : 'seconds'} before asking for another.`,
-    );
+  constructor(
+    readonly retryAfterSeconds: number,
+    message = `A code was sent to this email a moment ago; wait ${retryAfterSeconds} ${retryAfterSeconds === 1 ? 'second' : 'seconds'} before asking for another.`,
+  ) {
+    super('OTP_THROTTLED', message);
     this.name = 'OtpThrottledError';
   }
 }

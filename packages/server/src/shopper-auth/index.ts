@@ -5,6 +5,7 @@ export { SandboxMailbox, type SandboxMessage } from './sandbox-mailbox.js';
 export { createSenders, type Senders } from './senders.js';
 export {
   CODE_TTL_MS,
+  CODES_PER_DAY,
   type CodeRequestResult,
   type EnrolmentIdentity,
   MAX_ATTEMPTS,

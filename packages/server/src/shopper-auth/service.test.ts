@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WalletEnv } from '../config.js';
 import { DomainError } from '../errors.js';
 import { createLogger } from '../log.js';
+import { RateLimits } from '../rate-limits.js';
 import { TEST_SHOPPER_EMAIL } from '../sandbox/seed.js';
 import { engines, openTestDb } from '../test-support/db.js';
 import { KeyRing } from '../vault/keyring.js';
@@ -10,6 +11,7 @@ import { CardVault } from '../vault/vault.js';
 import { Wallet } from '../wallet/index.js';
 import {
   CODE_TTL_MS,
+  CODES_PER_DAY,
   type Message,
   type MessageSender,
   OtpInvalidError,
@@ -82,6 +84,7 @@ describe.each(engines())('ShopperAuth on %s', (engine) => {
       sender: outbox,
       env,
       log: createLogger('silent'),
+      limits: new RateLimits(handle.db, () => now),
       now: () => now,
     });
     return { auth, outbox };
@@ -267,6 +270,31 @@ describe.each(engines())('ShopperAuth on %s', (engine) => {
     expect(outbox.sent).toHaveLength(2);
   });
 
+  it('sends at most 10 codes to one email a day, then says in hours when it may ask again', async () => {
+    const { auth, outbox } = service();
+    const shopper = await newShopper();
+    const first = now;
+    for (let i = 0; i < CODES_PER_DAY; i++) {
+      expect((await auth.requestCode(`ord_day_${i}`, shopper.email)).status).toBe('sent');
+      now += RESEND_GAP_MS;
+    }
+    const error = await errorOf(auth.requestCode('ord_day_x', shopper.email));
+    expect(error).toBeInstanceOf(OtpThrottledError);
+    expect([error.errorCode, error.status]).toEqual(['OTP_THROTTLED', 429]);
+    // The day counts from the first code: 24 h less the ten 30 s gaps since.
+    expect((error as OtpThrottledError).retryAfterSeconds).toBe(86_400 - 10 * 30);
+    expect(error.message).toBe(
+      '10 codes were sent to this email in the last day, the most it gets; ask again in 24 hours.',
+    );
+    // A refusal starts no 30 s gap of its own: asking again at once is refused for the day again.
+    const again = (await errorOf(auth.requestCode('ord_day_x', shopper.email))) as OtpThrottledError;
+    expect(again.message).toContain('in the last day');
+    expect(outbox.sent.filter((message) => message.to === shopper.email)).toHaveLength(CODES_PER_DAY);
+
+    now = first + 24 * 60 * 60_000;
+    expect((await auth.requestCode('ord_day_y', shopper.email)).status).toBe('sent');
+  });
+
   it('sends one code when several requests for one email arrive at once', async () => {
     const { auth, outbox } = service();
     const shopper = await newShopper();
@@ -371,6 +399,10 @@ describe.each(engines())('ShopperAuth on %s', (engine) => {
       .execute();
     expect(rows).toEqual([]);
 
+    // Nor does a failed send count against the email's day.
+    for (let i = 0; i < CODES_PER_DAY; i++) {
+      expect((await errorOf(auth.requestCode('ord_f', shopper.email))).errorCode).toBe('MESSAGE_NOT_SENT');
+    }
     outbox.failWith = undefined;
     expect((await auth.requestCode('ord_f', shopper.email)).status).toBe('sent');
   });

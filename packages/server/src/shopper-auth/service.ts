@@ -25,12 +25,19 @@ export const CODE_TTL_MS = 10 * 60_000;
 export const MAX_ATTEMPTS = 5;
 /** 30 s between codes to one email: stops a page from flooding a mailbox, and guessing by resending. */
 export const RESEND_GAP_MS = 30_000;
+/**
+ * 10 codes to one email in 24 hours: a shopper who checks out several times a day, resending now and
+ * then, stays well below it, while a guesser gets 50 tries a day at a million codes instead of 14,400 at
+ * one code per RESEND_GAP_MS.
+ */
+export const CODES_PER_DAY = 10;
+const DAY_MS = 24 * 60 * 60_000;
 /** 30 min: one checkout, as long as a payment-carousel session. */
 export const SHOPPER_TOKEN_TTL_MS = 30 * 60_000;
 /** DESIGN.md §3: in staging the test shopper's code is always this. */
 export const TEST_SHOPPER_CODE = '123456';
 /** 1 day: staging messages are for reading the code of a test run, not an archive. */
-const SANDBOX_MESSAGE_LIFE_MS = 24 * 60 * 60_000;
+const SANDBOX_MESSAGE_LIFE_MS = DAY_MS;
 
 /** The wallet's face as far as sign-in needs it. */
 export interface ShopperDirectory {
@@ -64,6 +71,11 @@ export interface ShopperAuthOptions {
   sender: MessageSender;
   env: WalletEnv;
   log: Logger;
+  /** Counters shared by every process (RateLimits): codes sent to each email in a day. */
+  limits: {
+    hit(key: string, limit: number, windowMs: number): Promise<number | undefined>;
+    giveBack(key: string): Promise<void>;
+  };
   now?: () => number;
 }
 
@@ -79,6 +91,7 @@ export class ShopperAuth {
   readonly #sender: MessageSender;
   readonly #env: WalletEnv;
   readonly #log: Logger;
+  readonly #limits: ShopperAuthOptions['limits'];
   readonly #now: () => number;
 
   constructor(options: ShopperAuthOptions) {
@@ -90,6 +103,7 @@ export class ShopperAuth {
     this.#sender = options.sender;
     this.#env = options.env;
     this.#log = options.log;
+    this.#limits = options.limits;
     this.#now = options.now ?? Date.now;
   }
 
@@ -117,6 +131,14 @@ export class ShopperAuth {
       if (!send.claimed) {
         throw new OtpThrottledError(Math.ceil((send.lastSentAt + RESEND_GAP_MS - now) / 1000));
       }
+      const wait = await this.#limits.hit(dailyKey(normalized), CODES_PER_DAY, DAY_MS);
+      if (wait !== undefined) {
+        await repo.releaseSend(this.#db.kysely, normalized, now);
+        throw new OtpThrottledError(
+          wait,
+          `${CODES_PER_DAY} codes were sent to this email in the last day, the most it gets; ask again in ${roughly(wait)}.`,
+        );
+      }
     }
     const code = testShopper ? TEST_SHOPPER_CODE : newCode();
     const codeHash = hashCode(this.#codeKeys[0] as Buffer, { orderId, email: normalized, code });
@@ -133,7 +155,10 @@ export class ShopperAuth {
       await this.#sender.send(codeMessage(address, code));
     } catch (error) {
       await repo.deleteCode(this.#db.kysely, orderId, normalized, codeHash);
-      await repo.releaseSend(this.#db.kysely, normalized, now);
+      if (!testShopper) {
+        await repo.releaseSend(this.#db.kysely, normalized, now);
+        await this.#limits.giveBack(dailyKey(normalized));
+      }
       if (error instanceof DomainError) throw error;
       this.#log.warn({ err: error }, 'a one-time code could not be sent');
       throw new DomainError('MESSAGE_NOT_SENT', 'The code could not be sent; try again in a moment.');
@@ -237,6 +262,22 @@ export class ShopperAuth {
     // A new code replaced this one between the two reads: the shopper should try the newest code.
     return new DomainError('OTP_EXPIRED', 'A newer code was sent; enter the newest code.');
   }
+}
+
+/** The shared counter of codes sent to a (normalized) email. */
+function dailyKey(email: string): string {
+  return `codes:email:${email}`;
+}
+
+/** A wait in the unit a person reads it in: `40 seconds`, `12 minutes`, `7 hours`. */
+function roughly(seconds: number): string {
+  const [amount, unit] =
+    seconds < 120
+      ? [seconds, 'second']
+      : seconds < 7_200
+        ? [Math.ceil(seconds / 60), 'minute']
+        : [Math.ceil(seconds / 3_600), 'hour'];
+  return `${amount} ${unit}${amount === 1 ? '' : 's'}`;
 }
 
 function checkEmail(email: string): string {
