@@ -25,6 +25,7 @@ import { migrate } from './db/migrate.js';
 import { GatewayAccounts } from './gateways/index.js';
 import { IdempotencyStore } from './idempotency/store.js';
 import { createLogger, type Logger } from './log.js';
+import { startMaintenance } from './maintenance.js';
 import { Merchants } from './merchants/index.js';
 import { Metrics, serveMetrics } from './metrics.js';
 import { ORDER_EVENTS, OrderPayloadBuilder, Orders } from './orders/index.js';
@@ -53,8 +54,6 @@ import {
   WorkerSender,
 } from './webhooks/index.js';
 
-/** 10 min between sweeps of expired idempotency keys and orders left open past their life. */
-const SWEEP_INTERVAL_MS = 10 * 60_000;
 /** How often the SQLite WAL is copied back into the database file, off the event loop. */
 const WAL_CHECKPOINT_INTERVAL_MS = 100;
 
@@ -369,13 +368,12 @@ export async function startService(
   const services = await createServices(config, log);
   if (config.env === 'staging') await seedStaging(services.wallet);
   const app = await createApp(services);
-  let sweep: NodeJS.Timeout | undefined;
+  let maintenance: { stop(): Promise<void> } | undefined;
   let metricsServer: Server | undefined;
   const close = async () => {
-    clearInterval(sweep);
     if (metricsServer) await closeServer(metricsServer);
     await app.close();
-    await services.retention?.stop();
+    await maintenance?.stop();
     await services.dispatcher.stop();
     services.clock.stop();
     services.senders.close();
@@ -401,38 +399,7 @@ export async function startService(
     throw error;
   }
   if (config.webhookDispatch) await services.dispatcher.start();
-  const retain = () => {
-    services.retention
-      ?.sweep()
-      .then(({ messages, credentialsRequests }) => {
-        if (messages > 0) {
-          log.info(
-            { messages, credentialsRequests, days: config.retentionDays },
-            'deleted webhook messages and credentials requests past their retention',
-          );
-        }
-      })
-      .catch((error: unknown) => log.warn({ err: error }, 'retention sweep failed; it runs again later'));
-  };
-  // At start too: a process restarted more often than the sweeps run would never sweep otherwise.
-  retain();
-  sweep = setInterval(() => {
-    retain();
-    services.idempotency
-      .sweep()
-      .catch((error: unknown) => log.warn({ err: error }, 'idempotency sweep failed'));
-    services.orders
-      .expireDue()
-      .catch((error: unknown) => log.warn({ err: error }, 'order expiry sweep failed'));
-    services.shopperAuth
-      .sweep()
-      .catch((error: unknown) => log.warn({ err: error }, 'shopper sign-in sweep failed'));
-    services.checkout.sweep().catch((error: unknown) => log.warn({ err: error }, 'enrolment sweep failed'));
-    services.rateLimits
-      .sweep()
-      .catch((error: unknown) => log.warn({ err: error }, 'rate-limit sweep failed'));
-  }, SWEEP_INTERVAL_MS);
-  sweep.unref();
+  maintenance = startMaintenance(services, log);
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   return {
