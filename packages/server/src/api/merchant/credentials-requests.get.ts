@@ -81,7 +81,7 @@ export const credentialsLookupRoutes =
           tags: ['Credentials flow'],
           summary: 'Look up a credentials request',
           description:
-            'State, delivery attempts and failure reason of one credentials request; never card data.',
+            "State, delivery attempts and failure reason of one credentials request; never card data. Kept for the service's retention (30 days by default) after its webhook was delivered or given up, then answered as not found.",
           security: BEARER_SECURITY,
           params: Type.Object({ requestId: Type.String({ minLength: 1, maxLength: 64 }) }),
           response: {
@@ -101,7 +101,7 @@ export const credentialsLookupRoutes =
         schema: {
           tags: ['Credentials flow'],
           summary: 'Find credentials requests by merchant reference',
-          description: 'Newest first.',
+          description: 'Newest first; requests past the retention are no longer listed.',
           security: BEARER_SECURITY,
           querystring: Type.Object(
             {

@@ -69,7 +69,7 @@ export const webhookRoutes =
           tags: ['Webhooks'],
           summary: 'List webhook messages',
           description:
-            'Newest first (by creation time, then id). For the next page, pass the last message id as `startingAfter` while `hasMore` is true.',
+            "Newest first (by creation time, then id). For the next page, pass the last message id as `startingAfter` while `hasMore` is true. Messages are kept for the service's retention (30 days by default) after they were delivered or given up.",
           security: BEARER_SECURITY,
           querystring: Type.Object(
             {
