@@ -11,6 +11,7 @@ const PREFIXES = {
   externalResponse: 'ext',
   webhookMessage: 'msg',
   webhookAttempt: 'atm',
+  webhookTest: 'tst',
   order: 'ord',
   sandboxMessage: 'sbm',
   enrolment: 'enr',

@@ -1,5 +1,16 @@
 import { sql } from 'kysely';
 import type { Db } from './db/index.js';
+import { DomainError } from './errors.js';
+
+/** A limit of RateLimits was reached: `retryAfterSeconds` until the window ends, for `Retry-After`. */
+export class RateLimitedError extends DomainError {
+  constructor(
+    readonly retryAfterSeconds: number,
+    message: string,
+  ) {
+    super('RATE_LIMITED', message);
+  }
+}
 
 /**
  * Fixed-window counters kept in the database, so that every process of the service counts together: N

@@ -51,6 +51,7 @@ import {
   newMessage,
   SpreadSender,
   Webhooks,
+  WebhookTester,
   WorkerSender,
 } from './webhooks/index.js';
 
@@ -80,6 +81,8 @@ export interface Services {
   /** The delivery worker threads' handles (WEBHOOK_WORKER); none when it is off. */
   deliveryWorkers: WorkerSender[];
   webhooks: Webhooks;
+  /** `POST /webhooks/test`: one test webhook sent now, its answer reported. */
+  webhookTester: WebhookTester;
   senders: Senders;
   shopperAuth: ShopperAuth;
   gateways: GatewayAccounts;
@@ -145,6 +148,23 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
       }),
   );
   const metrics = config.metrics ? new Metrics() : undefined;
+  // Where each merchant's webhooks go, and the secrets that sign them.
+  const endpoints = {
+    async resolve(merchantId: string) {
+      const merchant = await merchants.get(merchantId);
+      return {
+        url: merchant?.webhookUrl ?? null,
+        secrets: merchant ? await merchants.activeWebhookSecrets(merchantId) : [],
+      };
+    },
+  };
+  const rateLimits = new RateLimits(db, clock.now);
+  const webhookTester = new WebhookTester({
+    env: config.env,
+    timeoutMs: config.webhookTimeoutMs,
+    endpoints,
+    limits: rateLimits,
+  });
   const dispatcher = new Dispatcher({
     db,
     log,
@@ -154,15 +174,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     retryDelaysMs: { default: config.webhookRetryDelaysMs, credentials: config.credentialsRetryDelaysMs },
     leaseMs: config.webhookLeaseMs,
     now: clock.now,
-    endpoints: {
-      async resolve(merchantId) {
-        const merchant = await merchants.get(merchantId);
-        return {
-          url: merchant?.webhookUrl ?? null,
-          secrets: merchant ? await merchants.activeWebhookSecrets(merchantId) : [],
-        };
-      },
-    },
+    endpoints,
     // With workers on, they build the payloads; with them off, this thread does, from these.
     sender: deliveryWorkers.length > 0 ? new SpreadSender(deliveryWorkers) : undefined,
     payloads: {
@@ -221,7 +233,6 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   const externalResponses = new ExternalResponseService({ db, repo: payments, idempotency, keyRing });
   const credentialsLookup = new CredentialsLookup({ payments, webhooks });
   const senders = createSenders({ config, db, log });
-  const rateLimits = new RateLimits(db, clock.now);
   const shopperAuth = new ShopperAuth({
     db,
     keyRing,
@@ -270,6 +281,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     dispatcher,
     deliveryWorkers,
     webhooks,
+    webhookTester,
     senders,
     shopperAuth,
     gateways,
@@ -286,7 +298,7 @@ export async function createApp(services: Services): Promise<FastifyInstance> {
   const { config } = services;
   const routes = [
     credentialsLookupRoutes(services),
-    webhookRoutes(services.webhooks),
+    webhookRoutes({ webhooks: services.webhooks, tester: services.webhookTester }),
     orderGetRoute(services.orders),
     createOrderRoute(services),
     shopperLookupRoute(services),
@@ -374,6 +386,7 @@ export async function startService(
     if (metricsServer) await closeServer(metricsServer);
     await app.close();
     await maintenance?.stop();
+    await services.webhookTester.close();
     await services.dispatcher.stop();
     services.clock.stop();
     services.senders.close();

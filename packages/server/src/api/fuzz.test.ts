@@ -16,6 +16,7 @@ const PATHS = [
   '/webhooks/messages/msg_x',
   '/webhooks/messages/msg_x/resend',
   '/webhooks/messages/recover',
+  '/webhooks/test',
   '/sandbox/sessions',
   '/sandbox/messages?to=test.shopper@example.com',
   '/checkout/orders',

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { ORDER_FAILED, ORDER_SUCCEEDED } from '../orders/service.js';
+import { WEBHOOK_TEST } from '../webhooks/index.js';
 import { OrderResource } from './merchant/orders.get.js';
 
 /**
@@ -65,6 +66,15 @@ export const OrderEventWebhook = Type.Composite([
   OrderResource,
 ]);
 
+export const WebhookTestWebhook = Type.Object(
+  {
+    eventName: Type.Literal(WEBHOOK_TEST),
+    merchantId: Type.String(),
+    sentAt: Type.String({ format: 'date-time', description: 'When it was sent.' }),
+  },
+  { additionalProperties: false },
+);
+
 const SIGNATURE_HEADERS = [
   {
     name: 'webhook-id',
@@ -97,14 +107,19 @@ const ANSWERS = {
   },
 };
 
-function webhook(summary: string, description: string, schema: object) {
+function webhook(
+  summary: string,
+  description: string,
+  schema: object,
+  responses: Record<string, { description: string }> = ANSWERS,
+) {
   return {
     post: {
       summary,
       description,
       parameters: SIGNATURE_HEADERS,
       requestBody: { required: true, content: { 'application/json': { schema } } },
-      responses: ANSWERS,
+      responses,
     },
   };
 }
@@ -121,4 +136,10 @@ export const WEBHOOK_DOCS = {
   ),
   [ORDER_SUCCEEDED]: webhook('An order was paid', ORDER_EVENT_DESCRIPTION, OrderEventWebhook),
   [ORDER_FAILED]: webhook('An order’s payment failed', ORDER_EVENT_DESCRIPTION, OrderEventWebhook),
+  [WEBHOOK_TEST]: webhook(
+    'A test of your endpoint',
+    'Sent only when you call `POST /webhooks/test`, signed like every other; its `webhook-id` starts with `tst_`. The answer to that call reports how your endpoint answered.',
+    WebhookTestWebhook,
+    { '200': { description: 'Any 2xx within the time-out counts as delivered. It is never retried.' } },
+  ),
 };

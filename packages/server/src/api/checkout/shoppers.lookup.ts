@@ -2,15 +2,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Merchant } from '../../merchants/types.js';
 import type { RateLimits } from '../../rate-limits.js';
+import { RateLimitedError } from '../../rate-limits.js';
 import type { Shopper } from '../../wallet/index.js';
 import { errorResponses } from '../schemas.js';
 import { allowCrossOrigin, merchantForOrigin } from './cross-origin.js';
-import {
-  DEFAULT_LOOKUP_LIMITS,
-  LookupLimiter,
-  type LookupLimits,
-  RateLimitedError,
-} from './shoppers.rate-limit.js';
+import { DEFAULT_LOOKUP_LIMITS, LookupLimiter, type LookupLimits } from './shoppers.rate-limit.js';
 
 /** `guestRedirect(email)` in the SDK: does this email have a wallet? Answered to allowed origins only. */
 export const shopperLookupRoute =

@@ -4,8 +4,7 @@
  * limits hold across every process of the service.
  */
 import { isIPv6 } from 'node:net';
-import { DomainError } from '../../errors.js';
-import type { RateLimits } from '../../rate-limits.js';
+import { RateLimitedError, type RateLimits } from '../../rate-limits.js';
 
 export interface LookupLimits {
   /** Look-ups one client address may make per window. */
@@ -21,15 +20,6 @@ export interface LookupLimits {
  * caps what an attacker spread over many addresses learns about one merchant's shoppers.
  */
 export const DEFAULT_LOOKUP_LIMITS: LookupLimits = { perClient: 30, perMerchant: 600, windowMs: 60_000 };
-
-export class RateLimitedError extends DomainError {
-  constructor(
-    readonly retryAfterSeconds: number,
-    message: string,
-  ) {
-    super('RATE_LIMITED', message);
-  }
-}
 
 /**
  * The key a client is counted under: its IPv4 address, or the /64 network of an IPv6 one, since a

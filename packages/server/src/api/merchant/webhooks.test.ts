@@ -269,3 +269,91 @@ describe.each(engines())('which messages POST /webhooks/messages/recover takes, 
     expect(foreign.json).toMatchObject({ state: 'FAILED', attemptCount: 7 });
   });
 });
+
+describe.each(engines())('POST /webhooks/test on %s', (engine) => {
+  let service: TestService;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    service = await startTestService(engine);
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await service.close();
+    await receiver.close();
+  });
+
+  const test = (apiKey: string, headers: Record<string, string> = {}) =>
+    service.call('POST', '/webhooks/test', { apiKey, headers });
+
+  it('sends one signed WEBHOOK_TEST webhook now and reports the answer, storing nothing', async () => {
+    const shop = await service.merchant({ webhookUrl: receiver.url });
+    const arrived = receiver.next();
+    const response = await test(shop.apiKey);
+    expect(response.status, response.text).toBe(200);
+    expect(response.json).toEqual({
+      webhookId: expect.stringMatching(/^tst_[0-9A-Za-z]{22}$/),
+      url: receiver.url,
+      delivered: true,
+      statusCode: 200,
+      latencyMs: expect.any(Number),
+      error: null,
+    });
+    const webhook = await arrived;
+    expect(webhook.headers['webhook-id']).toBe(response.json.webhookId);
+    const body = verifiedBody<Record<string, unknown>>(shop.webhookSecret, webhook);
+    expect(body).toEqual({
+      eventName: 'WEBHOOK_TEST',
+      merchantId: shop.merchantId,
+      sentAt: expect.any(String),
+    });
+    expect(Number.isNaN(Date.parse(body.sentAt as string))).toBe(false);
+    const listed = await service.call('GET', '/webhooks/messages', { apiKey: shop.apiKey });
+    expect(listed.json.data).toEqual([]);
+  });
+
+  it("reports a refusing endpoint's status, and a merchant without a URL", async () => {
+    const refusing = await service.merchant({ webhookUrl: receiver.url });
+    receiver.respondWith(500);
+    const refused = await test(refusing.apiKey);
+    expect(refused.json).toMatchObject({ delivered: false, statusCode: 500, error: 'HTTP 500' });
+
+    const nowhere = await service.merchant();
+    const unsent = await test(nowhere.apiKey);
+    expect(unsent.status).toBe(200);
+    expect(unsent.json).toMatchObject({
+      url: null,
+      delivered: false,
+      statusCode: null,
+      latencyMs: 0,
+      error: 'The merchant has no webhook URL configured.',
+    });
+  });
+
+  it('replays the answer to a repeated Idempotency-Key without sending again', async () => {
+    const shop = await service.merchant({ webhookUrl: receiver.url });
+    const before = receiver.received.length;
+    const first = await test(shop.apiKey, { 'idempotency-key': 'test-once' });
+    const again = await test(shop.apiKey, { 'idempotency-key': 'test-once' });
+    expect(again.json).toEqual(first.json);
+    expect(receiver.received.length - before).toBe(1);
+  });
+
+  it('allows 10 a minute per merchant, then 429 with Retry-After', async () => {
+    const shop = await service.merchant({ webhookUrl: receiver.url });
+    for (let i = 0; i < 10; i++) expect((await test(shop.apiKey)).status).toBe(200);
+    const limited = await test(shop.apiKey);
+    expect(limited.status).toBe(429);
+    expect(limited.json.errorCode).toBe('RATE_LIMITED');
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    // Another merchant's tests are counted apart.
+    const other = await service.merchant({ webhookUrl: receiver.url });
+    expect((await test(other.apiKey)).status).toBe(200);
+  });
+
+  it('needs an API key', async () => {
+    const response = await service.call('POST', '/webhooks/test');
+    expect(response.status).toBe(401);
+    expect(response.json.errorCode).toBe('UNAUTHORIZED');
+  });
+});

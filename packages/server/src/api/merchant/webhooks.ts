@@ -1,10 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from '@sinclair/typebox';
+import { RateLimitedError } from '../../rate-limits.js';
 import {
   type AttemptRecord,
   type MessageSummary,
   RECOVER_BATCH,
+  WEBHOOK_TEST,
   type Webhooks,
+  type WebhookTester,
 } from '../../webhooks/index.js';
 import { merchantOf } from '../plugins/auth.js';
 import { BEARER_SECURITY, errorResponses } from '../schemas.js';
@@ -59,7 +62,7 @@ const MessageParams = Type.Object({ messageId: Type.String({ minLength: 1, maxLe
 
 /** The merchant's view of its webhook deliveries: list, inspect attempts, send again. Bodies are never kept. */
 export const webhookRoutes =
-  (webhooks: Webhooks): FastifyPluginAsyncTypebox =>
+  ({ webhooks, tester }: { webhooks: Webhooks; tester: WebhookTester }): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.get(
       '/webhooks/messages',
@@ -174,5 +177,44 @@ export const webhookRoutes =
         },
       },
       async (request) => webhooks.recover(merchantOf(request).id, Date.parse(request.body.since)),
+    );
+
+    app.post(
+      '/webhooks/test',
+      {
+        config: { auth: 'merchant', idempotent: 'webhooks.test' },
+        schema: {
+          tags: ['Webhooks'],
+          summary: 'Send a test webhook to your endpoint now',
+          description: `One \`${WEBHOOK_TEST}\` webhook, \`{ "eventName": "${WEBHOOK_TEST}", "merchantId", "sentAt" }\`, signed like every other, sent at once to your webhook URL; the answer reports how your endpoint answered. Nothing is stored or retried, and its \`webhook-id\` (\`tst_…\`) is not a message of the list. At most 10 a minute.`,
+          security: BEARER_SECURITY,
+          response: {
+            200: Type.Object({
+              webhookId: Type.String({ description: 'The `webhook-id` it was sent with.' }),
+              url: Type.Union([Type.String(), Type.Null()], {
+                description: 'Where it was sent; null when no webhook URL is configured.',
+              }),
+              delivered: Type.Boolean({ description: 'Whether your endpoint answered 2xx.' }),
+              statusCode: Type.Union([Type.Integer(), Type.Null()], {
+                description: "Your endpoint's HTTP status; null when none came.",
+              }),
+              latencyMs: Type.Integer(),
+              error: Type.Union([Type.String(), Type.Null()], {
+                description:
+                  'Why it was not delivered: the status, a time-out, a refused connection, a URL not allowed…',
+              }),
+            }),
+            ...errorResponses(['UNAUTHORIZED', 'RATE_LIMITED']),
+          },
+        },
+      },
+      async (request, reply) => {
+        try {
+          return await tester.send(merchantOf(request).id);
+        } catch (error) {
+          if (error instanceof RateLimitedError) reply.header('retry-after', String(error.retryAfterSeconds));
+          throw error;
+        }
+      },
     );
   };
