@@ -100,6 +100,9 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
 };
 
 export class DomainError extends Error {
+  /** Seconds until asking again may succeed; the API sends it as `Retry-After`. */
+  readonly retryAfterSeconds?: number;
+
   constructor(
     readonly errorCode: ErrorCode,
     message: string,

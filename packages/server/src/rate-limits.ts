@@ -5,7 +5,7 @@ import { DomainError } from './errors.js';
 /** A limit of RateLimits was reached: `retryAfterSeconds` until the window ends, for `Retry-After`. */
 export class RateLimitedError extends DomainError {
   constructor(
-    readonly retryAfterSeconds: number,
+    override readonly retryAfterSeconds: number,
     message: string,
   ) {
     super('RATE_LIMITED', message);

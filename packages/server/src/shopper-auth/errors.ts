@@ -17,7 +17,7 @@ export class OtpInvalidError extends DomainError {
  */
 export class OtpThrottledError extends DomainError {
   constructor(
-    readonly retryAfterSeconds: number,
+    override readonly retryAfterSeconds: number,
     message = `A code was sent to this email a moment ago; wait ${retryAfterSeconds} ${retryAfterSeconds === 1 ? 'second' : 'seconds'} before asking for another.`,
   ) {
     super('OTP_THROTTLED', message);

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Checkout } from '../../checkout/index.js';
-import { OtpThrottledError } from '../../shopper-auth/index.js';
 import { errorResponses } from '../schemas.js';
 import { CodeRequestAnswer } from './otp.js';
 import { AddressFields, CHECKOUT_TAG, OrderParams } from './shopper-api.js';
@@ -56,14 +55,6 @@ export const enrolRoute =
           },
         },
       },
-      async (request, reply) => {
-        try {
-          return await deps.checkout.enrol(request.params.orderId, request.body);
-        } catch (error) {
-          if (error instanceof OtpThrottledError)
-            reply.header('retry-after', String(error.retryAfterSeconds));
-          throw error;
-        }
-      },
+      async (request) => deps.checkout.enrol(request.params.orderId, request.body),
     );
   };

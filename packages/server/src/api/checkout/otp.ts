@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Checkout } from '../../checkout/index.js';
-import { OtpThrottledError } from '../../shopper-auth/index.js';
 import { errorResponses } from '../schemas.js';
 import { CHECKOUT_TAG, OrderParams } from './shopper-api.js';
 
@@ -52,15 +51,7 @@ export const otpRoutes =
           },
         },
       },
-      async (request, reply) => {
-        try {
-          return await deps.checkout.requestCode(request.params.orderId, request.body.email);
-        } catch (error) {
-          if (error instanceof OtpThrottledError)
-            reply.header('retry-after', String(error.retryAfterSeconds));
-          throw error;
-        }
-      },
+      async (request) => deps.checkout.requestCode(request.params.orderId, request.body.email),
     );
 
     app.post(

@@ -2,7 +2,6 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Merchant } from '../../merchants/types.js';
 import type { RateLimits } from '../../rate-limits.js';
-import { RateLimitedError } from '../../rate-limits.js';
 import type { Shopper } from '../../wallet/index.js';
 import { errorResponses } from '../schemas.js';
 import { allowCrossOrigin, merchantForOrigin } from './cross-origin.js';
@@ -52,20 +51,15 @@ export const shopperLookupRoute =
           },
         },
       },
-      async (request, reply) => {
-        try {
-          await limiter.checkClient(request.ip);
-          const { merchant } = await merchantForOrigin(
-            deps.merchants,
-            request.body.merchantId,
-            request.headers.origin,
-          );
-          // Counted once the origin is allowed, so requests naming made-up merchants store no counter.
-          await limiter.checkMerchant(merchant.id);
-        } catch (error) {
-          if (error instanceof RateLimitedError) reply.header('retry-after', String(error.retryAfterSeconds));
-          throw error;
-        }
+      async (request) => {
+        await limiter.checkClient(request.ip);
+        const { merchant } = await merchantForOrigin(
+          deps.merchants,
+          request.body.merchantId,
+          request.headers.origin,
+        );
+        // Counted once the origin is allowed, so requests naming made-up merchants store no counter.
+        await limiter.checkMerchant(merchant.id);
         return { known: (await deps.wallet.findShopperByEmail(request.body.email)) !== undefined };
       },
     );

@@ -44,7 +44,10 @@ function handle(
   request: FastifyRequest,
   reply: FastifyReply,
 ) {
-  if (error instanceof DomainError) return sendError(reply, error.errorCode, error.message);
+  if (error instanceof DomainError) {
+    if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
+    return sendError(reply, error.errorCode, error.message);
+  }
   if (error.validation) {
     return sendError(
       reply,
