@@ -1,5 +1,7 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from './log.js';
+import { Metrics } from './metrics.js';
 import { TEST_CARDS } from './sandbox/seed.js';
 import { engines } from './test-support/db.js';
 import { type Receiver, startReceiver } from './test-support/receiver.js';
@@ -201,5 +203,27 @@ describe.each(engines())('without METRICS_PORT on %s', (engine) => {
     } finally {
       await service.close();
     }
+  });
+});
+
+describe('a gauge whose read fails, with the read faked', () => {
+  it('reads NaN in that scrape, not zero, and its figure again once the read works', async () => {
+    const metrics = new Metrics();
+    let fails = true;
+    const lines: string[] = [];
+    const log = createLogger('warn', { write: (line: string) => lines.push(line) } as never);
+    metrics.gauge(
+      'wallet_test_gauge',
+      'A figure read at scrape time.',
+      async () => {
+        if (fails) throw new Error('the database did not answer');
+        return 7;
+      },
+      log,
+    );
+    expect(sampled(await metrics.registry.metrics(), 'wallet_test_gauge')).toBeNaN();
+    expect(lines.map((line) => JSON.parse(line).metric)).toEqual(['wallet_test_gauge']);
+    fails = false;
+    expect(sampled(await metrics.registry.metrics(), 'wallet_test_gauge')).toBe(7);
   });
 });

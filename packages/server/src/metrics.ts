@@ -68,8 +68,9 @@ export class Metrics {
   }
 
   /**
-   * A gauge read when the metrics are scraped. `read` may ask the database; when it fails, the gauge is
-   * left out of that scrape (its absence is the alert) and the failure logged.
+   * A gauge read when the metrics are scraped. `read` may ask the database; when it fails, the gauge
+   * reads NaN in that scrape (not a stale or zero figure that would pass for good news) and the failure
+   * is logged.
    */
   gauge(name: string, help: string, read: () => number | Promise<number>, log: Logger): void {
     new Gauge({
@@ -80,8 +81,8 @@ export class Metrics {
         try {
           this.set(await read());
         } catch (error) {
-          this.reset();
-          log.warn({ err: error, metric: name }, 'could not read a metric; it is left out of this scrape');
+          this.set(Number.NaN);
+          log.warn({ err: error, metric: name }, 'could not read a metric; it reads NaN in this scrape');
         }
       },
     });
