@@ -9,7 +9,7 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import type { Logger } from './log.js';
 
 /** What became of one webhook attempt: delivered, failed with retries left, or failed for good. */
-export type AttemptOutcome = 'delivered' | 'retrying' | 'failed';
+export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed';
 
 /** The route label of a request that matched none: paths a client made up would each be a new series. */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -62,7 +62,7 @@ export class Metrics {
   }
 
   /** One webhook attempt of an `event` message, and what became of the message. */
-  attempt(event: string, outcome: AttemptOutcome, seconds: number): void {
+  attempt(event: string, outcome: DeliveryOutcome, seconds: number): void {
     this.#attempts.inc({ event, outcome });
     this.#attemptSeconds.observe({ event }, seconds);
   }

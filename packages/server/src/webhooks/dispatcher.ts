@@ -18,7 +18,7 @@ import type { WalletEnv } from '../config.js';
 import type { Db } from '../db/index.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../log.js';
-import type { AttemptOutcome } from '../metrics.js';
+import type { DeliveryOutcome } from '../metrics.js';
 import type { RetrySchedule, WebhookMessageRow } from './outbox.js';
 import { type AttemptResult, type LeasedMessage, toLeased, WebhookRepo } from './repo.js';
 import { nextDelayMs } from './schedule.js';
@@ -71,7 +71,7 @@ export interface DispatcherOptions {
   perSlowReceiver?: number;
   now?: () => number;
   /** Told of every attempt: the message's event, what became of it, and how long the receiver took. */
-  metrics?: { attempt(event: string, outcome: AttemptOutcome, seconds: number): void };
+  metrics?: { attempt(event: string, outcome: DeliveryOutcome, seconds: number): void };
 }
 
 /** 5 s: a crashed process's messages and other processes' retries wait at most this long. */
@@ -112,7 +112,7 @@ const FLUSH_DELAY_MS = 20;
 /** 1 s: pause before writing results again after the database refused a flush. */
 const FLUSH_RETRY_MS = 1_000;
 /** An attempt's outcome, by the state it leaves its message in. */
-const OUTCOMES: Record<MessageState, AttemptOutcome> = {
+const OUTCOMES: Record<MessageState, DeliveryOutcome> = {
   DELIVERED: 'delivered',
   PENDING: 'retrying',
   FAILED: 'failed',
