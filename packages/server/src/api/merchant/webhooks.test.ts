@@ -283,13 +283,13 @@ describe.each(engines())('POST /webhooks/test on %s', (engine) => {
     await receiver.close();
   });
 
-  const test = (apiKey: string, headers: Record<string, string> = {}) =>
+  const sendTest = (apiKey: string, headers: Record<string, string> = {}) =>
     service.call('POST', '/webhooks/test', { apiKey, headers });
 
   it('sends one signed WEBHOOK_TEST webhook now and reports the answer, storing nothing', async () => {
     const shop = await service.merchant({ webhookUrl: receiver.url });
     const arrived = receiver.next();
-    const response = await test(shop.apiKey);
+    const response = await sendTest(shop.apiKey);
     expect(response.status, response.text).toBe(200);
     expect(response.json).toEqual({
       webhookId: expect.stringMatching(/^tst_[0-9A-Za-z]{22}$/),
@@ -315,11 +315,11 @@ describe.each(engines())('POST /webhooks/test on %s', (engine) => {
   it("reports a refusing endpoint's status, and a merchant without a URL", async () => {
     const refusing = await service.merchant({ webhookUrl: receiver.url });
     receiver.respondWith(500);
-    const refused = await test(refusing.apiKey);
+    const refused = await sendTest(refusing.apiKey);
     expect(refused.json).toMatchObject({ delivered: false, statusCode: 500, error: 'HTTP 500' });
 
     const nowhere = await service.merchant();
-    const unsent = await test(nowhere.apiKey);
+    const unsent = await sendTest(nowhere.apiKey);
     expect(unsent.status).toBe(200);
     expect(unsent.json).toMatchObject({
       url: null,
@@ -333,22 +333,22 @@ describe.each(engines())('POST /webhooks/test on %s', (engine) => {
   it('replays the answer to a repeated Idempotency-Key without sending again', async () => {
     const shop = await service.merchant({ webhookUrl: receiver.url });
     const before = receiver.received.length;
-    const first = await test(shop.apiKey, { 'idempotency-key': 'test-once' });
-    const again = await test(shop.apiKey, { 'idempotency-key': 'test-once' });
+    const first = await sendTest(shop.apiKey, { 'idempotency-key': 'test-once' });
+    const again = await sendTest(shop.apiKey, { 'idempotency-key': 'test-once' });
     expect(again.json).toEqual(first.json);
     expect(receiver.received.length - before).toBe(1);
   });
 
   it('allows 10 a minute per merchant, then 429 with Retry-After', async () => {
     const shop = await service.merchant({ webhookUrl: receiver.url });
-    for (let i = 0; i < 10; i++) expect((await test(shop.apiKey)).status).toBe(200);
-    const limited = await test(shop.apiKey);
+    for (let i = 0; i < 10; i++) expect((await sendTest(shop.apiKey)).status).toBe(200);
+    const limited = await sendTest(shop.apiKey);
     expect(limited.status).toBe(429);
     expect(limited.json.errorCode).toBe('RATE_LIMITED');
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     // Another merchant's tests are counted apart.
     const other = await service.merchant({ webhookUrl: receiver.url });
-    expect((await test(other.apiKey)).status).toBe(200);
+    expect((await sendTest(other.apiKey)).status).toBe(200);
   });
 
   it('needs an API key', async () => {
