@@ -51,7 +51,8 @@ export interface Config {
   logLevel: string;
   /**
    * Days a settled webhook message is kept, with its attempts and, for credentials, its request and
-   * external responses (retention.ts); undefined (`off`) keeps everything.
+   * external responses, and an abandoned order after its expiry (retention.ts); undefined (`off`) keeps
+   * everything.
    */
   retentionDays: number | undefined;
   /** Where `GET /metrics` (Prometheus) listens; no port, no metrics. */

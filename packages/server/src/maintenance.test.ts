@@ -22,7 +22,7 @@ function fakeServices() {
     retention: {
       sweep: async () => {
         calls.push('retention');
-        return { messages: 3, credentialsRequests: 2 };
+        return { messages: 3, credentialsRequests: 2, orders: 1 };
       },
       stop: async () => {
         calls.push('retention stopped');

@@ -21,11 +21,11 @@ export function startMaintenance(services: Services, log: Logger): { stop(): Pro
   const retain = () => {
     services.retention
       ?.sweep()
-      .then(({ messages, credentialsRequests }) => {
-        if (messages > 0) {
+      .then((deleted) => {
+        if (deleted.messages > 0 || deleted.orders > 0) {
           log.info(
-            { messages, credentialsRequests, days: services.config.retentionDays },
-            'deleted webhook messages and credentials requests past their retention',
+            { ...deleted, days: services.config.retentionDays },
+            'deleted webhook messages, credentials requests and abandoned orders past their retention',
           );
         }
       })

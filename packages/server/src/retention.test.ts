@@ -45,6 +45,26 @@ describe.each(engines())('retention on %s', (engine) => {
     return { requestId, body };
   };
 
+  const SHOP = 'https://shop.example';
+
+  /** An order made as the SDK makes one, from an allowed origin of the merchant's shop. */
+  const createOrder = async (merchantId: string) => {
+    const created = await service.call('POST', '/checkout/orders', {
+      headers: { origin: SHOP },
+      body: { merchantId, order: { lineItems: [{ SKU: 'TEE', amount: 2500 }] } },
+    });
+    expect(created.status).toBe(201);
+    return created.json.orderId as string;
+  };
+
+  /** An order the shopper closed without paying: ABANDONED. */
+  const abandonedOrder = async (merchantId: string) => {
+    const orderId = await createOrder(merchantId);
+    const close = await service.call('POST', `/checkout/api/orders/${orderId}/close`);
+    expect(close.json.status).toBe('ABANDONED');
+    return orderId;
+  };
+
   it('deletes settled messages, their attempts, requests and external responses after the retention', async () => {
     const shop = await service.merchant({ webhookUrl: receiver.url });
     const delivered = [
@@ -105,11 +125,15 @@ describe.each(engines())('retention on %s', (engine) => {
     expect(await counts()).toEqual({ messages: 5, attempts: 5, requests: 4, externalResponses: 1 });
 
     // Settled within the last day: kept.
-    expect(await retention(1, 0).sweep()).toEqual({ messages: 0, credentialsRequests: 0 });
+    expect(await retention(1, 0).sweep()).toEqual({ messages: 0, credentialsRequests: 0, orders: 0 });
     expect((await counts()).messages).toBe(5);
 
     // Two days on, in batches of two: every settled message goes, with what hangs on it.
-    expect(await retention(1, 2 * DAY_MS, 2).sweep()).toEqual({ messages: 4, credentialsRequests: 4 });
+    expect(await retention(1, 2 * DAY_MS, 2).sweep()).toEqual({
+      messages: 4,
+      credentialsRequests: 4,
+      orders: 0,
+    });
     expect(await counts()).toEqual({ messages: 1, attempts: 0, requests: 0, externalResponses: 0 });
     for (const { requestId } of delivered) {
       const lookup = await service.call('GET', `/payments/credentials/${requestId}`, { apiKey: shop.apiKey });
@@ -122,10 +146,34 @@ describe.each(engines())('retention on %s', (engine) => {
     ]);
   });
 
-  it('deletes each message once when two processes sweep at the same time', async () => {
-    const shop = await service.merchant({ webhookUrl: receiver.url });
+  it('deletes abandoned orders after the retention, counted from their expiry, and keeps the others', async () => {
+    const shop = await service.merchant({ webhookUrl: receiver.url, allowedOrigins: [SHOP] });
+    const closed = [
+      await abandonedOrder(shop.merchantId),
+      await abandonedOrder(shop.merchantId),
+      await abandonedOrder(shop.merchantId),
+    ];
+    const open = await createOrder(shop.merchantId);
+    const status = async (orderId: string) => {
+      const lookup = await service.call('GET', `/orders/${orderId}`, { apiKey: shop.apiKey });
+      return lookup.status === 404 ? lookup.json.errorCode : lookup.json.status;
+    };
+
+    // An order lives an hour: a day on, its expiry is not yet a day old.
+    expect((await retention(1, DAY_MS).sweep()).orders).toBe(0);
+    expect(await status(closed[0] as string)).toBe('ABANDONED');
+
+    // A day and two hours on, in batches of two: the abandoned ones go; the open one is not ABANDONED.
+    expect((await retention(1, DAY_MS + 2 * 60 * 60 * 1000, 2).sweep()).orders).toBe(3);
+    for (const orderId of closed) expect(await status(orderId)).toBe('ORDER_NOT_FOUND');
+    expect(await status(open)).toBe('CREATED');
+  });
+
+  it('deletes each message and order once when two processes sweep at the same time', async () => {
+    const shop = await service.merchant({ webhookUrl: receiver.url, allowedOrigins: [SHOP] });
     for (const reference of ['twice-a', 'twice-b', 'twice-c', 'twice-d', 'twice-e']) {
       await settledRequest(shop.apiKey, reference);
+      await abandonedOrder(shop.merchantId);
     }
     const [first, second] = await Promise.all([
       retention(1, 2 * DAY_MS, 2).sweep(),
@@ -133,6 +181,7 @@ describe.each(engines())('retention on %s', (engine) => {
     ]);
     expect((first?.messages ?? 0) + (second?.messages ?? 0)).toBe(5);
     expect((first?.credentialsRequests ?? 0) + (second?.credentialsRequests ?? 0)).toBe(5);
+    expect((first?.orders ?? 0) + (second?.orders ?? 0)).toBe(5);
   });
 
   it('joins a sweep under way, and sweeps no more once stopped', async () => {
@@ -143,8 +192,12 @@ describe.each(engines())('retention on %s', (engine) => {
     await sweeper.stop();
     const shop = await service.merchant({ webhookUrl: receiver.url });
     await settledRequest(shop.apiKey, 'after-stop');
-    expect(await sweeper.sweep()).toEqual({ messages: 0, credentialsRequests: 0 });
-    expect(await retention(1, 2 * DAY_MS).sweep()).toEqual({ messages: 1, credentialsRequests: 1 });
+    expect(await sweeper.sweep()).toEqual({ messages: 0, credentialsRequests: 0, orders: 0 });
+    expect(await retention(1, 2 * DAY_MS).sweep()).toEqual({
+      messages: 1,
+      credentialsRequests: 1,
+      orders: 0,
+    });
   });
 
   it('is on for 30 days by default, and off with RETENTION_DAYS=off', async () => {

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database, Db } from './db/index.js';
+import { deleteAbandonedOrders } from './orders/index.js';
 import { PAYMENT_CREDENTIALS } from './payments/credentials.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -26,16 +27,24 @@ export interface RetentionOptions {
   batch?: number;
 }
 
+export interface Swept {
+  messages: number;
+  credentialsRequests: number;
+  orders: number;
+}
+
 /**
  * Deletes what the service no longer needs, `days` after a webhook message settled: the message and its
  * attempts, and for `PAYMENT_CREDENTIALS` the credentials request it delivered and the external responses
  * reported for it (their raw processor responses may carry card data, encrypted, and are kept no longer
- * than that). Each batch is one transaction, so a request never outlives its message half-deleted.
- * Messages still PENDING, orders, wallets and merchants are kept.
+ * than that); and `days` after an abandoned checkout's order would have expired, the order (the shopper's
+ * email and what was in the cart, for a sale that never happened). Each batch is one transaction, so a
+ * request never outlives its message half-deleted. Messages still PENDING, orders paid or under way,
+ * wallets and merchants are kept.
  */
 export class Retention {
   readonly #options: RetentionOptions;
-  #sweeping: Promise<{ messages: number; credentialsRequests: number }> | undefined;
+  #sweeping: Promise<Swept> | undefined;
   #stopped = false;
 
   constructor(options: RetentionOptions) {
@@ -44,9 +53,9 @@ export class Retention {
 
   /**
    * One sweep through everything due for deletion, in batches; a sweep called while one runs joins it.
-   * Says how many messages and credentials requests it deleted.
+   * Says how many messages, credentials requests and orders it deleted.
    */
-  sweep(): Promise<{ messages: number; credentialsRequests: number }> {
+  sweep(): Promise<Swept> {
     this.#sweeping ??= this.#sweep().finally(() => {
       this.#sweeping = undefined;
     });
@@ -59,24 +68,38 @@ export class Retention {
     await this.#sweeping?.catch(() => undefined);
   }
 
-  async #sweep(): Promise<{ messages: number; credentialsRequests: number }> {
-    const { db, webhooks, payments, days, now, batch = DEFAULT_BATCH } = this.#options;
+  async #sweep(): Promise<Swept> {
+    const { db, webhooks, payments, days, now } = this.#options;
     const before = now() - days * DAY_MS;
-    const deleted = { messages: 0, credentialsRequests: 0 };
+    const deleted: Swept = { messages: 0, credentialsRequests: 0, orders: 0 };
+    await this.#inBatches(async (trx, limit) => {
+      const settled = await webhooks.deleteSettled(trx, before, limit);
+      const credentials = settled
+        .filter((message) => message.eventName === PAYMENT_CREDENTIALS)
+        .map((message) => message.subjectId);
+      await payments.deleteRequests(trx, credentials);
+      deleted.messages += settled.length;
+      deleted.credentialsRequests += credentials.length;
+      return settled.length;
+    });
+    await this.#inBatches(async (trx, limit) => {
+      const count = await deleteAbandonedOrders(trx, db.engine, before, limit);
+      deleted.orders += count;
+      return count;
+    });
+    return deleted;
+  }
+
+  /**
+   * Runs `batch` in a transaction of its own until it deletes fewer than a full batch or the sweep is
+   * stopped, letting other work run between transactions.
+   */
+  async #inBatches(batch: (trx: Kysely<Database>, limit: number) => Promise<number>): Promise<void> {
+    const { db, batch: limit = DEFAULT_BATCH } = this.#options;
     while (!this.#stopped) {
-      const { messages, requests } = await db.kysely.transaction().execute(async (trx) => {
-        const settled = await webhooks.deleteSettled(trx, before, batch);
-        const credentials = settled
-          .filter((message) => message.eventName === PAYMENT_CREDENTIALS)
-          .map((message) => message.subjectId);
-        await payments.deleteRequests(trx, credentials);
-        return { messages: settled.length, requests: credentials.length };
-      });
-      deleted.messages += messages;
-      deleted.credentialsRequests += requests;
-      if (messages < batch) break;
+      const count = await db.kysely.transaction().execute((trx) => batch(trx, limit));
+      if (count < limit) return;
       await new Promise((resolve) => setImmediate(resolve));
     }
-    return deleted;
   }
 }

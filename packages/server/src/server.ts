@@ -89,7 +89,10 @@ export interface Services {
   checkout: Checkout;
   /** Collected only when they are served (METRICS_PORT). */
   metrics: Metrics | undefined;
-  /** Deletes settled webhook messages and what hangs on them after RETENTION_DAYS; none when `off`. */
+  /**
+   * Deletes settled webhook messages and what hangs on them, and abandoned orders, after RETENTION_DAYS;
+   * none when `off`.
+   */
   retention: Retention | undefined;
 }
 

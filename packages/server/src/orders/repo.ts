@@ -35,6 +35,33 @@ export async function linkExternalResponse(
 }
 
 /**
+ * Deletes up to `limit` ABANDONED orders whose life ended before `before`, in the caller's transaction
+ * (the retention sweep's), walking the (status, expires_at) index; says how many. On PostgreSQL the rows
+ * are locked as they are chosen, skipping locked ones, so two processes sweeping at once take different
+ * orders.
+ */
+export async function deleteAbandonedOrders(
+  executor: Executor,
+  engine: Db['engine'],
+  before: number,
+  limit: number,
+): Promise<number> {
+  const abandoned = await executor
+    .selectFrom('orders')
+    .select('id')
+    .where('status', '=', 'ABANDONED')
+    .where('expires_at', '<', before)
+    .orderBy('expires_at')
+    .limit(limit)
+    .$if(engine === 'postgres', (q) => q.forUpdate().skipLocked())
+    .execute();
+  if (abandoned.length === 0) return 0;
+  const ids = abandoned.map((row) => row.id);
+  await executor.deleteFrom('orders').where('id', 'in', ids).execute();
+  return ids.length;
+}
+
+/**
  * All SQL of the `orders` table. Transaction details are sealed with the key ring here (associated
  * data: the order id, so a ciphertext copied to another order does not open), because a gateway's raw
  * response may echo card data.

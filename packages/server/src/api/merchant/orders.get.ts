@@ -112,7 +112,7 @@ export const orderGetRoute =
           tags: ['Orders'],
           summary: 'Get an order',
           description:
-            "The order with the merchant's own id as `merchantOrderId`, its status, amounts and transaction details. Confirm an order here (or by the signed ORDER_SUCCEEDED webhook) rather than trusting the browser. Another merchant's order is ORDER_NOT_FOUND.",
+            "The order with the merchant's own id as `merchantOrderId`, its status, amounts and transaction details. Confirm an order here (or by the signed ORDER_SUCCEEDED webhook) rather than trusting the browser. Another merchant's order is ORDER_NOT_FOUND, and so is an ABANDONED one once the service's retention (30 days by default) has passed since its `expiresAt`; paid, failed and paying orders are kept.",
           security: BEARER_SECURITY,
           params: Type.Object({ orderId: Type.String({ minLength: 1, maxLength: 64 }) }),
           response: {
