@@ -1,8 +1,11 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, DEFAULT_CREDENTIALS_RETRY_DELAYS_MS, loadConfig } from './config.js';
+import { parseKeyRing } from './vault/keyring.js';
 
 /** A regular file that surely exists: this one. */
 const A_FILE = fileURLToPath(import.meta.url);
@@ -212,5 +215,45 @@ describe('loadConfig', () => {
     expect(config.smtpFrom).toBe('Wallet Checkout <codes@pay.example>');
     expect(JSON.stringify(config)).not.toContain('hunter2');
     expect(loadConfig({}).smtpUrl).toBeUndefined();
+  });
+});
+
+describe('the production files in deploy/', () => {
+  const DEPLOY = fileURLToPath(new URL('../../../deploy/', import.meta.url));
+  const read = (name: string) => fs.readFileSync(path.join(DEPLOY, name), 'utf8');
+
+  it('env.example is a valid production configuration once the vault key it shows how to make is in', () => {
+    const example = read('env.example');
+    const keyCommand = /^# (node -e .*)$/m.exec(example)?.[1] as string;
+    const key = execFileSync('sh', ['-c', keyCommand], { encoding: 'utf8' }).trim();
+    expect(parseKeyRing(key).primaryKeyId).toBe('k1');
+    // Read the way the operations guide's CLI example reads it (sh, set -a), with nothing else around.
+    const env = JSON.parse(
+      execFileSync(
+        'sh',
+        [
+          '-c',
+          'set -a; . "$1"; VAULT_KEYS="$2"; node -e "console.log(JSON.stringify(process.env))"',
+          'sh',
+        ].concat(path.join(DEPLOY, 'env.example'), key),
+        { encoding: 'utf8', env: { PATH: process.env.PATH } },
+      ),
+    ) as Record<string, string>;
+    const config = loadConfig(env);
+    expect(config).toMatchObject({
+      env: 'production',
+      host: '127.0.0.1',
+      publicUrl: 'https://pay.example.com',
+      databaseUrl: 'sqlite:/var/lib/wallet-checkout/wallet.db',
+      trustProxy: ['127.0.0.1'],
+      smtpFrom: 'Wallet Checkout <codes@example.com>',
+      metrics: { host: '127.0.0.1', port: 9464 },
+    });
+    // nginx sends to the port the service listens on, and the unit runs the build's CLI.
+    expect(read('nginx.conf')).toContain(`server 127.0.0.1:${config.port};`);
+    expect(read('wallet-checkout.service')).toMatch(
+      /^ExecStart=\/usr\/bin\/node packages\/server\/dist\/main\.js serve$/m,
+    );
+    expect(read('wallet-checkout.service')).toMatch(/^StateDirectory=wallet-checkout$/m);
   });
 });
