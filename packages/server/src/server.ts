@@ -416,6 +416,7 @@ export async function startService(
   }
   if (config.webhookDispatch) await services.dispatcher.start();
   maintenance = startMaintenance(services, log);
+  void services.senders.checkSmtp();
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   return {

@@ -14,6 +14,7 @@ import { GATEWAY_COMMANDS } from './gateway-commands.js';
 import { MERCHANT_COMMANDS } from './merchant-commands.js';
 import { toJson } from './output.js';
 import { SERVICE_COMMANDS } from './service-commands.js';
+import { SMTP_COMMANDS } from './smtp-command.js';
 import { WEBHOOK_COMMANDS } from './webhook-commands.js';
 
 export type { CliIo } from './context.js';
@@ -24,6 +25,7 @@ const COMMANDS: Command[] = [
   ...GATEWAY_COMMANDS,
   ...WEBHOOK_COMMANDS,
   ...BACKUP_COMMANDS,
+  ...SMTP_COMMANDS,
 ];
 
 function overview(): string {

@@ -1,4 +1,6 @@
 /** The public face of shopper sign-in for the hosted checkout; see README.md in this folder. */
+
+export { isEmail } from './codes.js';
 export { OtpInvalidError, OtpThrottledError } from './errors.js';
 export type { Message, MessageSender } from './messages.js';
 export { SandboxMailbox, type SandboxMessage } from './sandbox-mailbox.js';

@@ -10,6 +10,12 @@ export interface Senders {
   sender: MessageSender;
   /** Staging only: the messages behind `GET /sandbox/messages`. */
   mailbox: SandboxMailbox | undefined;
+  /**
+   * Connects to the SMTP server of `SMTP_URL` and signs in, sending nothing, and logs the outcome, so that
+   * a wrong password or an unreachable server shows when the service starts instead of at a shopper's
+   * first code. Resolves at once without `SMTP_URL`; never rejects.
+   */
+  checkSmtp(): Promise<void>;
   close(): void;
 }
 
@@ -27,15 +33,32 @@ export function createSenders(options: {
     config.smtpUrl && config.smtpFrom
       ? new SmtpSender({ url: config.smtpUrl, from: config.smtpFrom })
       : undefined;
-  const close = () => smtp?.close();
+  let closed = false;
+  const close = () => {
+    closed = true;
+    smtp?.close();
+  };
+  const checkSmtp = async () => {
+    if (!smtp) return;
+    try {
+      await smtp.verify();
+      if (!closed) log.info({ smtp: smtp.server }, 'the SMTP server accepted the sign-in');
+    } catch (error) {
+      if (closed) return;
+      log.warn(
+        { err: error, smtp: smtp.server },
+        'the SMTP server cannot be reached or refused the sign-in: shoppers get no one-time codes by e-mail until SMTP_URL is mended',
+      );
+    }
+  };
   if (config.env === 'staging') {
     const mailbox = new SandboxMailbox({ db, log });
-    return { sender: smtp ? allOf([mailbox, smtp]) : mailbox, mailbox, close };
+    return { sender: smtp ? allOf([mailbox, smtp]) : mailbox, mailbox, checkSmtp, close };
   }
   if (!smtp) {
     log.warn(
       'SMTP_URL is not set: one-time codes cannot be sent, so shoppers cannot sign in to the checkout',
     );
   }
-  return { sender: smtp ?? noSender, mailbox: undefined, close };
+  return { sender: smtp ?? noSender, mailbox: undefined, checkSmtp, close };
 }

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Secret } from '../secret.js';
+import { startTestService } from '../test-support/service.js';
 import { startSmtpServer, type TestSmtpServer } from '../test-support/smtp.js';
+import { until } from '../test-support/wait.js';
 import { SmtpSender } from './index.js';
 
 describe('SmtpSender', () => {
@@ -43,5 +45,51 @@ describe('SmtpSender', () => {
     const sender = new SmtpSender({ url: new Secret(url), from: 'codes@pay.example' });
     await expect(sender.send({ to: 'ada@example.com', subject: 's', text: 't' })).rejects.toThrow(/Invalid/);
     sender.close();
+  });
+});
+
+describe('the SMTP check when the service starts', () => {
+  let smtp: TestSmtpServer;
+  beforeAll(async () => {
+    smtp = await startSmtpServer({ user: 'wallet', password: 'p@ss word' });
+  });
+  afterAll(() => smtp.close());
+
+  /** The service's log lines about its SMTP server, once one has been written. */
+  const smtpLines = async (smtpUrl: string) => {
+    const service = await startTestService('sqlite', { SMTP_URL: smtpUrl, SMTP_FROM: 'codes@pay.example' });
+    try {
+      const lines = await until(async () => {
+        const found = service.logs
+          .flatMap((chunk) => chunk.split('\n'))
+          .filter((line) => line.includes('"smtp":'))
+          .map((line) => JSON.parse(line) as { level: number; msg: string; smtp: string; err?: unknown });
+        return found.length > 0 && found;
+      });
+      return { lines, logs: service.logs.join('') };
+    } finally {
+      await service.close();
+    }
+  };
+
+  it('logs that the server accepted the sign-in, sending nothing', async () => {
+    const { lines } = await smtpLines(smtp.url);
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 30,
+        msg: 'the SMTP server accepted the sign-in',
+        smtp: expect.stringMatching(/^smtp:\/\/127\.0\.0\.1:\d+$/),
+      }),
+    ]);
+    expect(smtp.received).toEqual([]);
+  });
+
+  it('warns, without the password, when the server refuses the sign-in', async () => {
+    const { lines, logs } = await smtpLines(smtp.url.replace('p%40ss%20word', 'Wr0ng-pa55'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 40, smtp: expect.stringMatching(/^smtp:\/\/127\.0\.0\.1:\d+$/) });
+    expect(lines[0]?.msg).toContain('shoppers get no one-time codes by e-mail until SMTP_URL is mended');
+    expect(JSON.stringify(lines[0]?.err)).toContain('Invalid login');
+    expect(logs).not.toContain('Wr0ng-pa55');
   });
 });

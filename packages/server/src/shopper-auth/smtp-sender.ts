@@ -11,8 +11,12 @@ const SOCKET_TIMEOUT_MS = 20_000;
 export class SmtpSender implements MessageSender {
   readonly #transport: Transporter;
   readonly #from: string;
+  /** The server as `smtp://host:port`, without the credentials: for messages and logs. */
+  readonly server: string;
 
   constructor(options: { url: Secret<string>; from: string }) {
+    const url = new URL(options.url.reveal());
+    this.server = `${url.protocol}//${url.host}`;
     this.#transport = nodemailer.createTransport({
       url: options.url.reveal(),
       connectionTimeout: CONNECTION_TIMEOUT_MS,
@@ -30,6 +34,11 @@ export class SmtpSender implements MessageSender {
       subject: message.subject,
       text: message.text,
     });
+  }
+
+  /** Connects and signs in without sending anything; rejects with nodemailer's error as `send` would. */
+  async verify(): Promise<void> {
+    await this.#transport.verify();
   }
 
   close(): void {

@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { json, runCli } from '../test-support/cli.js';
+import { type TestDatabase, testDatabase } from '../test-support/db.js';
+import { startSmtpServer, type TestSmtpServer } from '../test-support/smtp.js';
+
+const PASSWORD = 'Sm7p-pa55word';
+
+describe('wallet-checkout smtp test', () => {
+  let database: TestDatabase;
+  let smtp: TestSmtpServer;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    database = await testDatabase('sqlite');
+    smtp = await startSmtpServer({ user: 'wallet', password: PASSWORD });
+    env = {
+      DATABASE_URL: database.url,
+      DATA_DIR: database.dataDir,
+      SMTP_URL: smtp.url,
+      SMTP_FROM: 'Wallet Checkout <codes@pay.example>',
+    };
+  });
+  afterAll(async () => {
+    await smtp.close();
+    await database.drop();
+  });
+
+  const server = () => smtp.url.replace(/\/\/[^@]*@/, '//');
+
+  it('sends one message through SMTP_URL, signed in, from SMTP_FROM', async () => {
+    const sent = json(await runCli(env, ['smtp', 'test', '--to', 'ops@shop.example', '--json']));
+    expect(sent).toMatchObject({ server: server(), to: 'ops@shop.example' });
+    expect(smtp.received).toHaveLength(1);
+    expect(smtp.received[0]).toMatchObject({
+      from: 'codes@pay.example',
+      to: ['ops@shop.example'],
+      user: 'wallet',
+    });
+    expect(smtp.received[0]?.raw).toMatch(/^Subject: Wallet Checkout: test message\r?$/m);
+
+    const text = await runCli(env, ['smtp', 'test', '--to', 'ops@shop.example']);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(
+      new RegExp(`^Sent a test message to ops@shop\\.example through ${server()} \\(\\d+ ms\\)\\.\\n$`),
+    );
+    expect(text.stdout).not.toContain(PASSWORD);
+  });
+
+  it('fails with the server answer, never the password, when the sign-in is refused', async () => {
+    const refused = await runCli({ ...env, SMTP_URL: smtp.url.replace(PASSWORD, 'not-it') }, [
+      'smtp',
+      'test',
+      '--to',
+      'ops@shop.example',
+    ]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(
+      new RegExp(
+        `^error: ${server()} did not take the message: Invalid login: 535 Invalid username or password`,
+      ),
+    );
+    expect(refused.stderr).not.toContain('not-it');
+  });
+
+  it('fails when the server cannot be reached', async () => {
+    const down = await startSmtpServer();
+    const url = down.url;
+    await down.close();
+    const unreachable = await runCli({ ...env, SMTP_URL: url }, [
+      'smtp',
+      'test',
+      '--to',
+      'ops@shop.example',
+      '--json',
+    ]);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stdout).toBe('');
+    expect(JSON.parse(unreachable.stderr.trimEnd().split('\n').at(-1) as string)).toMatchObject({
+      error: { code: 'MESSAGE_NOT_SENT', message: expect.stringContaining('ECONNREFUSED') },
+    });
+  });
+
+  it('says what is missing without SMTP_URL, and refuses a --to that is not an address', async () => {
+    const unset = await runCli({ DATABASE_URL: env.DATABASE_URL as string, DATA_DIR: database.dataDir }, [
+      'smtp',
+      'test',
+      '--to',
+      'ops@shop.example',
+    ]);
+    expect(unset.code).toBe(1);
+    expect(unset.stderr).toContain('error: SMTP_URL: is not set: set SMTP_URL and SMTP_FROM to send e-mail');
+    const bad = await runCli(env, ['smtp', 'test', '--to', 'ops']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--to: must be an e-mail address, got "ops"');
+  });
+});
