@@ -81,7 +81,13 @@ export function merchantsTable(merchants: Merchant[]): string {
 
 export function apiKeysTable(keys: ApiKeyInfo[]): string {
   return table(
-    ['ID', 'KEY', 'CREATED', 'REVOKED'],
-    keys.map((key) => [key.id, `${key.prefix}…`, isoTime(key.createdAt), isoTime(key.revokedAt)]),
+    ['ID', 'KEY', 'CREATED', 'LAST USED', 'REVOKED'],
+    keys.map((key) => [
+      key.id,
+      `${key.prefix}…`,
+      isoTime(key.createdAt),
+      isoTime(key.lastUsedAt),
+      isoTime(key.revokedAt),
+    ]),
   );
 }

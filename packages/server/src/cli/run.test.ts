@@ -293,13 +293,18 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
       stderr: 'error: API key matching the key given does not exist\n',
     });
     const table = await cli('apikey', 'list', created.merchantId);
-    expect(table.stdout).toMatch(/^ID +KEY +CREATED +REVOKED\n/);
+    expect(table.stdout).toMatch(/^ID +KEY +CREATED +LAST USED +REVOKED\n/);
     expect(table.stdout).toContain(`${(second.apiKey as string).slice(0, 12)}…`);
     await inspect(async (merchants) => {
       expect(await merchants.authenticate(second.apiKey as string)).toBeUndefined();
       expect(await merchants.authenticate(third.apiKey as string)).toBeUndefined();
       expect((await merchants.authenticate(created.apiKey))?.id).toBe(created.merchantId);
     });
+    // The service's look-up above recorded the first key's use; the revoked keys were never used.
+    const uses = json(await cli('apikey', 'list', created.merchantId, '--json')) as {
+      lastUsedAt: number | null;
+    }[];
+    expect(uses.map((key) => key.lastUsedAt !== null)).toEqual([true, false, false]);
     const text = await cli('apikey', 'create', created.merchantId);
     expect(text.stdout).toMatch(/^Created API key key_\w+ for mch_\w+:\n {2}sk_test_\w{32}\n/);
   });

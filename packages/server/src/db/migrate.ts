@@ -9,6 +9,7 @@ import * as merchantAuthorization from './migrations/006_merchant_authorization.
 import * as cryptogramKey from './migrations/007_cryptogram_key.js';
 import * as rateLimits from './migrations/008_rate_limits.js';
 import * as externalResponsesRequest from './migrations/009_external_responses_request.js';
+import * as apiKeyLastUsed from './migrations/010_api_key_last_used.js';
 
 type EngineMigration = { up(db: Parameters<Migration['up']>[0], engine: Engine): Promise<void> };
 
@@ -23,6 +24,7 @@ const MIGRATIONS: Record<string, EngineMigration> = {
   '007_cryptogram_key': cryptogramKey,
   '008_rate_limits': rateLimits,
   '009_external_responses_request': externalResponsesRequest,
+  '010_api_key_last_used': apiKeyLastUsed,
 };
 
 export class MigrationError extends Error {}

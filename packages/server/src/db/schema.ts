@@ -33,6 +33,8 @@ export interface ApiKeysTable {
   hash: string;
   created_at: number;
   revoked_at: number | null;
+  /** When the key last authenticated a request, to the minute; null until then. */
+  last_used_at: number | null;
 }
 
 export interface WebhookSecretsTable {

@@ -6,7 +6,7 @@
  * `authenticate` runs on every API request. It finds a key by its hash (so no secret is ever compared
  * character by character) and keeps hash → merchant in memory for a few seconds. A revoke or a merchant
  * update in this process drops the entry at once; another process sees it within the cache's lifetime
- * (5 s by default).
+ * (5 s by default). A look-up that finds a live key records its use, at most once a minute per process.
  */
 import { createHash } from 'node:crypto';
 import { NotFoundError } from '../errors.js';
@@ -21,6 +21,8 @@ const KEY_BODY = /^[0-9A-Za-z]{32}$/;
 const KEY_BODY_LENGTH = 32;
 /** `sk_test_` plus 4 random characters: enough to tell keys apart, far too little to guess the rest. */
 const DISPLAY_PREFIX_LENGTH = 12;
+/** A key's last use is recorded to the minute: at most one write a minute per key, whatever the traffic. */
+const LAST_USED_PRECISION_MS = 60_000;
 
 export interface ApiKeyInfo {
   id: string;
@@ -29,6 +31,8 @@ export interface ApiKeyInfo {
   prefix: string;
   createdAt: number;
   revokedAt: number | null;
+  /** When the key last authenticated a request, to the minute; null if it never has. */
+  lastUsedAt: number | null;
 }
 
 export interface NewApiKey {
@@ -48,6 +52,7 @@ function toInfo(row: ApiKeyRow): ApiKeyInfo {
     prefix: row.prefix,
     createdAt: Number(row.created_at),
     revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+    lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
   };
 }
 
@@ -62,6 +67,8 @@ export class ApiKeys {
   readonly #inflight = new Map<string, Promise<Merchant | undefined>>();
   /** Bumped on every invalidation: a look-up that started before it must not fill the cache after it. */
   #generation = 0;
+  /** Key id → when this process last recorded the key's use. */
+  readonly #usesRecorded = new Map<string, number>();
 
   constructor(options: {
     repo: MerchantsRepo;
@@ -97,6 +104,7 @@ export class ApiKeys {
       hash,
       created_at: this.#now(),
       revoked_at: null,
+      last_used_at: null,
     });
     this.#misses.delete(hash);
     return { id, apiKey };
@@ -157,6 +165,7 @@ export class ApiKeys {
     try {
       const found = await this.#repo.findByKeyHash(hash);
       const merchant = found && found.revokedAt === null ? toMerchant(found.merchant) : undefined;
+      if (found && merchant) await this.#recordUse(found.keyId);
       if (generation === this.#generation) {
         if (merchant) this.#cache.set(hash, merchant);
         else this.#misses.set(hash, true);
@@ -165,6 +174,24 @@ export class ApiKeys {
     } finally {
       // After an invalidation the map was cleared, and any entry for this hash belongs to a newer look-up.
       if (generation === this.#generation) this.#inflight.delete(hash);
+    }
+  }
+
+  /**
+   * Records the key's use, at most once a minute from this process (one request a minute per key waits
+   * for the write). Each process writes its own, never moving the time back, so the recorded time is at
+   * most a minute behind the key's last use. The record is advisory: a failed write does not fail the
+   * request, and the next look-up of the key tries again.
+   */
+  async #recordUse(keyId: string): Promise<void> {
+    const now = this.#now();
+    const recorded = this.#usesRecorded.get(keyId);
+    if (recorded !== undefined && now - recorded < LAST_USED_PRECISION_MS) return;
+    try {
+      await this.#repo.recordApiKeyUse(keyId, now);
+      this.#usesRecorded.set(keyId, now);
+    } catch {
+      this.#usesRecorded.delete(keyId);
     }
   }
 

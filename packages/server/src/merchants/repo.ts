@@ -113,7 +113,6 @@ export class MerchantsRepo {
       .execute();
   }
 
-  /** Sets `revoked_at` unless the key is already revoked; returns the key as it is afterwards. */
   /** Revokes the key with this id or this hash; a key revoked before keeps its time. */
   async revokeApiKey(key: { id: string } | { hash: string }, at: number): Promise<ApiKeyRow | undefined> {
     const [column, value] = 'id' in key ? (['id', key.id] as const) : (['hash', key.hash] as const);
@@ -127,6 +126,16 @@ export class MerchantsRepo {
     return (
       revoked ?? this.#kysely.selectFrom('api_keys').selectAll().where(column, '=', value).executeTakeFirst()
     );
+  }
+
+  /** Records that the key was used `at`, unless a later use is recorded (by a process whose clock is ahead). */
+  async recordApiKeyUse(id: string, at: number): Promise<void> {
+    await this.#kysely
+      .updateTable('api_keys')
+      .set({ last_used_at: at })
+      .where('id', '=', id)
+      .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
+      .execute();
   }
 
   /** The key with this hash and its merchant, in one indexed look-up (the hash column is unique). */

@@ -242,6 +242,7 @@ describe.each(engines())('merchants on %s', (engine) => {
       const { merchant, apiKey } = await merchants.create({ name: 'Keys' });
       clock += 1;
       const second = await merchants.createApiKey(merchant.id);
+      const usedAt = clock;
       expect((await merchants.authenticate(apiKey))?.id).toBe(merchant.id);
       expect((await merchants.authenticate(second.apiKey))?.id).toBe(merchant.id);
 
@@ -264,6 +265,7 @@ describe.each(engines())('merchants on %s', (engine) => {
           prefix: apiKey.slice(0, 12),
           createdAt: expect.any(Number),
           revokedAt: null,
+          lastUsedAt: usedAt,
         },
         {
           id: second.id,
@@ -271,6 +273,7 @@ describe.each(engines())('merchants on %s', (engine) => {
           prefix: second.apiKey.slice(0, 12),
           createdAt: expect.any(Number),
           revokedAt: clock - 1000,
+          lastUsedAt: usedAt,
         },
       ]);
       expect(JSON.stringify(listed)).not.toContain(apiKey);
@@ -324,6 +327,48 @@ describe.each(engines())('merchants on %s', (engine) => {
       expect(await other.authenticate(apiKey)).toBeDefined();
       clock += 1;
       expect(await other.authenticate(apiKey)).toBeUndefined();
+    });
+
+    it('records when each key was last used, at most a minute behind, once a minute per process', async () => {
+      const local = new Merchants({ db: handle.db, keyRing, env: 'staging', now, cacheTtlMs: 0 });
+      const other = new Merchants({ db: handle.db, keyRing, env: 'staging', now, cacheTtlMs: 0 });
+      const { merchant, apiKey } = await local.create({ name: 'Last used' });
+      const unused = await local.createApiKey(merchant.id);
+      const [used] = await local.listApiKeys(merchant.id);
+      const usedId = used?.id as string;
+      const lastUsed = async () =>
+        Object.fromEntries((await local.listApiKeys(merchant.id)).map((key) => [key.id, key.lastUsedAt]));
+      expect(await lastUsed()).toEqual({ [usedId]: null, [unused.id]: null });
+
+      const start = clock;
+      await local.authenticate(apiKey);
+      expect(await lastUsed()).toEqual({ [usedId]: start, [unused.id]: null });
+
+      // Within its minute a process does not write again; another process writes its own first use.
+      clock = start + 30_000;
+      await local.authenticate(apiKey);
+      expect((await lastUsed())[usedId]).toBe(start);
+      await other.authenticate(apiKey);
+      expect((await lastUsed())[usedId]).toBe(start + 30_000);
+      clock = start + 59_999;
+      await local.authenticate(apiKey);
+      await other.authenticate(apiKey);
+      expect((await lastUsed())[usedId]).toBe(start + 30_000);
+      clock = start + 60_000;
+      await local.authenticate(apiKey);
+      expect((await lastUsed())[usedId]).toBe(start + 60_000);
+
+      // A process whose clock is behind does not move the time back.
+      clock = start + 45_000;
+      const behind = new Merchants({ db: handle.db, keyRing, env: 'staging', now, cacheTtlMs: 0 });
+      await behind.authenticate(apiKey);
+      expect((await lastUsed())[usedId]).toBe(start + 60_000);
+
+      // A revoked key is not counted as used.
+      await local.revokeApiKey(usedId);
+      clock = start + 600_000;
+      expect(await local.authenticate(apiKey)).toBeUndefined();
+      expect(await lastUsed()).toEqual({ [usedId]: start + 60_000, [unused.id]: null });
     });
   });
 });
