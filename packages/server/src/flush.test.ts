@@ -29,8 +29,9 @@ interface Call {
 }
 
 /**
- * Reads a trace of `strace -f -y`: a call another thread interrupted is printed as `<unfinished ...>`
- * and later `<... name resumed>`; the line numbers order every call's start and return in time.
+ * Reads a trace of `strace -f -y`. A call another thread interrupted is printed in two parts,
+ * `read(34<socket:[…]>, <unfinished ...>` and later `<... read resumed>"POST …"..., 65536) = 369`, whose
+ * arguments are joined; the line numbers order every call's start and return in time.
  */
 function parseTrace(text: string): Call[] {
   const calls: Call[] = [];
@@ -39,18 +40,24 @@ function parseTrace(text: string): Call[] {
     const match = /^(\d+)\s+[\d.]+\s+(.*)$/.exec(line);
     if (!match) return;
     const [, pid = '', rest = ''] = match;
-    const resumed = /^<\.\.\. (\w+) resumed>/.exec(rest);
+    const resumed = /^<\.\.\. \w+ resumed>(.*)$/.exec(rest);
     if (resumed) {
       const call = pending.get(pid);
       pending.delete(pid);
-      if (call) calls.push({ ...call, returned: index });
+      if (call) calls.push({ ...call, args: `${call.args}${resumed[1]}`, returned: index });
       return;
     }
     const call = /^(\w+)\((\d+)<([^>]*)>(.*)$/.exec(rest);
     if (!call) return;
     const [, name = '', , fd = '', args = ''] = call;
-    const started = { name, fd, args, started: index };
-    if (args.endsWith('<unfinished ...>')) pending.set(pid, started);
+    const unfinished = args.endsWith(' <unfinished ...>');
+    const started = {
+      name,
+      fd,
+      args: unfinished ? args.slice(0, -' <unfinished ...>'.length) : args,
+      started: index,
+    };
+    if (unfinished) pending.set(pid, started);
     else calls.push({ ...started, returned: index });
   });
   return calls;
@@ -103,6 +110,35 @@ const exited = (child: ChildProcess) =>
     if (child.exitCode !== null) resolve(child.exitCode);
     else child.once('exit', (code) => resolve(code));
   });
+
+describe("the strace trace reader (on text in strace's format)", () => {
+  it('joins a call another thread interrupted, and orders calls by where they start and return', () => {
+    const trace = [
+      '100  1.000001 read(34<socket:[7]>,  <unfinished ...>',
+      '101  1.000002 fdatasync(25</data/wallet.db-wal>) = 0',
+      '100  1.000003 <... read resumed>"POST /payments/credentials HTTP/1.1"..., 65536) = 369',
+      '100  1.000004 writev(34<socket:[7]>, [{iov_base="HTTP/1.1 200 OK"...}], 2) = 273',
+      'not a call',
+    ].join('\n');
+    expect(parseTrace(trace)).toEqual([
+      { name: 'fdatasync', fd: '/data/wallet.db-wal', args: ') = 0', started: 1, returned: 1 },
+      {
+        name: 'read',
+        fd: 'socket:[7]',
+        args: ', "POST /payments/credentials HTTP/1.1"..., 65536) = 369',
+        started: 0,
+        returned: 2,
+      },
+      {
+        name: 'writev',
+        fd: 'socket:[7]',
+        args: ', [{iov_base="HTTP/1.1 200 OK"...}], 2) = 273',
+        started: 3,
+        returned: 3,
+      },
+    ]);
+  });
+});
 
 /**
  * The promise behind every acknowledgement, checked where it is kept: strace follows the service's
