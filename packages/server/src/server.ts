@@ -20,6 +20,7 @@ import { buildApp } from './app.js';
 import { Checkout } from './checkout/index.js';
 import { type Config, ConfigError } from './config.js';
 import { DbClock } from './db/clock.js';
+import { durabilityWarnings } from './db/durability.js';
 import { createDb, type Db } from './db/index.js';
 import { migrate } from './db/migrate.js';
 import { GatewayAccounts } from './gateways/index.js';
@@ -106,6 +107,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     },
   });
   await migrate(db);
+  for (const warning of await durabilityWarnings(db)) log.warn(warning);
   const clock = new DbClock(db);
   await clock.start((error) =>
     log.warn({ err: error }, "could not read the database's clock; keeping the last offset"),
