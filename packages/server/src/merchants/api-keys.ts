@@ -21,7 +21,7 @@ const KEY_BODY = /^[0-9A-Za-z]{32}$/;
 const KEY_BODY_LENGTH = 32;
 /** `sk_test_` plus 4 random characters: enough to tell keys apart, far too little to guess the rest. */
 const DISPLAY_PREFIX_LENGTH = 12;
-/** A key's last use is recorded to the minute: at most one write a minute per key, whatever the traffic. */
+/** A key's last use is recorded to the minute: at most one write a minute per key and process. */
 const LAST_USED_PRECISION_MS = 60_000;
 
 export interface ApiKeyInfo {
