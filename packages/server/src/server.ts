@@ -106,7 +106,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
       onError: (error) => log.error({ err: error }, 'the WAL checkpoint failed; it is retried'),
     },
   });
-  await migrate(db);
+  await migrate(db, (warning) => log.warn(warning));
   for (const warning of await durabilityWarnings(db)) log.warn(warning);
   const clock = new DbClock(db);
   await clock.start((error) =>

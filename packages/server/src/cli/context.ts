@@ -42,7 +42,7 @@ export async function openContext(io: CliIo, json: boolean): Promise<Context> {
   const db = createDb(config.databaseUrl);
   let closed = false;
   try {
-    const migrated = await migrate(db);
+    const migrated = await migrate(db, (warning) => io.stderr(`warning: ${warning}\n`));
     // The CLI is short-lived and must see its own writes at once: no caching.
     const merchants = new Merchants({ db, keyRing, env: config.env, cacheTtlMs: 0 });
     return {

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../test-support/cli.js';
 import { engines, openTestDb } from '../test-support/db.js';
 import { migrate } from './migrate.js';
 
@@ -57,5 +58,49 @@ describe.each(engines())('migrations on %s', (engine) => {
       .executeTakeFirstOrThrow();
     expect(typeof first.id).toBe('number');
     expect(second.id).toBeGreaterThan(first.id);
+  });
+
+  describe('a database a newer version migrated', () => {
+    const record = (name: string) =>
+      sql`insert into kysely_migration (name, timestamp) values (${name}, ${new Date().toISOString()})`.execute(
+        handle.db.kysely,
+      );
+    const forget = (name: string) =>
+      sql`delete from kysely_migration where name = ${name}`.execute(handle.db.kysely);
+
+    it('runs on it, warning once, when the migrations it does not have are newer than its own', async () => {
+      await record('999_from_a_newer_version');
+      try {
+        const warnings: string[] = [];
+        expect(await migrate(handle.db, (warning) => warnings.push(warning))).toEqual([]);
+        expect(warnings).toEqual([
+          'the database was migrated by a newer version (999_from_a_newer_version); this version runs on it, as migrations only add, until that version replaces it',
+        ]);
+        // The command line says so too, and works.
+        const listed = await runCli({ DATABASE_URL: handle.url, DATA_DIR: handle.dataDir }, [
+          'merchant',
+          'list',
+          '--json',
+        ]);
+        expect(listed.code).toBe(0);
+        expect(listed.stderr).toContain(
+          'warning: the database was migrated by a newer version (999_from_a_newer_version)',
+        );
+      } finally {
+        await forget('999_from_a_newer_version');
+      }
+    });
+
+    it('refuses one it does not have that is older than its own last', async () => {
+      await record('005a_from_another_line');
+      try {
+        await expect(migrate(handle.db)).rejects.toThrow(
+          /migrations this version does not have, older than its last \(\d{3}_\w+\): 005a_from_another_line$/,
+        );
+      } finally {
+        await forget('005a_from_another_line');
+      }
+      expect(await migrate(handle.db)).toEqual([]);
+    });
   });
 });

@@ -1,4 +1,4 @@
-import { type Migration, type MigrationResultSet, Migrator } from 'kysely';
+import { DEFAULT_MIGRATION_TABLE, type Migration, type MigrationResultSet, Migrator, sql } from 'kysely';
 import type { Db, Engine } from './index.js';
 import * as initial from './migrations/001_initial.js';
 import * as orders from './migrations/002_orders.js';
@@ -13,7 +13,10 @@ import * as apiKeyLastUsed from './migrations/010_api_key_last_used.js';
 
 type EngineMigration = { up(db: Parameters<Migration['up']>[0], engine: Engine): Promise<void> };
 
-/** Every migration, in order. Names are permanent once released. */
+/**
+ * Every migration, in order. Names are permanent once released, and each only adds (tables, columns that
+ * may be empty, indexes), so that the previous version runs on what the next one migrated (see `migrate`).
+ */
 const MIGRATIONS: Record<string, EngineMigration> = {
   '001_initial': initial,
   '002_orders': orders,
@@ -29,8 +32,45 @@ const MIGRATIONS: Record<string, EngineMigration> = {
 
 export class MigrationError extends Error {}
 
-/** Applies every pending migration; safe to call from several processes at once (Kysely takes a lock). */
-export async function migrate(db: Db): Promise<string[]> {
+/** The names of the migrations the database records as applied; none before the first migration. */
+async function appliedMigrations(db: Db): Promise<string[]> {
+  const table =
+    db.engine === 'sqlite'
+      ? sql<{
+          found: string | null;
+        }>`select name as found from sqlite_master where type = 'table' and name = ${DEFAULT_MIGRATION_TABLE}`
+      : sql<{ found: string | null }>`select to_regclass(${DEFAULT_MIGRATION_TABLE})::text as found`;
+  if (!(await table.execute(db.kysely)).rows[0]?.found) return [];
+  const { rows } = await sql<{
+    name: string;
+  }>`select name from ${sql.table(DEFAULT_MIGRATION_TABLE)}`.execute(db.kysely);
+  return rows.map((row) => row.name);
+}
+
+/**
+ * Applies every pending migration; safe to call from several processes at once (Kysely takes a lock).
+ *
+ * A database a newer version migrated records migrations this version does not have. Every migration
+ * only adds (tables, columns that may be empty, indexes), so this version runs on it, and `warn` says so:
+ * a process of the previous version can then restart during a rolling upgrade, or serve again after a
+ * rollback. A migration this version does not have that sorts before its own last one comes from another
+ * line of releases, and is refused.
+ */
+export async function migrate(db: Db, warn?: (message: string) => void): Promise<string[]> {
+  const known = Object.keys(MIGRATIONS).sort();
+  const last = known.at(-1) as string;
+  const unknown = (await appliedMigrations(db)).filter((name) => !(name in MIGRATIONS));
+  const foreign = unknown.filter((name) => name < last);
+  if (foreign.length > 0) {
+    throw new MigrationError(
+      `the database records migrations this version does not have, older than its last (${last}): ${foreign.join(', ')}`,
+    );
+  }
+  if (unknown.length > 0) {
+    warn?.(
+      `the database was migrated by a newer version (${unknown.join(', ')}); this version runs on it, as migrations only add, until that version replaces it`,
+    );
+  }
   const migrator = new Migrator({
     db: db.kysely,
     provider: {
@@ -39,7 +79,16 @@ export async function migrate(db: Db): Promise<string[]> {
           name,
           { up: (kysely) => migration.up(kysely, db.engine) },
         ]);
-        return Object.fromEntries(entries);
+        // Already applied by the newer version: listed so that Kysely finds none missing, never run.
+        const newer = unknown.map((name): [string, Migration] => [
+          name,
+          {
+            up: async () => {
+              throw new MigrationError(`migration ${name} is not part of this version`);
+            },
+          },
+        ]);
+        return Object.fromEntries([...entries, ...newer]);
       },
     },
   });

@@ -57,12 +57,13 @@ export async function testDatabase(engine: Engine): Promise<TestDatabase> {
 /** A fresh migrated database opened with Kysely; call `close()` in afterAll. */
 export async function openTestDb(
   engine: Engine,
-): Promise<{ db: Db; dataDir: string; close(): Promise<void> }> {
+): Promise<{ db: Db; url: string; dataDir: string; close(): Promise<void> }> {
   const database = await testDatabase(engine);
   const db = createDb(database.url);
   await migrate(db);
   return {
     db,
+    url: database.url,
     dataDir: database.dataDir,
     async close() {
       await db.close();
