@@ -41,6 +41,8 @@ export interface CommandSpec<Input = unknown> {
   options?: Record<string, OptionSpec>;
   /** Extra lines for `--help`. */
   details?: string[];
+  /** Runs the service, which says in its own log what its start finds (the context then stays quiet). */
+  startsService?: boolean;
   /** Turns the parsed line into the command's input; throws a UsageError on a bad combination. */
   prepare(parsed: Parsed): Input;
 }

@@ -31,7 +31,12 @@ export interface Context {
   close(): Promise<void>;
 }
 
-export async function openContext(io: CliIo, json: boolean): Promise<Context> {
+/** `quiet`: the migration's warnings are left to the service the command starts, which logs them. */
+export async function openContext(
+  io: CliIo,
+  json: boolean,
+  options: { quiet?: boolean } = {},
+): Promise<Context> {
   const config = loadConfig(io.env);
   // Before the database: a bad key ring must stop the command before it creates or migrates anything.
   const keyRing = loadKeyRing({
@@ -42,7 +47,10 @@ export async function openContext(io: CliIo, json: boolean): Promise<Context> {
   const db = createDb(config.databaseUrl);
   let closed = false;
   try {
-    const migrated = await migrate(db, (warning) => io.stderr(`warning: ${warning}\n`));
+    const migrated = await migrate(
+      db,
+      options.quiet ? undefined : (warning) => io.stderr(`warning: ${warning}\n`),
+    );
     // The CLI is short-lived and must see its own writes at once: no caching.
     const merchants = new Merchants({ db, keyRing, env: config.env, cacheTtlMs: 0 });
     return {

@@ -124,7 +124,7 @@ async function runCommand(argv: string[], io: CliIo): Promise<number> {
     return 0;
   }
   const input = command.prepare(parsed);
-  const context = await openContext(io, parsed.json);
+  const context = await openContext(io, parsed.json, { quiet: command.startsService === true });
   try {
     return (await command.execute(context, input)) ?? 0;
   } finally {

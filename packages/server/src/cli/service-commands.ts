@@ -90,6 +90,7 @@ const serve = defineCommand<void>({
   details: [
     'Configuration comes from the environment: PORT, HOST, PUBLIC_URL, DATABASE_URL, WALLET_ENV, VAULT_KEYS…',
   ],
+  startsService: true,
   prepare() {},
   execute: (context) => runUntilStopped(context, false),
 });
@@ -101,6 +102,7 @@ const start = defineCommand<void>({
     'Staging only: also starts the sandbox gateway on SANDBOX_GATEWAY_URL (default http://127.0.0.1:4010)',
     'and the demo store on http://localhost:DEMO_STORE_PORT (default 4001), with its two demo merchants.',
   ],
+  startsService: true,
   prepare() {},
   execute: (context) => runUntilStopped(context, true),
 });

@@ -86,6 +86,15 @@ describe.each(engines())('migrations on %s', (engine) => {
         expect(listed.stderr).toContain(
           'warning: the database was migrated by a newer version (999_from_a_newer_version)',
         );
+        // `serve` leaves the warning to the service's log rather than saying it twice.
+        const served = await runCli(
+          { DATABASE_URL: handle.url, DATA_DIR: handle.dataDir, PORT: '0', LOG_LEVEL: 'silent' },
+          ['serve'],
+          { waitForStop: async () => 'SIGTERM' },
+        );
+        expect(served.code).toBe(0);
+        expect(served.stderr).toContain('SIGTERM: stopping');
+        expect(served.stderr).not.toContain('migrated by a newer version');
       } finally {
         await forget('999_from_a_newer_version');
       }
