@@ -1,13 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from './cli/run.js';
 import { engines, type TestDatabase, testDatabase } from './test-support/db.js';
-
-const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
+import { startServiceProcess } from './test-support/service-process.js';
 
 /** A receiver that holds every request open until `release()`, then answers 200 to all, old and new. */
 async function holdingReceiver() {
@@ -68,23 +66,6 @@ async function holdingReceiver() {
         server.close(() => resolve());
       }),
   };
-}
-
-async function startProcess(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve', '--json'], {
-    env: { ...process.env, ...env, PORT: '0', LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /"url":\s*"(http:\/\/[^"]+)"/.exec(out);
-      if (match?.[1]) resolve(match[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`service exited with ${code}: ${out}`)));
-  });
-  return { child, url };
 }
 
 const killed = (child: ChildProcess) =>
@@ -172,7 +153,7 @@ describe.each(engines())('a crash after the acknowledgement on %s', (engine) => 
    * and its webhook reached the receiver with the message id the request shows.
    */
   async function expectAllDelivered(acked: Map<string, string>) {
-    const second = await startProcess(env);
+    const second = await startServiceProcess(env);
     try {
       await receiver.deliveredAll([...acked.keys()], 20_000);
       for (const [merchantReference, requestId] of acked) {
@@ -193,7 +174,7 @@ describe.each(engines())('a crash after the acknowledgement on %s', (engine) => 
   }
 
   it('loses no acknowledged request and no webhook', { timeout: 60_000 }, async () => {
-    const first = await startProcess(env);
+    const first = await startServiceProcess(env);
     const session = await sessionAt(first.url);
     const acked = new Map<string, string>();
     await Promise.all(
@@ -214,7 +195,7 @@ describe.each(engines())('a crash after the acknowledgement on %s', (engine) => 
     timeout: 60_000,
   }, async () => {
     receiver.release();
-    const first = await startProcess(env);
+    const first = await startServiceProcess(env);
     const session = await sessionAt(first.url);
     // Sixteen clients send one request after another; the process is killed the moment the 150th
     // acknowledgement arrives, with other requests in flight, in a group commit or being written.

@@ -1,13 +1,12 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, runCli } from './test-support/cli.js';
 import { type TestDatabase, testDatabase } from './test-support/db.js';
+import { startServiceProcess } from './test-support/service-process.js';
 
-const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
 const REQUESTS = 30;
 
 function requireStrace(): string {
@@ -61,24 +60,6 @@ function parseTrace(text: string): Call[] {
     else calls.push({ ...started, returned: index });
   });
   return calls;
-}
-
-/** The service in a process of its own, from the sources; resolves with its URL once it listens. */
-function serve(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'serve', '--json'], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /"url":\s*"(http:\/\/[^"]+)"/.exec(out);
-      if (match?.[1]) resolve(match[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`the service exited with ${code}: ${out}`)));
-  });
-  return { child, url };
 }
 
 /**
@@ -170,9 +151,9 @@ describe('every acknowledgement is flushed before its answer, on sqlite (traced 
       ]),
     ) as { apiKey: string };
     const traceFile = path.join(database.dataDir, 'strace.txt');
-    const service = serve({ ...env, PORT: '0', LOG_LEVEL: 'warn', WEBHOOK_DISPATCH: 'off' });
+    const service = await startServiceProcess({ ...env, WEBHOOK_DISPATCH: 'off' });
     try {
-      const pool = new Pool(await service.url, { connections: 1 });
+      const pool = new Pool(service.url, { connections: 1 });
       const headers = { authorization: `Bearer ${created.apiKey}`, 'content-type': 'application/json' };
       const post = async (urlPath: string, body: unknown) => {
         const response = await pool.request({
