@@ -34,17 +34,15 @@ export class MigrationError extends Error {}
 
 /** The names of the migrations the database records as applied; none before the first migration. */
 async function appliedMigrations(db: Db): Promise<string[]> {
-  const table =
+  const table = DEFAULT_MIGRATION_TABLE;
+  type Found = { found: string | null };
+  const exists =
     db.engine === 'sqlite'
-      ? sql<{
-          found: string | null;
-        }>`select name as found from sqlite_master where type = 'table' and name = ${DEFAULT_MIGRATION_TABLE}`
-      : sql<{ found: string | null }>`select to_regclass(${DEFAULT_MIGRATION_TABLE})::text as found`;
-  if (!(await table.execute(db.kysely)).rows[0]?.found) return [];
-  const { rows } = await sql<{
-    name: string;
-  }>`select name from ${sql.table(DEFAULT_MIGRATION_TABLE)}`.execute(db.kysely);
-  return rows.map((row) => row.name);
+      ? sql<Found>`select name as found from sqlite_master where type = 'table' and name = ${table}`
+      : sql<Found>`select to_regclass(${table})::text as found`;
+  if (!(await exists.execute(db.kysely)).rows[0]?.found) return [];
+  const applied = await sql<{ name: string }>`select name from ${sql.table(table)}`.execute(db.kysely);
+  return applied.rows.map((row) => row.name);
 }
 
 /**
