@@ -26,9 +26,12 @@ describe('wallet-checkout smtp test', () => {
   });
 
   const server = () => smtp.url.replace(/\/\/[^@]*@/, '//');
+  /** `smtp test --to ops@shop.example`, with `changes` over the settings and any more `flags`. */
+  const smtpTest = (changes: Record<string, string | undefined>, ...flags: string[]) =>
+    runCli({ ...env, ...changes }, ['smtp', 'test', '--to', 'ops@shop.example', ...flags]);
 
   it('sends one message through SMTP_URL, signed in, from SMTP_FROM', async () => {
-    const sent = json(await runCli(env, ['smtp', 'test', '--to', 'ops@shop.example', '--json']));
+    const sent = json(await smtpTest({}, '--json'));
     expect(sent).toMatchObject({ server: server(), to: 'ops@shop.example' });
     expect(smtp.received).toHaveLength(1);
     expect(smtp.received[0]).toMatchObject({
@@ -38,7 +41,7 @@ describe('wallet-checkout smtp test', () => {
     });
     expect(smtp.received[0]?.raw).toMatch(/^Subject: Wallet Checkout: test message\r?$/m);
 
-    const text = await runCli(env, ['smtp', 'test', '--to', 'ops@shop.example']);
+    const text = await smtpTest({});
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(
       new RegExp(`^Sent a test message to ops@shop\\.example through ${server()} \\(\\d+ ms\\)\\.\\n$`),
@@ -47,12 +50,7 @@ describe('wallet-checkout smtp test', () => {
   });
 
   it('fails with the server answer, never the password, when the sign-in is refused', async () => {
-    const refused = await runCli({ ...env, SMTP_URL: smtp.url.replace(PASSWORD, 'not-it') }, [
-      'smtp',
-      'test',
-      '--to',
-      'ops@shop.example',
-    ]);
+    const refused = await smtpTest({ SMTP_URL: smtp.url.replace(PASSWORD, 'not-it') });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(
       new RegExp(
@@ -66,13 +64,7 @@ describe('wallet-checkout smtp test', () => {
     const down = await startSmtpServer();
     const url = down.url;
     await down.close();
-    const unreachable = await runCli({ ...env, SMTP_URL: url }, [
-      'smtp',
-      'test',
-      '--to',
-      'ops@shop.example',
-      '--json',
-    ]);
+    const unreachable = await smtpTest({ SMTP_URL: url }, '--json');
     expect(unreachable.code).toBe(1);
     expect(unreachable.stdout).toBe('');
     expect(JSON.parse(unreachable.stderr.trimEnd().split('\n').at(-1) as string)).toMatchObject({
@@ -81,12 +73,7 @@ describe('wallet-checkout smtp test', () => {
   });
 
   it('says what is missing without SMTP_URL, and refuses a --to that is not an address', async () => {
-    const unset = await runCli({ DATABASE_URL: env.DATABASE_URL as string, DATA_DIR: database.dataDir }, [
-      'smtp',
-      'test',
-      '--to',
-      'ops@shop.example',
-    ]);
+    const unset = await smtpTest({ SMTP_URL: undefined, SMTP_FROM: undefined });
     expect(unset.code).toBe(1);
     expect(unset.stderr).toContain('error: SMTP_URL: is not set: set SMTP_URL and SMTP_FROM to send e-mail');
     const bad = await runCli(env, ['smtp', 'test', '--to', 'ops']);
