@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import type { OrderSummary, Quote, ShippingMethod, WalletAddress, WalletCard } from '../api.js';
 import { isValidCvv } from '../card.js';
@@ -12,6 +13,41 @@ export function payLabel(order: OrderSummary, quote: Quote | null): string {
   return quote ? `Pay ${formatMoney(quote.total, order.currency)}` : 'Pay';
 }
 
+type Changeable = 'card' | 'address' | 'shipping';
+const CHANGE_LABELS: Record<Changeable, string> = {
+  card: 'Change card',
+  address: 'Change address',
+  shipping: 'Change shipping method',
+};
+
+/**
+ * One choice on the review: its name, the value and a Change button. The button is a description of its
+ * own, as a description list holds only terms and descriptions.
+ */
+function ReviewRow(props: {
+  term: string;
+  change: Changeable;
+  onChange: (step: Changeable) => void;
+  children: ComponentChildren;
+}) {
+  return (
+    <div>
+      <dt>{props.term}</dt>
+      <dd>{props.children}</dd>
+      <dd>
+        <button
+          type="button"
+          class="link"
+          onClick={() => props.onChange(props.change)}
+          aria-label={CHANGE_LABELS[props.change]}
+        >
+          Change
+        </button>
+      </dd>
+    </div>
+  );
+}
+
 export function SummaryStep(props: {
   order: OrderSummary;
   quote: Quote | null;
@@ -22,7 +58,7 @@ export function SummaryStep(props: {
   knownCvv: string | null;
   busy: boolean;
   error: string | null;
-  onChange: (step: 'card' | 'address' | 'shipping') => void;
+  onChange: (step: Changeable) => void;
   onPay: (cvv: string | undefined) => void;
   /** The quote failed: the button asks again. */
   onRetryQuote: () => void;
@@ -55,46 +91,18 @@ export function SummaryStep(props: {
     <form onSubmit={submit} noValidate>
       <StepTitle>Review and pay</StepTitle>
       <dl class="review">
-        <div>
-          <dt>Card</dt>
-          <dd>
-            {brandName(card.cardBrand)} •••• {card.last4CardNumber}
-          </dd>
-          <button type="button" class="link" onClick={() => props.onChange('card')} aria-label="Change card">
-            Change
-          </button>
-        </div>
+        <ReviewRow term="Card" change="card" onChange={props.onChange}>
+          {brandName(card.cardBrand)} •••• {card.last4CardNumber}
+        </ReviewRow>
         {props.address && (
-          <div>
-            <dt>Ship to</dt>
-            <dd>
-              {props.address.firstName} {props.address.lastName}, {addressLine(props.address)}
-            </dd>
-            <button
-              type="button"
-              class="link"
-              onClick={() => props.onChange('address')}
-              aria-label="Change address"
-            >
-              Change
-            </button>
-          </div>
+          <ReviewRow term="Ship to" change="address" onChange={props.onChange}>
+            {props.address.firstName} {props.address.lastName}, {addressLine(props.address)}
+          </ReviewRow>
         )}
         {props.method && (
-          <div>
-            <dt>Delivery</dt>
-            <dd>
-              {props.method.name} · {priceLabel(props.method.price, currency)}
-            </dd>
-            <button
-              type="button"
-              class="link"
-              onClick={() => props.onChange('shipping')}
-              aria-label="Change shipping method"
-            >
-              Change
-            </button>
-          </div>
+          <ReviewRow term="Delivery" change="shipping" onChange={props.onChange}>
+            {props.method.name} · {priceLabel(props.method.price, currency)}
+          </ReviewRow>
         )}
       </dl>
 
