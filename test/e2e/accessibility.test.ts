@@ -90,6 +90,13 @@ describe('accessibility of the button and the checkout in real Chromium (axe-cor
 
       await checkout.getByRole('radio', { name: /ending in 1111/ }).waitFor({ state: 'attached' });
       await audit('cards');
+      await checkout.getByRole('button', { name: 'Add a card' }).click();
+      await checkout.getByLabel('Card number').waitFor();
+      await audit('new card form');
+      await checkout.getByRole('button', { name: 'Save and continue' }).click();
+      await refusal(checkout).waitFor();
+      await audit('new card form, refused');
+      await checkout.getByRole('button', { name: 'Choose a saved card' }).click();
       await checkout.getByRole('button', { name: 'Continue' }).click();
 
       await checkout.getByRole('heading', { name: 'Shipping address' }).waitFor();

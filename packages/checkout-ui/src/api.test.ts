@@ -77,6 +77,70 @@ describe('the checkout API client', () => {
     expect(headers(calls[1]).authorization).toBeUndefined();
   });
 
+  it('adds a card to the wallet with the shopper token, without a security code', async () => {
+    const saved = {
+      paymentId: 'pm_new',
+      cardBrand: 'visa',
+      last4CardNumber: '1111',
+      expMonth: 12,
+      expYear: 2030,
+      isDefault: true,
+      needsCvv: false,
+      expired: false,
+      nickName: null,
+      fullNameCard: 'Test Shopper',
+      billingAddressId: 4,
+    };
+    const { fetch, calls } = fakeFetch([
+      { body: { shopperToken: 'tok_secret', expiresAt: '2030-01-01T00:00:00Z' } },
+      { status: 201, body: saved },
+      { status: 200, body: { ...saved, expYear: 2031 } },
+    ]);
+    const api = createApi('ord_1', fetch);
+    await api.verifyCode('a@b.example', '123456');
+    const input = {
+      number: '4111111111111111',
+      expMonth: 12,
+      expYear: 2030,
+      nameOnCard: 'Test Shopper',
+      billingAddressId: 4,
+    };
+    expect(await api.addCard(input)).toEqual(saved);
+    expect(calls[1]?.url).toBe('/checkout/api/wallet/cards');
+    expect(calls[1]?.init?.method).toBe('POST');
+    expect(headers(calls[1]).authorization).toBe('Bearer tok_secret');
+    expect(JSON.parse(String(calls[1]?.init?.body))).toEqual(input);
+    // The same number again: the server renews that card and answers 200.
+    expect(await api.addCard({ ...input, expYear: 2031 })).toMatchObject({
+      paymentId: 'pm_new',
+      expYear: 2031,
+    });
+  });
+
+  it("reports a refused card with the server's code and message", async () => {
+    const { fetch } = fakeFetch([
+      {
+        status: 400,
+        body: { errorCode: 'VALIDATION_ERROR', errorMessage: 'expMonth/expYear: the card has expired' },
+      },
+      { status: 409, body: { errorCode: 'WALLET_FULL', errorMessage: 'The wallet is full.' } },
+    ]);
+    const api = createApi('ord_1', fetch);
+    const input = {
+      number: '4111111111111111',
+      expMonth: 1,
+      expYear: 2020,
+      nameOnCard: 'Test Shopper',
+      billingAddressId: 4,
+    };
+    await expect(api.addCard(input)).rejects.toMatchObject({
+      status: 400,
+      errorCode: 'VALIDATION_ERROR',
+      message: 'expMonth/expYear: the card has expired',
+    });
+    await expect(api.addCard(input)).rejects.toMatchObject({ status: 409, errorCode: 'WALLET_FULL' });
+  });
+
   it('reads tries left from a wrong code, from a field or from the message', async () => {
     const { fetch } = fakeFetch([
       {

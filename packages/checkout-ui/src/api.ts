@@ -124,6 +124,23 @@ export interface EnrolmentInput {
   billingAddress: EnrolmentAddress;
 }
 
+/**
+ * `POST /checkout/api/wallet/cards`: a card for the signed-in shopper's wallet. No security code: the one
+ * typed with the card goes with the payment that follows. The same number again renews that card (200).
+ */
+export interface NewCardInput {
+  /** Digits. */
+  number: string;
+  expMonth: number;
+  /** Four digits. */
+  expYear: number;
+  nameOnCard: string;
+  /** The `addressId` of an address in the wallet. */
+  billingAddressId: number;
+  /** Without it, the card is the default only when the wallet has no default that can still pay. */
+  isDefault?: boolean;
+}
+
 export interface Selection {
   paymentId: string;
   shippingAddressId?: number;
@@ -267,6 +284,8 @@ export function createApi(
     },
     getWallet: () => call<Wallet>('GET', `${base}/wallet`),
     addAddress: (input: AddressInput) => call<WalletAddress>('POST', `${base}/wallet/addresses`, input),
+    /** The saved card, new (201) or renewed (200: the number was in the wallet), with `needsCvv: false`. */
+    addCard: (input: NewCardInput) => call<WalletCard>('POST', `${base}/wallet/cards`, input),
     quote: (selection: Selection) => call<Quote>('POST', `${order}/quote`, selection),
     /** One `Idempotency-Key` per distinct payment attempt: a retried submit can never charge twice. */
     pay: (request: Selection & { cvv?: string }, idempotencyKey: string) =>

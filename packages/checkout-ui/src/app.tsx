@@ -1,14 +1,14 @@
 import { useCallback, useEffect, useReducer, useRef } from 'preact/hooks';
 import { ApiError, type CheckoutApi, type Selection } from './api.js';
 import type { CheckoutConfig } from './config.js';
-import { type EnrolmentDraft, type FlowState, initialState, reduce, selectedCard } from './flow.js';
+import { type EnrolmentDraft, type FlowState, initialState, knownCvv, reduce, selectedCard } from './flow.js';
 import { FOCUSABLE, wrapTarget } from './focus-trap.js';
 import type { Messenger } from './messages.js';
 import { formatMoney } from './money.js';
 import { EnrolStep } from './steps/enrol.js';
 import { CodeStep, codeErrorMessage, EmailStep } from './steps/sign-in.js';
 import { DoneStep, SummaryStep } from './steps/summary.js';
-import { AddressStep, CardStep, ShippingStep } from './steps/wallet.js';
+import { AddressStep, CardStep, type NewCard, ShippingStep } from './steps/wallet.js';
 import { Alert, StepTitle } from './ui.js';
 
 const message = (error: unknown): string =>
@@ -188,6 +188,26 @@ export function App({
     }
   };
 
+  /** "Add a card": a wallet without addresses saves the typed billing address first, for its `addressId`. */
+  const addCard = async ({ card, billing, cvv }: NewCard) => {
+    dispatch({ type: 'submitted' });
+    try {
+      let billingAddressId: number;
+      if (typeof billing === 'number') billingAddressId = billing;
+      else {
+        const address = await api.addAddress(billing);
+        // Into the wallet at once, so a refused card is tried again with it rather than saving it twice.
+        dispatch({ type: 'address-added', address });
+        dispatch({ type: 'submitted' });
+        billingAddressId = address.addressId;
+      }
+      dispatch({ type: 'card-added', card: await api.addCard({ ...card, billingAddressId }), cvv });
+      dispatch({ type: 'next' });
+    } catch (error) {
+      fail(error);
+    }
+  };
+
   const selection = (s: FlowState): Selection => ({
     paymentId: s.paymentId as string,
     ...(s.order?.shippingMethods.length && s.addressId !== null
@@ -343,14 +363,17 @@ export function App({
         );
       case 'card':
         return (
-          <CardStep
-            cards={state.wallet?.cards ?? []}
-            selected={state.paymentId}
-            busy={busy}
-            error={error}
-            onSelect={(paymentId) => dispatch({ type: 'card-selected', paymentId })}
-            onNext={() => dispatch({ type: 'next' })}
-          />
+          state.wallet && (
+            <CardStep
+              wallet={state.wallet}
+              selected={state.paymentId}
+              busy={busy}
+              error={error}
+              onSelect={(paymentId) => dispatch({ type: 'card-selected', paymentId })}
+              onAdd={(card) => void addCard(card)}
+              onNext={() => dispatch({ type: 'next' })}
+            />
+          )
         );
       case 'address':
         return (
@@ -398,7 +421,7 @@ export function App({
                   : null
               }
               method={order.shippingMethods.find((m) => m.externalId === state.methodId) ?? null}
-              knownCvv={state.enrolmentCvv}
+              knownCvv={knownCvv(state)}
               busy={busy}
               error={error}
               onChange={(step) => dispatch({ type: 'go', step })}

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import type { OrderSummary, Wallet, WalletAddress, WalletCard } from './api.js';
-import { canContinue, type FlowEvent, type FlowState, initialState, RESEND_GAP_MS, reduce } from './flow.js';
+import {
+  canContinue,
+  type EnrolmentDraft,
+  type FlowEvent,
+  type FlowState,
+  initialState,
+  knownCvv,
+  RESEND_GAP_MS,
+  reduce,
+} from './flow.js';
 
 const order = (shippingMethods: OrderSummary['shippingMethods'] = []): OrderSummary => ({
   orderId: 'ord_1',
@@ -61,6 +70,22 @@ const wallet = (cards: WalletCard[], addresses: WalletAddress[] = [address(1)]):
   cards,
   addresses,
 });
+
+const DRAFT: EnrolmentDraft = {
+  firstName: 'New',
+  lastName: 'Shopper',
+  phone: '+15125550100',
+  card: { number: '4111111111111111', expMonth: 12, expYear: 2030, cvv: '123' },
+  billingAddress: {
+    company: null,
+    address1: '1 Main St',
+    address2: null,
+    city: 'Austin',
+    state: 'TX',
+    zip: '78701',
+    country: 'US',
+  },
+};
 
 const run = (events: FlowEvent[], from: FlowState = initialState) => events.reduce(reduce, from);
 
@@ -165,21 +190,6 @@ describe('the checkout flow', () => {
   });
 
   it('enrols a new shopper, keeps the CVV for the first payment only, and skips the one-card carousel', () => {
-    const draft = {
-      firstName: 'New',
-      lastName: 'Shopper',
-      phone: '+15125550100',
-      card: { number: '4111111111111111', expMonth: 12, expYear: 2030, cvv: '123' },
-      billingAddress: {
-        company: null,
-        address1: '1 Main St',
-        address2: null,
-        city: 'Austin',
-        state: 'TX',
-        zip: '78701',
-        country: 'US',
-      },
-    };
     let state = run([
       { type: 'order-loaded', order: order(METHODS) },
       { type: 'enrol-required', email: 'new@example.com' },
@@ -187,7 +197,7 @@ describe('the checkout flow', () => {
     expect(state).toMatchObject({ step: 'enrol', email: 'new@example.com' });
     state = run(
       [
-        { type: 'enrolment-filled', draft },
+        { type: 'enrolment-filled', draft: DRAFT },
         { type: 'code-sent', email: 'new@example.com', destination: 'n***@example.com', now: 0 },
       ],
       state,
@@ -200,10 +210,101 @@ describe('the checkout flow', () => {
       step: 'address',
       paymentId: 'c_new',
       enrolment: null,
-      enrolmentCvv: '123',
+      typedCvv: { paymentId: 'c_new', cvv: '123' },
     });
+    expect(knownCvv(state)).toBe('123');
     state = run([{ type: 'finished', outcome: { kind: 'success' } }], state);
-    expect(state.enrolmentCvv).toBeNull();
+    expect(state.typedCvv).toBeNull();
+    expect(knownCvv(state)).toBeNull();
+  });
+
+  it('offers the enrolment CVV to the enrolled card only', () => {
+    let state = run([
+      { type: 'order-loaded', order: order(METHODS) },
+      { type: 'enrol-required', email: 'new@example.com' },
+      { type: 'enrolment-filled', draft: DRAFT },
+      { type: 'code-sent', email: 'new@example.com', destination: 'n***@example.com', now: 0 },
+      { type: 'signed-in', wallet: wallet([card('c_new', { isDefault: true }), card('c_old')]) },
+    ]);
+    expect(knownCvv(state)).toBe('123');
+    state = run([{ type: 'card-selected', paymentId: 'c_old' }], state);
+    expect(knownCvv(state)).toBeNull();
+    state = run([{ type: 'card-selected', paymentId: 'c_new' }], state);
+    expect(knownCvv(state)).toBe('123');
+  });
+
+  it('remembers no CVV for a known shopper', () => {
+    const state = signedIn();
+    expect(state.typedCvv).toBeNull();
+    expect(knownCvv(state)).toBeNull();
+  });
+
+  it('adds a card, selects it, clears the quote and keeps its CVV for that card alone', () => {
+    let state = run(
+      [{ type: 'quoted', quote: { currency: 'USD', subtotal: 1, shipping: 0, taxes: 0, total: 1 } }],
+      signedIn(),
+    );
+    state = run([{ type: 'submitted' }, { type: 'card-added', card: card('c_2222'), cvv: '456' }], state);
+    expect(state).toMatchObject({ step: 'card', busy: false, paymentId: 'c_2222', quote: null });
+    expect(state.wallet?.cards.map((c) => [c.paymentId, c.isDefault])).toEqual([
+      ['c_1111', true],
+      ['c_2222', false],
+    ]);
+    expect(knownCvv(state)).toBe('456');
+    expect(run([{ type: 'next' }], state).step).toBe('address');
+    state = run([{ type: 'card-selected', paymentId: 'c_1111' }], state);
+    expect(knownCvv(state)).toBeNull();
+    state = run([{ type: 'card-selected', paymentId: 'c_2222' }], state);
+    expect(knownCvv(state)).toBe('456');
+  });
+
+  it('puts a new default card first and takes the mark from the old default', () => {
+    const state = run(
+      [{ type: 'card-added', card: card('c_2222', { isDefault: true }), cvv: '456' }],
+      signedIn(),
+    );
+    expect(state.wallet?.cards.map((c) => [c.paymentId, c.isDefault])).toEqual([
+      ['c_2222', true],
+      ['c_1111', false],
+    ]);
+  });
+
+  it('replaces a renewed card in place and lets a shopper whose cards all expired go on', () => {
+    let state = signedIn(METHODS, [
+      card('c_0001', { expired: true, isDefault: true, expYear: 2020 }),
+      card('c_0002', { expired: true }),
+    ]);
+    expect(state.paymentId).toBeNull();
+    expect(canContinue(state)).toBe(false);
+    const renewed = card('c_0002', { expYear: 2031, fullNameCard: 'T Shopper', billingAddressId: 2 });
+    state = run([{ type: 'card-added', card: renewed, cvv: '789' }], state);
+    expect(state.wallet?.cards.map((c) => c.paymentId)).toEqual(['c_0001', 'c_0002']);
+    expect(state.wallet?.cards[1]).toEqual(renewed);
+    expect(state.paymentId).toBe('c_0002');
+    expect(canContinue(state)).toBe(true);
+    expect(run([{ type: 'next' }], state).step).toBe('address');
+  });
+
+  it('moves the typed CVV from the enrolled card to an added one', () => {
+    let state = run([
+      { type: 'order-loaded', order: order() },
+      { type: 'enrol-required', email: 'new@example.com' },
+      { type: 'enrolment-filled', draft: DRAFT },
+      { type: 'code-sent', email: 'new@example.com', destination: 'n***@example.com', now: 0 },
+      { type: 'signed-in', wallet: wallet([card('c_new', { isDefault: true })]) },
+      { type: 'card-added', card: card('c_2222'), cvv: '4567' },
+    ]);
+    expect(state.typedCvv).toEqual({ paymentId: 'c_2222', cvv: '4567' });
+    state = run([{ type: 'card-selected', paymentId: 'c_new' }], state);
+    expect(knownCvv(state)).toBeNull();
+  });
+
+  it('forgets the typed CVV when the session ends', () => {
+    const state = run(
+      [{ type: 'card-added', card: card('c_2222'), cvv: '456' }, { type: 'session-expired' }],
+      signedIn(),
+    );
+    expect(state.typedCvv).toBeNull();
   });
 
   it('goes back one step at a time, and from the code to the email', () => {

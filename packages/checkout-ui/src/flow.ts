@@ -50,8 +50,11 @@ export interface FlowState {
   addressId: number | null;
   methodId: string | null;
   quote: Quote | null;
-  /** A security code typed at enrolment, sent with the first payment, never stored. */
-  enrolmentCvv: string | null;
+  /**
+   * The security code typed with a card (at enrolment or "Add a card"), sent when that card pays, never
+   * stored. Tied to its card: another card selected does not get it.
+   */
+  typedCvv: { paymentId: string; cvv: string } | null;
   busy: boolean;
   error: string | null;
   outcome: Outcome | null;
@@ -77,6 +80,8 @@ export type FlowEvent =
   | { type: 'card-selected'; paymentId: string }
   | { type: 'address-selected'; addressId: number }
   | { type: 'address-added'; address: WalletAddress }
+  /** Saved by the server, or renewed (the same `paymentId`); `cvv` is the one typed with it. */
+  | { type: 'card-added'; card: WalletCard; cvv: string }
   | { type: 'method-selected'; methodId: string }
   | { type: 'next' }
   | { type: 'back' }
@@ -100,7 +105,7 @@ export const initialState: FlowState = {
   addressId: null,
   methodId: null,
   quote: null,
-  enrolmentCvv: null,
+  typedCvv: null,
   busy: false,
   error: null,
   outcome: null,
@@ -118,6 +123,10 @@ export const selectableCards = (wallet: Wallet | null): WalletCard[] =>
 
 export const selectedCard = (state: FlowState): WalletCard | null =>
   state.wallet?.cards.find((card) => card.paymentId === state.paymentId) ?? null;
+
+/** The security code typed with the selected card, if it was typed in this checkout. */
+export const knownCvv = (state: FlowState): string | null =>
+  state.typedCvv?.paymentId === state.paymentId ? state.typedCvv.cvv : null;
 
 /** Can the shopper leave the current step forward? */
 export function canContinue(state: FlowState): boolean {
@@ -143,6 +152,22 @@ function defaultCard(wallet: Wallet, preferred?: string): string | null {
     usable[0]?.paymentId ??
     null
   );
+}
+
+/**
+ * The wallet with `card` in it: in place of the card with the same `paymentId` (a renewal), else added,
+ * first when it is the default as the server lists them. The server keeps one default card, so a default
+ * `card` takes the mark from the others.
+ */
+function withCard(wallet: Wallet, card: WalletCard): Wallet {
+  const renewed = wallet.cards.some((c) => c.paymentId === card.paymentId);
+  const others = wallet.cards.map((c) => (card.isDefault && c.isDefault ? { ...c, isDefault: false } : c));
+  const cards = renewed
+    ? others.map((c) => (c.paymentId === card.paymentId ? card : c))
+    : card.isDefault
+      ? [card, ...others]
+      : [...others, card];
+  return { ...wallet, cards };
 }
 
 function defaultAddress(wallet: Wallet): number | null {
@@ -219,8 +244,8 @@ export function reduce(state: FlowState, event: FlowEvent): FlowState {
         ...state,
         ...idle,
         wallet: event.wallet,
-        // The server created the wallet at verify; only the security code stays, for the first payment.
-        enrolmentCvv: state.enrolment?.card.cvv ?? null,
+        // The server created the wallet at verify; only the security code stays, for the new card's payment.
+        typedCvv: state.enrolment && paymentId ? { paymentId, cvv: state.enrolment.card.cvv } : null,
         enrolment: null,
         code: null,
         paymentId,
@@ -240,6 +265,16 @@ export function reduce(state: FlowState, event: FlowEvent): FlowState {
         ...idle,
         wallet: { ...state.wallet, addresses: [...state.wallet.addresses, event.address] },
         addressId: event.address.addressId,
+        quote: null,
+      };
+    case 'card-added':
+      if (!state.wallet) return state;
+      return {
+        ...state,
+        ...idle,
+        wallet: withCard(state.wallet, event.card),
+        paymentId: event.card.paymentId,
+        typedCvv: { paymentId: event.card.paymentId, cvv: event.cvv },
         quote: null,
       };
     case 'method-selected':
@@ -274,7 +309,7 @@ export function reduce(state: FlowState, event: FlowEvent): FlowState {
     case 'change-email':
       return { ...state, ...idle, step: 'email', code: null, enrolment: null };
     case 'finished':
-      return { ...state, ...idle, step: 'done', outcome: event.outcome, enrolmentCvv: null };
+      return { ...state, ...idle, step: 'done', outcome: event.outcome, typedCvv: null };
     default: {
       const unreachable: never = event;
       return unreachable;

@@ -23,35 +23,19 @@ export interface FieldProps {
   adornment?: ComponentChildren;
 }
 
-export function Field({
+/** The label, hint and error around one control; `describedBy` gives the control the matching ARIA. */
+function FieldFrame({
+  id,
   label,
-  value,
-  onValue,
-  error,
   hint,
-  adornment,
+  error,
   class: className,
-  type,
-  ...input
-}: FieldProps) {
-  const id = useId();
-  const described = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
+  children,
+}: Pick<FieldProps, 'label' | 'hint' | 'error' | 'class'> & { id: string; children: ComponentChildren }) {
   return (
     <div class={`field ${className ?? ''}`}>
       <label for={id}>{label}</label>
-      <div class="control">
-        <input
-          {...input}
-          // Preact 11 types <input> per `type` literal; a union of text-like types is still a text input.
-          type={(type ?? 'text') as 'text'}
-          id={id}
-          value={value}
-          aria-invalid={error ? 'true' : undefined}
-          aria-describedby={described || undefined}
-          onInput={(event) => onValue(event.currentTarget.value)}
-        />
-        {adornment}
-      </div>
+      <div class="control">{children}</div>
       {hint && (
         <p class="hint" id={`${id}-hint`}>
           {hint}
@@ -64,6 +48,83 @@ export function Field({
       )}
     </div>
   );
+}
+
+/** The control's `aria-invalid` and `aria-describedby`, matching the ids FieldFrame gives the hint and error. */
+function describedBy(id: string, hint: ComponentChildren, error: string | null | undefined) {
+  const described = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
+  return {
+    'aria-invalid': error ? ('true' as const) : undefined,
+    'aria-describedby': described || undefined,
+  };
+}
+
+export function Field({
+  label,
+  value,
+  onValue,
+  error,
+  hint,
+  adornment,
+  class: className,
+  type,
+  ...input
+}: FieldProps) {
+  const id = useId();
+  return (
+    <FieldFrame id={id} label={label} hint={hint} error={error} class={className}>
+      <input
+        {...input}
+        // Preact 11 types <input> per `type` literal; a union of text-like types is still a text input.
+        type={(type ?? 'text') as 'text'}
+        id={id}
+        value={value}
+        {...describedBy(id, hint, error)}
+        onInput={(event) => onValue(event.currentTarget.value)}
+      />
+      {adornment}
+    </FieldFrame>
+  );
+}
+
+export interface SelectFieldProps extends Pick<FieldProps, 'label' | 'hint' | 'error' | 'class'> {
+  value: string;
+  onValue: (value: string) => void;
+  options: Array<{ value: string; label: string }>;
+}
+
+/** A labelled `<select>` drawn and described like Field. */
+export function SelectField({
+  label,
+  value,
+  onValue,
+  options,
+  error,
+  hint,
+  class: className,
+}: SelectFieldProps) {
+  const id = useId();
+  return (
+    <FieldFrame id={id} label={label} hint={hint} error={error} class={className}>
+      <select
+        id={id}
+        value={value}
+        {...describedBy(id, hint, error)}
+        onChange={(event) => onValue(event.currentTarget.value)}
+      >
+        {options.map((option) => (
+          <option key={option.value} value={option.value}>
+            {option.label}
+          </option>
+        ))}
+      </select>
+    </FieldFrame>
+  );
+}
+
+/** After a refused submit: the first field that needs attention takes focus, once the errors are drawn. */
+export function focusFirstInvalid(): void {
+  queueMicrotask(() => document.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus());
 }
 
 /** Announced as soon as it appears (role="alert"). */

@@ -7,36 +7,23 @@ import {
   validateAddress,
 } from '../address-form.js';
 import type { AddressInput } from '../api.js';
-import {
-  checkCardNumber,
-  digitsOnly,
-  formatCardNumber,
-  isValidCvv,
-  maskExpiryInput,
-  parseExpiry,
-} from '../card.js';
+import { digitsOnly, formatCardNumber } from '../card.js';
+import { type CardDraft, CardFields, cleanCard, validateCard } from '../card-form.js';
 import type { EnrolmentDraft } from '../flow.js';
-import { Alert, Field, onSubmitGuard, StepTitle, Submit } from '../ui.js';
+import { Alert, Field, focusFirstInvalid, onSubmitGuard, StepTitle, Submit } from '../ui.js';
 
-interface Form {
+interface Form extends CardDraft {
   firstName: string;
   lastName: string;
-  cardNumber: string;
-  expiry: string;
-  cvv: string;
   phone: string;
 }
 
 type Errors = Partial<Record<keyof Form, string>> & { address?: AddressErrors };
 
 export function validateEnrolment(form: Form, now = new Date()): Errors {
-  const errors: Errors = {};
-  const card = checkCardNumber(form.cardNumber);
+  const errors: Errors = validateCard(form, now);
   if (!form.firstName.trim()) errors.firstName = 'Enter your first name.';
   if (!form.lastName.trim()) errors.lastName = 'Enter your last name.';
-  if (!card.valid) errors.cardNumber = 'Enter a valid card number.';
-  if (!parseExpiry(form.expiry, now)) errors.expiry = 'Enter a future expiry date as MM/YY.';
-  if (!isValidCvv(form.cvv, card.cvvSize)) errors.cvv = `Enter the ${card.cvvSize}-digit security code.`;
   if (digitsOnly(form.phone).length < 10) errors.phone = 'Enter a phone number with its area code.';
   return errors;
 }
@@ -62,7 +49,6 @@ export function EnrolStep(props: {
     d ? { ...emptyAddress(), ...d.billingAddress } : emptyAddress(),
   );
   const [errors, setErrors] = useState<Errors>({});
-  const card = checkCardNumber(form.cardNumber);
   const set = (key: keyof Form) => (value: string) => setForm({ ...form, [key]: value });
 
   const submit = onSubmitGuard(props.busy, () => {
@@ -70,12 +56,7 @@ export function EnrolStep(props: {
     const addressErrors = validateAddress(address, false);
     if (Object.keys(addressErrors).length) found.address = addressErrors;
     setErrors(found);
-    if (Object.keys(found).length) {
-      // Focus the first field that needs attention.
-      queueMicrotask(() => (document.querySelector('[aria-invalid="true"]') as HTMLElement | null)?.focus());
-      return;
-    }
-    const expiry = parseExpiry(form.expiry) as { month: number; year: number };
+    if (Object.keys(found).length) return focusFirstInvalid();
     // The server's EnrolBody is strict: the billing address carries no name or phone (they are the shopper's).
     const { firstName: _f, lastName: _l, phoneNumber: _p, ...billingAddress } = cleanAddress(address);
     const phone = form.phone.trim();
@@ -84,12 +65,7 @@ export function EnrolStep(props: {
       lastName: form.lastName.trim(),
       // Digits, keeping a leading "+": what the server's phone pattern takes.
       phone: `${phone.startsWith('+') ? '+' : ''}${digitsOnly(phone)}`,
-      card: {
-        number: digitsOnly(form.cardNumber),
-        expMonth: expiry.month,
-        expYear: expiry.year,
-        cvv: form.cvv,
-      },
+      card: { ...cleanCard(form), cvv: form.cvv },
       billingAddress,
     });
   });
@@ -123,42 +99,7 @@ export function EnrolStep(props: {
             error={errors.lastName}
             class="half"
           />
-          <Field
-            label="Card number"
-            autocomplete="cc-number"
-            inputMode="numeric"
-            value={form.cardNumber}
-            onValue={(value) => set('cardNumber')(formatCardNumber(value))}
-            error={
-              errors.cardNumber ??
-              (!card.potentiallyValid && digitsOnly(form.cardNumber).length > 0
-                ? 'This card number is not valid.'
-                : null)
-            }
-            adornment={card.brandName && <span class="brand-tag">{card.brandName}</span>}
-          />
-          <Field
-            label="Expiry (MM/YY)"
-            autocomplete="cc-exp"
-            inputMode="numeric"
-            placeholder="MM/YY"
-            maxLength={5}
-            value={form.expiry}
-            onValue={(value) => set('expiry')(maskExpiryInput(value))}
-            error={errors.expiry}
-            class="half"
-          />
-          <Field
-            label="Security code (CVV)"
-            autocomplete="cc-csc"
-            inputMode="numeric"
-            maxLength={card.cvvSize}
-            value={form.cvv}
-            onValue={(value) => set('cvv')(digitsOnly(value))}
-            error={errors.cvv}
-            hint="Used for this payment only, never saved."
-            class="half"
-          />
+          <CardFields value={form} onChange={(card) => setForm({ ...form, ...card })} errors={errors} />
         </div>
       </fieldset>
       <fieldset>

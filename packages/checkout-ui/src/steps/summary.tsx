@@ -54,7 +54,7 @@ export function SummaryStep(props: {
   card: WalletCard;
   address: WalletAddress | null;
   method: ShippingMethod | null;
-  /** A security code from enrolment: sent as is, not asked again. */
+  /** The security code typed with this card (at enrolment or "Add a card"): sent as is, not asked again. */
   knownCvv: string | null;
   busy: boolean;
   error: string | null;
@@ -83,7 +83,7 @@ export function SummaryStep(props: {
     }
     setCvvError(null);
     if (merchantPays) return props.onPay(undefined);
-    // The CVV typed at enrolment goes with the first payment (the new card has `needsCvv: false`).
+    // The CVV typed with a new card goes with its payment (the new card has `needsCvv: false`).
     props.onPay(askCvv ? cvv : (props.knownCvv ?? undefined));
   });
 

@@ -6,10 +6,36 @@ import {
   emptyAddress,
   validateAddress,
 } from '../address-form.js';
-import type { AddressInput, ShippingMethod, WalletAddress, WalletCard } from '../api.js';
+import type {
+  AddressInput,
+  NewCardInput,
+  ShippingMethod,
+  Wallet,
+  WalletAddress,
+  WalletCard,
+} from '../api.js';
 import { formatExpiry } from '../card.js';
+import {
+  type CardDraft,
+  type CardErrors,
+  CardFields,
+  cleanCard,
+  emptyCard,
+  validateCard,
+} from '../card-form.js';
+import { selectableCards } from '../flow.js';
 import { formatMoney } from '../money.js';
-import { Alert, brandName, OptionTile, onSubmitGuard, StepTitle, Submit } from '../ui.js';
+import {
+  Alert,
+  brandName,
+  Field,
+  focusFirstInvalid,
+  OptionTile,
+  onSubmitGuard,
+  SelectField,
+  StepTitle,
+  Submit,
+} from '../ui.js';
 
 /** The card's accessible name: what a screen reader says and what tests select by. */
 export const cardLabel = (card: WalletCard): string =>
@@ -17,25 +43,74 @@ export const cardLabel = (card: WalletCard): string =>
   (card.isDefault ? ', default' : '') +
   (card.expired ? ', expired' : '');
 
+/** "Add a card": the card, its billing address, and the security code for the payment that follows. */
+export interface NewCard {
+  card: Omit<NewCardInput, 'billingAddressId'>;
+  /** A saved address's `addressId`, or an address to save first (the wallet has none). */
+  billing: number | AddressInput;
+  /** Not sent with the card: it goes with the payment. */
+  cvv: string;
+}
+
+type NewCardErrors = CardErrors & { nameOnCard?: string; address?: AddressErrors };
+
+const defaultBilling = (addresses: WalletAddress[]): number | null =>
+  (addresses.find((a) => a.isDefaultBilling) ?? addresses[0])?.addressId ?? null;
+
 export function CardStep(props: {
-  cards: WalletCard[];
+  wallet: Wallet;
   selected: string | null;
   busy: boolean;
   error: string | null;
   onSelect: (paymentId: string) => void;
+  onAdd: (card: NewCard) => void;
   onNext: () => void;
 }) {
+  const { cards, addresses } = props.wallet;
+  const canPay = selectableCards(props.wallet).length > 0;
+  // Nothing to choose from: the form is the only way on.
+  const [adding, setAdding] = useState(!canPay);
+  const [draft, setDraft] = useState<CardDraft>(emptyCard);
+  const [nameOnCard, setNameOnCard] = useState(`${props.wallet.firstName} ${props.wallet.lastName}`.trim());
+  const [chosenBilling, setChosenBilling] = useState<number | null>(null);
+  // A wallet without addresses gets one typed here, in the shopper's name.
+  const [address, setAddress] = useState<AddressInput>(() => ({
+    ...emptyAddress(),
+    firstName: props.wallet.firstName,
+    lastName: props.wallet.lastName,
+    phoneNumber: props.wallet.phone,
+  }));
+  const [errors, setErrors] = useState<NewCardErrors>({});
+  // Derived, not stored: an address saved by a refused "Add a card" is offered when the shopper tries again.
+  const billingAddressId = chosenBilling ?? defaultBilling(addresses);
+  const lead =
+    cards.length === 0 ? 'Your wallet has no cards yet.' : canPay ? null : 'Your saved cards have expired.';
+
+  const submit = onSubmitGuard(props.busy, () => {
+    if (!adding) return props.onNext();
+    const found: NewCardErrors = validateCard(draft);
+    if (!nameOnCard.trim()) found.nameOnCard = 'Enter the name on the card.';
+    const addressErrors = billingAddressId === null ? validateAddress(address, false) : {};
+    if (Object.keys(addressErrors).length) found.address = addressErrors;
+    setErrors(found);
+    if (Object.keys(found).length) return focusFirstInvalid();
+    props.onAdd({
+      card: { ...cleanCard(draft), nameOnCard: nameOnCard.trim() },
+      billing: billingAddressId ?? cleanAddress(address),
+      cvv: draft.cvv,
+    });
+  });
+
   return (
-    <form onSubmit={onSubmitGuard(props.busy, props.onNext)}>
+    <form onSubmit={submit} noValidate>
       <StepTitle>Choose a card</StepTitle>
-      {props.cards.length === 0 ? (
-        <p class="lead">Your wallet has no cards yet.</p>
-      ) : (
+      {lead && <p class="lead">{lead}</p>}
+      {!adding && cards.length > 0 && (
         <fieldset>
           <legend class="sr-only">Saved cards</legend>
           {/* A scroll-snapping row of radios: arrow keys move between cards, Tab leaves the group. */}
           <div class="carousel">
-            {props.cards.map((card) => (
+            {cards.map((card) => (
               <label class={`tile card-tile${card.expired ? ' expired' : ''}`} key={card.paymentId}>
                 <input
                   type="radio"
@@ -67,12 +142,56 @@ export function CardStep(props: {
           </div>
         </fieldset>
       )}
+      {adding && (
+        <fieldset>
+          <legend>New card</legend>
+          <div class="grid">
+            <CardFields value={draft} onChange={setDraft} errors={errors} autofocus />
+            <Field
+              label="Name on card"
+              autocomplete="cc-name"
+              maxLength={100}
+              value={nameOnCard}
+              onValue={setNameOnCard}
+              error={errors.nameOnCard}
+            />
+            {billingAddressId !== null && (
+              <SelectField
+                label="Billing address"
+                value={String(billingAddressId)}
+                onValue={(value) => setChosenBilling(Number(value))}
+                options={addresses.map((a) => ({
+                  value: String(a.addressId),
+                  label: `${a.firstName} ${a.lastName}, ${addressLine(a)}`,
+                }))}
+              />
+            )}
+          </div>
+        </fieldset>
+      )}
+      {adding && billingAddressId === null && (
+        <fieldset>
+          <legend>Billing address</legend>
+          <AddressFields
+            value={address}
+            onChange={setAddress}
+            errors={errors.address ?? {}}
+            withNames={false}
+            section="billing"
+          />
+        </fieldset>
+      )}
+      {cards.length > 0 && (
+        <button type="button" class="link" onClick={() => setAdding(!adding)}>
+          {adding ? 'Choose a saved card' : 'Add a card'}
+        </button>
+      )}
       <Alert message={props.error} />
       <Submit
         busy={props.busy}
-        disabled={!props.cards.some((c) => c.paymentId === props.selected && !c.expired)}
+        disabled={!adding && !cards.some((c) => c.paymentId === props.selected && !c.expired)}
       >
-        Continue
+        {adding ? 'Save and continue' : 'Continue'}
       </Submit>
     </form>
   );
@@ -98,10 +217,7 @@ export function AddressStep(props: {
     if (!adding) return props.onNext();
     const found = validateAddress(draft);
     setErrors(found);
-    if (Object.keys(found).length) {
-      queueMicrotask(() => (document.querySelector('[aria-invalid="true"]') as HTMLElement | null)?.focus());
-      return;
-    }
+    if (Object.keys(found).length) return focusFirstInvalid();
     props.onAdd(cleanAddress(draft));
   });
 

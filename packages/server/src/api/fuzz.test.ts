@@ -33,6 +33,7 @@ const PATHS = [
   '/checkout/api/orders/ord_x/close',
   '/checkout/api/wallet',
   '/checkout/api/wallet/addresses',
+  '/checkout/api/wallet/cards',
   '/healthz',
   '/openapi.json',
 ];
@@ -267,6 +268,17 @@ describe.each(engines())('the API under generated input on %s', (engine) => {
     {
       path: '/checkout/api/orders/ORDER/pay',
       body: { paymentId: card, shippingAddressId: addressId, shippingMethodId: 'ground', cvv: '123' },
+      shopper: true,
+    },
+    {
+      path: '/checkout/api/wallet/cards',
+      body: {
+        number: '4242 4242 4242 4242',
+        expMonth: 12,
+        expYear: 2040,
+        nameOnCard: 'Taylor Shopper',
+        billingAddressId: addressId,
+      },
       shopper: true,
     },
     {

@@ -5,6 +5,16 @@ import type { Merchant, ShippingMethod } from '../merchants/index.js';
 import type { Order, Orders } from '../orders/index.js';
 import type { Address, Wallet } from '../wallet/index.js';
 
+/** The vault and the wallet name a card number `pan`; the checkout page's fields name it `field`. */
+export const panAs =
+  (field: string) =>
+  (error: unknown): never => {
+    if (error instanceof ValidationError) {
+      throw new ValidationError(error.message.replace(/^pan:/, `${field}:`));
+    }
+    throw error;
+  };
+
 export async function findOrder(orders: Orders, orderId: string): Promise<Order> {
   const order = await orders.find(orderId);
   if (!order) throw new NotFoundError('ORDER_NOT_FOUND', `order ${orderId} was not found.`);

@@ -10,6 +10,7 @@ import { CODE_TTL_MS, type CodeRequestResult, type ShopperAuth } from '../shoppe
 import type { KeyRing } from '../vault/keyring.js';
 import { cardNetwork, validatePan } from '../vault/vault.js';
 import type { Wallet } from '../wallet/index.js';
+import { panAs } from './common.js';
 
 export interface EnrolmentAddress {
   company?: string | null;
@@ -51,10 +52,7 @@ function checkCard(card: EnrolInput['card'], now: number): string {
   try {
     validatePan(pan);
   } catch (error) {
-    // The vault names the field `pan`; the checkout page knows it as `card.number`.
-    if (error instanceof ValidationError)
-      throw new ValidationError(error.message.replace(/^pan:/, 'card.number:'));
-    throw error;
+    panAs('card.number')(error);
   }
   if (!cardNetwork(pan)) throw new ValidationError('card.number: the card network is not recognised');
   if (now >= Date.UTC(card.expYear, card.expMonth, 1)) {

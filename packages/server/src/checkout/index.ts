@@ -4,6 +4,7 @@ export type { PayInput } from './payment.js';
 export {
   Checkout,
   type CheckoutDeps,
+  type NewWalletCard,
   type OrderSummary,
   type Quote,
   type QuoteInput,

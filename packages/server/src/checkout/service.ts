@@ -17,6 +17,7 @@ import {
   findMerchant,
   findOpenOrder,
   findOrder,
+  panAs,
   type ShippingChoice,
   shopperAddress,
 } from './common.js';
@@ -54,6 +55,16 @@ export interface OrderSummary {
   /** Empty when the merchant does not ship: no shipping step. */
   shippingMethods: ShippingMethod[];
   expiresAt: string;
+}
+
+export interface NewWalletCard {
+  /** Digits; spaces and dashes as typed are ignored. */
+  number: string;
+  expMonth: number;
+  expYear: number;
+  nameOnCard: string;
+  billingAddressId: number;
+  isDefault?: boolean;
 }
 
 export interface WalletView {
@@ -163,6 +174,21 @@ export class Checkout {
 
   async addAddress(shopperId: string, input: NewAddress): Promise<WalletAddress> {
     return walletAddress(await this.deps.wallet.addAddress(shopperId, input));
+  }
+
+  /**
+   * A card the shopper typed in, or the renewal of one already saved with the same number. It is paid
+   * with as a card on file: the security code typed with it goes with the payment that follows, and is
+   * never asked again.
+   */
+  async addCard(shopperId: string, input: NewWalletCard): Promise<{ card: WalletCard; created: boolean }> {
+    const { number, ...rest } = input;
+    const saved = await this.deps.wallet.saveCard({ ...rest, shopperId, pan: number }).catch(panAs('number'));
+    const now = new Date(this.deps.now?.() ?? Date.now());
+    return {
+      card: walletCard(saved.card, this.deps.wallet.isExpired(saved.card, now)),
+      created: saved.created,
+    };
   }
 
   /** The amounts as chosen so far; taxes follow the shipping address, else the card's billing address. */

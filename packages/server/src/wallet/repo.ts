@@ -2,12 +2,12 @@
  * The wallet's tables (`shoppers`, `addresses`, `cards`, `sessions`) and their mapping to domain types.
  * Every function takes the Kysely instance to run on, so a service can pass a transaction.
  */
-import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import { type Database, type Db, prepared } from '../db/index.js';
 import type { AddressesTable, CardsTable, SessionsTable, ShoppersTable } from '../db/schema.js';
 import type { Address, Card, Session, Shopper } from './types.js';
 
-type Q = Kysely<Database>;
+export type Q = Kysely<Database>;
 
 type Camel<S extends string> = S extends `${infer Head}_${infer Tail}`
   ? `${Head}${Capitalize<Camel<Tail>>}`
@@ -158,15 +158,6 @@ export async function findCardByVaultId(
   return row && toCard(row);
 }
 
-export async function countCards(db: Q, shopperId: string): Promise<number> {
-  const { count } = await db
-    .selectFrom('cards')
-    .select((eb) => eb.fn.countAll<number | string>().as('count'))
-    .where('shopper_id', '=', shopperId)
-    .executeTakeFirstOrThrow();
-  return Number(count);
-}
-
 export async function clearDefaultCard(db: Q, shopperId: string): Promise<void> {
   await db
     .updateTable('cards')
@@ -174,6 +165,10 @@ export async function clearDefaultCard(db: Q, shopperId: string): Promise<void> 
     .where('shopper_id', '=', shopperId)
     .where('is_default', '=', 1)
     .execute();
+}
+
+export async function updateCard(db: Q, id: string, changes: Updateable<CardsTable>): Promise<void> {
+  await db.updateTable('cards').set(changes).where('id', '=', id).execute();
 }
 
 /** False when the shopper already has a card with this vault id. */

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../errors.js';
 import { engines, openTestDb } from '../test-support/db.js';
 import { KeyRing } from '../vault/keyring.js';
-import { CardVault } from '../vault/vault.js';
-import { type NewAddress, Wallet } from './index.js';
+import { CardVault, luhnCheckDigit } from '../vault/vault.js';
+import { MAX_CARDS, type NewAddress, Wallet } from './index.js';
 
 const ADDRESS: NewAddress = {
   firstName: 'Ada',
@@ -246,6 +246,109 @@ describe.each(engines())('Wallet on %s', (engine) => {
         expect(error.message).not.toContain(change.pan ?? good.pan);
       }
       expect(await wallet.listCards(shopper.id)).toEqual([]);
+    });
+
+    it('renews a card saved again by the shopper: the later expiry, the new name and billing address', async () => {
+      const { shopper, address } = await newShopper();
+      const moved = await wallet.addAddress(shopper.id, { ...ADDRESS, address1: '9 Elm St' });
+      const save = (expMonth: number, expYear: number, nameOnCard: string, billingAddressId: number) =>
+        wallet.saveCard({
+          shopperId: shopper.id,
+          pan: '4111 1111 1111 1111',
+          expMonth,
+          expYear,
+          nameOnCard,
+          billingAddressId,
+        });
+      const first = await save(1, FUTURE_YEAR, 'Ada Lovelace', address.id);
+      expect(first.created).toBe(true);
+
+      const renewed = await save(6, FUTURE_YEAR + 1, 'Ada King', moved.id);
+      expect(renewed.created).toBe(false);
+      expect(renewed.card).toEqual({
+        ...first.card,
+        expMonth: 6,
+        expYear: FUTURE_YEAR + 1,
+        nameOnCard: 'Ada King',
+        billingAddressId: moved.id,
+      });
+      // An older card with the same number keeps the later expiry.
+      const older = await save(3, FUTURE_YEAR, 'Ada King', moved.id);
+      expect([older.card.expMonth, older.card.expYear]).toEqual([6, FUTURE_YEAR + 1]);
+      expect(await wallet.listCards(shopper.id)).toEqual([older.card]);
+      // addCard, as the enrolment and the sandbox seed use it, leaves a saved card as it is.
+      const again = await wallet.addCard({
+        shopperId: shopper.id,
+        pan: '4111111111111111',
+        expMonth: 12,
+        expYear: FUTURE_YEAR + 5,
+        nameOnCard: 'Someone Else',
+        billingAddressId: address.id,
+      });
+      expect(again).toEqual(older.card);
+    });
+
+    it('makes a new card the default when the default one has expired, or when asked', async () => {
+      const { shopper, address } = await newShopper();
+      const save = (pan: string, isDefault?: boolean) =>
+        wallet.saveCard({
+          shopperId: shopper.id,
+          pan,
+          expMonth: 12,
+          expYear: FUTURE_YEAR,
+          nameOnCard: 'Ada Lovelace',
+          billingAddressId: address.id,
+          isDefault,
+        });
+      const visa = await save('4111111111111111');
+      const mastercard = await save('5555555555554444');
+      expect([visa.card.isDefault, mastercard.card.isDefault]).toEqual([true, false]);
+
+      await handle.db.kysely
+        .updateTable('cards')
+        .set({ exp_year: 2001 })
+        .where('id', '=', visa.card.id)
+        .execute();
+      const discover = await save('6011111111111117');
+      expect(discover.card.isDefault).toBe(true);
+      const amex = await save('378282246310005', true);
+      expect(amex.card.isDefault).toBe(true);
+      const defaults = (await wallet.listCards(shopper.id)).filter((card) => card.isDefault);
+      expect(defaults.map((card) => card.id)).toEqual([amex.card.id]);
+
+      // Renewing the expired card as the default moves the default back to it.
+      const renewed = await wallet.saveCard({
+        shopperId: shopper.id,
+        pan: '4111111111111111',
+        expMonth: 12,
+        expYear: FUTURE_YEAR + 1,
+        nameOnCard: 'Ada Lovelace',
+        billingAddressId: address.id,
+        isDefault: true,
+      });
+      expect(renewed).toMatchObject({ created: false, card: { id: visa.card.id, isDefault: true } });
+      expect((await wallet.listCards(shopper.id)).filter((card) => card.isDefault)).toHaveLength(1);
+    });
+
+    it(`holds at most ${MAX_CARDS} cards, and still renews one of them when full`, async () => {
+      const { shopper, address } = await newShopper();
+      const save = (serial: number) => {
+        const payload = `4929${String(serial).padStart(11, '0')}`;
+        return wallet.saveCard({
+          shopperId: shopper.id,
+          pan: payload + luhnCheckDigit(payload),
+          expMonth: 12,
+          expYear: FUTURE_YEAR,
+          nameOnCard: 'Ada Lovelace',
+          billingAddressId: address.id,
+        });
+      };
+      for (let serial = 1; serial <= MAX_CARDS; serial++) expect((await save(serial)).created).toBe(true);
+      const error = await errorOf(save(MAX_CARDS + 1));
+      expect(error.errorCode).toBe('WALLET_FULL');
+      expect(error.message).toContain(String(MAX_CARDS));
+      expect((await save(1)).created).toBe(false);
+      expect(await wallet.listCards(shopper.id)).toHaveLength(MAX_CARDS);
     });
 
     it('treats a card as expired only after the last day of its expiry month (UTC)', async () => {

@@ -71,6 +71,28 @@ function isExpired(card: { expMonth: number; expYear: number }, now: Date): bool
   return now.getTime() >= Date.UTC(card.expYear, card.expMonth, 1);
 }
 
+/** The most cards one wallet holds. */
+export const MAX_CARDS = 20;
+
+/** A later expiry, and the name and billing address given now; with `isDefault`, the default card. */
+async function renewCard(trx: repo.Q, card: Card, input: NewCard): Promise<Card> {
+  const later = input.expYear * 12 + input.expMonth > card.expYear * 12 + card.expMonth;
+  if (input.isDefault) await repo.clearDefaultCard(trx, card.shopperId);
+  await repo.updateCard(trx, card.id, {
+    ...(later ? { exp_month: input.expMonth, exp_year: input.expYear } : {}),
+    name_on_card: input.nameOnCard,
+    billing_address_id: input.billingAddressId,
+    ...(input.isDefault ? { is_default: 1 } : {}),
+  });
+  return mustFindCard(trx, card.id);
+}
+
+async function mustFindCard(trx: repo.Q, id: string): Promise<Card> {
+  const card = await repo.findCard(trx, id);
+  if (!card) throw new Error(`card ${id} vanished while being saved`);
+  return card;
+}
+
 /** Shoppers, their addresses and their saved cards. Card numbers go to the vault; the wallet keeps a reference. */
 export class Wallet {
   readonly #reads: repo.KeyReads;
@@ -161,9 +183,27 @@ export class Wallet {
    * one shopper returns the card saved the first time, unchanged.
    */
   async addCard(input: NewCard): Promise<Card> {
+    return (await this.#save(input, false)).card;
+  }
+
+  /**
+   * Saves a card a signed-in shopper typed in. A number already in the wallet renews that card instead
+   * of adding another: a reissued card keeps its number, so the later expiry wins, and the name and the
+   * billing address become the ones given now. `created` says whether the card is new.
+   */
+  saveCard(input: NewCard): Promise<{ card: Card; created: boolean }> {
+    return this.#save(input, true);
+  }
+
+  /**
+   * A new card is the default when asked, or when the wallet has no default that can still pay (none
+   * yet, or an expired one). A wallet holds at most MAX_CARDS cards.
+   */
+  async #save(input: NewCard, renew: boolean): Promise<{ card: Card; created: boolean }> {
     const pan = input.pan.replace(/[\s-]/g, '');
     validatePan(pan);
-    validateCard(input, new Date());
+    const now = new Date();
+    validateCard(input, now);
     const brand = brandOf(pan);
     await this.getShopper(input.shopperId);
     const billing = await repo.findAddress(this.db.kysely, input.billingAddressId);
@@ -173,8 +213,19 @@ export class Wallet {
     const vaultId = await this.vault.store(pan);
     return this.db.kysely.transaction().execute(async (trx) => {
       const existing = await repo.findCardByVaultId(trx, input.shopperId, vaultId);
-      if (existing) return existing;
-      const isDefault = input.isDefault === true || (await repo.countCards(trx, input.shopperId)) === 0;
+      if (existing) {
+        if (!renew) return { card: existing, created: false };
+        return { card: await renewCard(trx, existing, input), created: false };
+      }
+      const cards = await repo.listCards(trx, input.shopperId);
+      if (cards.length >= MAX_CARDS) {
+        throw new DomainError(
+          'WALLET_FULL',
+          `The wallet already holds ${MAX_CARDS} cards, the most it can; pay with one of them.`,
+        );
+      }
+      const isDefault =
+        input.isDefault === true || !cards.some((card) => card.isDefault && !isExpired(card, now));
       if (isDefault) await repo.clearDefaultCard(trx, input.shopperId);
       const id = newUuid();
       const inserted = await repo.insertCard(trx, {
@@ -193,12 +244,11 @@ export class Wallet {
         stored_credentials_identifier: null,
         created_at: Date.now(),
       });
-      // Not inserted: the same card was saved concurrently; that one is the shopper's card.
-      const card = inserted
-        ? await repo.findCard(trx, id)
-        : await repo.findCardByVaultId(trx, input.shopperId, vaultId);
-      if (!card) throw new Error(`card ${id} vanished while being saved`);
-      return card;
+      if (inserted) return { card: await mustFindCard(trx, id), created: true };
+      // The same card was saved concurrently: that one is the shopper's card.
+      const saved = await repo.findCardByVaultId(trx, input.shopperId, vaultId);
+      if (!saved) throw new Error(`card ${id} vanished while being saved`);
+      return { card: renew ? await renewCard(trx, saved, input) : saved, created: false };
     });
   }
 

@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { Checkout } from '../../checkout/index.js';
 import { errorResponses } from '../schemas.js';
 import { CodeRequestAnswer } from './otp.js';
-import { AddressFields, CHECKOUT_TAG, OrderParams } from './shopper-api.js';
+import { AddressFields, CardFields, CHECKOUT_TAG, OrderParams } from './shopper-api.js';
 
 const { firstName: _first, lastName: _last, ...BillingFields } = AddressFields;
 
@@ -13,13 +13,7 @@ export const EnrolBody = Type.Object({
   lastName: AddressFields.lastName,
   phone: Type.String({ pattern: '^\\+?[0-9 ()-]{7,20}$', description: 'Such as `+15125550100`.' }),
   card: Type.Object({
-    number: Type.String({
-      minLength: 12,
-      maxLength: 23,
-      description: 'Digits; spaces and dashes are ignored.',
-    }),
-    expMonth: Type.Integer({ minimum: 1, maximum: 12 }),
-    expYear: Type.Integer({ minimum: 2000, maximum: 9999, description: 'Four digits.' }),
+    ...CardFields,
     cvv: Type.String({ pattern: '^[0-9]{3,4}$', description: 'Checked for form only, never stored.' }),
   }),
   billingAddress: Type.Object(BillingFields, {

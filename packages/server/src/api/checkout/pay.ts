@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { Checkout } from '../../checkout/index.js';
 import { errorResponses } from '../schemas.js';
 import {
+  AddressId,
   AddressInfo,
   CHECKOUT_TAG,
   Empty,
@@ -16,10 +17,7 @@ const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T)
   Type.Union([schema, Type.Null()]);
 
 export const ShippingChoice = {
-  // 2^31 - 1: the largest address id either database can hold.
-  shippingAddressId: Type.Optional(
-    Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'An `addressId` of the wallet.' }),
-  ),
+  shippingAddressId: Type.Optional(AddressId('An `addressId` of the wallet.')),
   shippingMethodId: Type.Optional(
     Type.String({ maxLength: 64, description: "A shipping method's `externalId`." }),
   ),

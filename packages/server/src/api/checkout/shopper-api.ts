@@ -67,3 +67,18 @@ export const AddressFields = {
   zip: Type.String({ minLength: 1, maxLength: 20 }),
   country: Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2, such as `US`.' }),
 };
+
+/** An `addressId` the shopper sends back: 2^31 - 1 is the largest address id either database can hold. */
+export const AddressId = (description: string) =>
+  Type.Integer({ minimum: 1, maximum: 2_147_483_647, description });
+
+/** A card as the shopper types it: at enrolment, and when adding one to the wallet. */
+export const CardFields = {
+  number: Type.String({
+    minLength: 12,
+    maxLength: 23,
+    description: 'Digits; spaces and dashes are ignored.',
+  }),
+  expMonth: Type.Integer({ minimum: 1, maximum: 12 }),
+  expYear: Type.Integer({ minimum: 2000, maximum: 9999, description: 'Four digits.' }),
+};

@@ -4,6 +4,8 @@ import type { Checkout } from '../../checkout/index.js';
 import { errorResponses } from '../schemas.js';
 import {
   AddressFields,
+  AddressId,
+  CardFields,
   CHECKOUT_TAG,
   SHOPPER_SECURITY,
   shopperTokenOf,
@@ -40,7 +42,19 @@ export const NewAddressBody = Type.Object({
   isDefaultBilling: Type.Optional(Type.Boolean()),
 });
 
-/** The signed-in shopper's wallet, and new shipping addresses. */
+export const NewCardBody = Type.Object({
+  ...CardFields,
+  nameOnCard: Type.String({ minLength: 1, maxLength: 100 }),
+  billingAddressId: AddressId("The `addressId` of an address in the shopper's wallet."),
+  isDefault: Type.Optional(
+    Type.Boolean({
+      description:
+        'Make it the default card. Without it, the card is the default only when the wallet has no default that can still pay.',
+    }),
+  ),
+});
+
+/** The signed-in shopper's wallet, new shipping addresses and new cards. */
 export const walletRoutes =
   (deps: { checkout: Checkout }): FastifyPluginAsyncTypebox =>
   async (app) => {
@@ -75,6 +89,30 @@ export const walletRoutes =
       async (request, reply) => {
         const shopperId = await deps.checkout.authenticate(shopperTokenOf(request));
         return reply.status(201).send(await deps.checkout.addAddress(shopperId, request.body));
+      },
+    );
+
+    app.post(
+      '/checkout/api/wallet/cards',
+      {
+        schema: {
+          tags: CHECKOUT_TAG,
+          summary: "Add a card to the signed-in shopper's wallet",
+          description:
+            'The number goes to the vault; the security code is not sent here: the checkout page sends the one typed with the card along with the payment that follows, and it is never asked again (`needsCvv` false). A number already in the wallet is not saved twice: that card is renewed (the later expiry wins, the name and billing address become these) and the answer is 200 instead of 201.',
+          security: SHOPPER_SECURITY,
+          body: NewCardBody,
+          response: {
+            200: WalletCard,
+            201: WalletCard,
+            ...errorResponses(['VALIDATION_ERROR', 'SHOPPER_UNAUTHORIZED', 'WALLET_FULL']),
+          },
+        },
+      },
+      async (request, reply) => {
+        const shopperId = await deps.checkout.authenticate(shopperTokenOf(request));
+        const { card, created } = await deps.checkout.addCard(shopperId, request.body);
+        return reply.status(created ? 201 : 200).send(card);
       },
     );
   };

@@ -1,0 +1,87 @@
+/**
+ * End to end in real Chromium: the staging test shopper's saved cards have all expired, so the card step
+ * opens on "Add a card"; the shopper types a new card, keeps the saved billing address and pays with the
+ * new card through the sandbox gateway, the security code typed with it going with that payment.
+ * Screenshots to docs/screenshots/add-card-*.png.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_SHOPPER_EMAIL } from '../../packages/server/src/sandbox/seed.js';
+import {
+  type Harness,
+  openTab,
+  pressWalletButton,
+  shipAndPay,
+  signIn,
+  startHarness,
+  waitForSuccess,
+} from './support.js';
+
+describe('a shopper whose cards have expired adds one and pays in real Chromium', () => {
+  let harness: Harness | undefined;
+
+  beforeAll(async () => {
+    harness = await startHarness();
+  });
+
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  it('opens on the new card form, saves the card and pays with it and its security code', async () => {
+    if (!harness) throw new Error('setup did not finish');
+    const { service, shop, merchant } = harness;
+    const { wallet, db } = service.services;
+    const shopper = await wallet.findShopperByEmail(TEST_SHOPPER_EMAIL);
+    if (!shopper) throw new Error('the staging seed made no test shopper');
+    await db.kysely
+      .updateTable('cards')
+      .set({ exp_year: 2001 })
+      .where('shopper_id', '=', shopper.id)
+      .execute();
+
+    const tab = await openTab(harness.browser, { width: 1024, height: 900 });
+    const { page, consoleErrors, checkout } = tab;
+    const payments: unknown[] = [];
+    page.on('request', (request) => {
+      if (request.url().endsWith('/pay') && request.method() === 'POST')
+        payments.push(request.postDataJSON());
+    });
+    const shot = (name: string) => tab.shot(`add-card-${name}`);
+
+    try {
+      await page.goto(shop.url);
+      const orderId = await pressWalletButton(page);
+      await signIn(checkout);
+
+      await checkout.getByText('Your saved cards have expired.').waitFor();
+      // The form opened by itself: its first field has focus.
+      await expect.poll(() => checkout.locator(':focus').getAttribute('autocomplete')).toBe('cc-number');
+      const number = checkout.getByLabel('Card number');
+      await number.fill('4242 4242 4242 4242');
+      await checkout.getByLabel('Expiry (MM/YY)').fill('12/30');
+      await checkout.getByLabel('Security code (CVV)').fill('123');
+      expect(await checkout.getByLabel('Name on card').inputValue()).toBe('Taylor Shopper');
+      const billing = checkout.getByLabel('Billing address');
+      expect(await billing.locator('option:checked').textContent()).toContain('100 Congress Ave');
+      await shot('01-form');
+      await checkout.getByRole('button', { name: 'Save and continue' }).click();
+
+      await shipAndPay(checkout);
+      const [paidOrderId, customerInfo] = (await waitForSuccess(page)) as [string, Record<string, unknown>];
+      expect(paidOrderId).toBe(orderId);
+      expect(customerInfo).toMatchObject({
+        email: TEST_SHOPPER_EMAIL,
+        paymentMethod: { last4CardNumber: '4242', expMonth: 12, expYear: 2030 },
+      });
+      expect(payments).toEqual([expect.objectContaining({ cvv: '123' })]);
+      const order = await service.call('GET', `/orders/${orderId}`, { apiKey: merchant.apiKey });
+      expect(order.json).toMatchObject({ orderId, status: 'SUCCEEDED' });
+
+      const saved = (await wallet.listCards(shopper.id)).filter((card) => card.last4 === '4242');
+      expect(saved).toMatchObject([{ isDefault: true, needsCvv: false, expYear: 2030 }]);
+      expect(consoleErrors).toEqual([]);
+    } finally {
+      await tab.close();
+    }
+  });
+});
