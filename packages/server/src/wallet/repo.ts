@@ -3,7 +3,7 @@
  * Every function takes the Kysely instance to run on, so a service can pass a transaction.
  */
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
-import { type Database, type Db, prepared } from '../db/index.js';
+import { type Database, type Db, type Engine, prepared } from '../db/index.js';
 import type { AddressesTable, CardsTable, SessionsTable, ShoppersTable } from '../db/schema.js';
 import type { Address, Card, Session, Shopper } from './types.js';
 
@@ -156,6 +156,15 @@ export async function findCardByVaultId(
     .where('vault_id', '=', vaultId)
     .executeTakeFirst();
   return row && toCard(row);
+}
+
+/**
+ * Makes the transactions that move a shopper's defaults, or count its cards, wait for each other: on
+ * PostgreSQL by locking the shopper's row until the commit; SQLite runs one write transaction at a time.
+ */
+export async function lockShopper(db: Q, engine: Engine, shopperId: string): Promise<void> {
+  if (engine !== 'postgres') return;
+  await db.selectFrom('shoppers').select('id').where('id', '=', shopperId).forUpdate().execute();
 }
 
 export async function clearDefaultCard(db: Q, shopperId: string): Promise<void> {

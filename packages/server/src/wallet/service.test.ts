@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../errors.js';
+import { visaNumber } from '../test-support/cards.js';
 import { engines, openTestDb } from '../test-support/db.js';
 import { KeyRing } from '../vault/keyring.js';
-import { CardVault, luhnCheckDigit } from '../vault/vault.js';
+import { CardVault } from '../vault/vault.js';
 import { MAX_CARDS, type NewAddress, Wallet } from './index.js';
 
 const ADDRESS: NewAddress = {
@@ -51,6 +52,17 @@ describe.each(engines())('Wallet on %s', (engine) => {
     const address = await wallet.addAddress(shopper.id, ADDRESS);
     return { shopper, address };
   }
+
+  /** Saves the `serial`th test Visa number to the shopper's wallet. */
+  const saveVisa = (shopperId: string, serial: number, billingAddressId: number) =>
+    wallet.saveCard({
+      shopperId,
+      pan: visaNumber(serial),
+      expMonth: 12,
+      expYear: FUTURE_YEAR,
+      nameOnCard: 'Ada Lovelace',
+      billingAddressId,
+    });
 
   describe('shoppers', () => {
     it('finds a shopper by email whatever its case and surrounding spaces', async () => {
@@ -330,19 +342,30 @@ describe.each(engines())('Wallet on %s', (engine) => {
       expect((await wallet.listCards(shopper.id)).filter((card) => card.isDefault)).toHaveLength(1);
     });
 
+    it('keeps one default card and one default address when several are saved at once', async () => {
+      const { shopper } = await newShopper();
+      const addresses = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          wallet.addAddress(shopper.id, { ...ADDRESS, address1: `${i} Main St`, isDefaultShipping: true }),
+        ),
+      );
+      const listed = await wallet.listAddresses(shopper.id);
+      expect(listed).toHaveLength(9);
+      expect(listed.filter((address) => address.isDefaultShipping)).toHaveLength(1);
+
+      // No card yet: each new one, seeing no default, would claim it.
+      const saved = await Promise.all(
+        addresses.map((address, serial) => saveVisa(shopper.id, serial, address.id)),
+      );
+      expect(saved.every((entry) => entry.created)).toBe(true);
+      const cards = await wallet.listCards(shopper.id);
+      expect(cards).toHaveLength(8);
+      expect(cards.filter((card) => card.isDefault)).toHaveLength(1);
+    });
+
     it(`holds at most ${MAX_CARDS} cards, and still renews one of them when full`, async () => {
       const { shopper, address } = await newShopper();
-      const save = (serial: number) => {
-        const payload = `4929${String(serial).padStart(11, '0')}`;
-        return wallet.saveCard({
-          shopperId: shopper.id,
-          pan: payload + luhnCheckDigit(payload),
-          expMonth: 12,
-          expYear: FUTURE_YEAR,
-          nameOnCard: 'Ada Lovelace',
-          billingAddressId: address.id,
-        });
-      };
+      const save = (serial: number) => saveVisa(shopper.id, serial, address.id);
       for (let serial = 1; serial <= MAX_CARDS; serial++) expect((await save(serial)).created).toBe(true);
       const error = await errorOf(save(MAX_CARDS + 1));
       expect(error.errorCode).toBe('WALLET_FULL');

@@ -140,10 +140,14 @@ export class Wallet {
     return shopper;
   }
 
-  /** Making an address a default takes that default away from the shopper's other addresses. */
+  /**
+   * Making an address a default takes that default away from the shopper's other addresses. Addresses
+   * saved at the same moment leave one default of each kind.
+   */
   async addAddress(shopperId: string, input: NewAddress): Promise<Address> {
     await this.getShopper(shopperId);
     return this.db.kysely.transaction().execute(async (trx) => {
+      await repo.lockShopper(trx, this.db.engine, shopperId);
       const first = (await repo.countAddresses(trx, shopperId)) === 0;
       const isDefaultBilling = input.isDefaultBilling ?? first;
       const isDefaultShipping = input.isDefaultShipping ?? first;
@@ -197,7 +201,8 @@ export class Wallet {
 
   /**
    * A new card is the default when asked, or when the wallet has no default that can still pay (none
-   * yet, or an expired one). A wallet holds at most MAX_CARDS cards.
+   * yet, or an expired one); cards saved at the same moment leave one default. A wallet holds at most
+   * MAX_CARDS cards.
    */
   async #save(input: NewCard, renew: boolean): Promise<{ card: Card; created: boolean }> {
     const pan = input.pan.replace(/[\s-]/g, '');
@@ -212,6 +217,7 @@ export class Wallet {
     }
     const vaultId = await this.vault.store(pan);
     return this.db.kysely.transaction().execute(async (trx) => {
+      await repo.lockShopper(trx, this.db.engine, input.shopperId);
       const existing = await repo.findCardByVaultId(trx, input.shopperId, vaultId);
       if (existing) {
         if (!renew) return { card: existing, created: false };

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SHOPPER_EMAIL } from '../../sandbox/seed.js';
+import { visaNumber } from '../../test-support/cards.js';
 import { engines } from '../../test-support/db.js';
 import { type SandboxGatewayServer, startSandboxGateway } from '../../test-support/sandbox-gateway.js';
 import { startTestService, type TestService } from '../../test-support/service.js';
-import { luhnCheckDigit } from '../../vault/vault.js';
 import { MAX_CARDS } from '../../wallet/index.js';
 
 const SHOP = 'https://shop.example';
@@ -176,16 +176,14 @@ describe.each(engines())('checkout page API: a signed-in shopper adds a card on 
 
   it(`answers 409 WALLET_FULL once the wallet holds ${MAX_CARDS} cards`, async () => {
     const { headers, addressId } = await signIn();
-    const save = (serial: number) => {
-      const payload = `4929${String(serial).padStart(11, '0')}`;
-      return addCard(headers, {
-        number: payload + luhnCheckDigit(payload),
+    const save = (serial: number) =>
+      addCard(headers, {
+        number: visaNumber(serial),
         expMonth: 12,
         expYear: FUTURE_YEAR,
         nameOnCard: 'Taylor Shopper',
         billingAddressId: addressId,
       });
-    };
     const { wallet } = await signIn();
     for (let serial = 1; serial <= MAX_CARDS - wallet.cards.length; serial++) {
       expect((await save(serial)).status).toBe(201);
