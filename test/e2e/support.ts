@@ -86,13 +86,22 @@ export const RECORDING_OPTIONS = buttonOptions();
 /**
  * The merchant's checkout page: the SDK from the service, a button, callbacks that record their arguments
  * in `window.calls`. `options` replaces the Button options (a JS object literal), `before` runs first.
- * The button object is kept in `window.walletButton`.
+ * The button object is kept in `window.walletButton`. `pinned` loads the SDK from a fixed URL with a
+ * Subresource Integrity hash instead of the current one.
  */
 export function merchantPage(
   serviceUrl: string,
   merchantId: string,
-  page: { options?: string; before?: string; body?: string } = {},
+  page: {
+    options?: string;
+    before?: string;
+    body?: string;
+    pinned?: { src: string; integrity: string };
+  } = {},
 ): string {
+  const sdk = page.pinned
+    ? `<script src="${page.pinned.src}" integrity="${page.pinned.integrity}" crossorigin="anonymous" data-merchant-id="${merchantId}"></script>`
+    : `<script src="${serviceUrl}/sdk/wallet-sdk.js?merchantId=${encodeURIComponent(merchantId)}"></script>`;
   return `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><link rel="icon" href="data:,"><title>Test Shop</title></head>
@@ -101,7 +110,7 @@ export function merchantPage(
   <p>T-shirt $25.00 · Mug $12.00</p>
   ${page.body ?? ''}
   <div id="wallet-button"></div>
-  <script src="${serviceUrl}/sdk/wallet-sdk.js?merchantId=${encodeURIComponent(merchantId)}"></script>
+  ${sdk}
   <script>
     window.calls = ${JSON.stringify(Object.fromEntries(RECORDED_CALLBACKS.map((name) => [name, []])))};
     ${page.before ?? ''}

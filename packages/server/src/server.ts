@@ -310,7 +310,7 @@ export async function createApp(services: Services): Promise<FastifyInstance> {
     checkoutPageRoute({ orders: services.orders, assets: readCheckoutAssets() }),
     checkoutAssetRoutes(),
     ...checkoutApiRoutes(services),
-    sdkRoutes({ dir: SDK_PACKAGE_DIR }),
+    sdkRoutes({ dir: SDK_PACKAGE_DIR, publicUrl: config.publicUrl }),
   ];
   if (config.env === 'staging') {
     routes.push(sandboxSessionsRoute({ ...services, sessionTtlSeconds: config.sessionTtlSeconds }));

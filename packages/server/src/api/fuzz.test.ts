@@ -24,6 +24,7 @@ const PATHS = [
   '/checkout/ord_x',
   '/orders/ord_x',
   '/sdk/wallet-sdk.js',
+  '/sdk/latest.json',
   '/checkout/api/orders/ord_x',
   '/checkout/api/orders/ord_x/otp',
   '/checkout/api/orders/ord_x/otp/verify',

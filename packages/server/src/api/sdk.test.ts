@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -8,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines } from '../test-support/db.js';
 import { startTestService, type TestService } from '../test-support/service.js';
 import { errorsPlugin } from './plugins/errors.js';
+import { ErrorBody } from './schemas.js';
 import { SDK_PACKAGE_DIR, sdkRoutes } from './sdk.js';
 
 const BUNDLE = path.join(SDK_PACKAGE_DIR, 'dist', 'wallet-sdk.js');
@@ -51,6 +53,34 @@ describe.each(engines())('GET /sdk/wallet-sdk.js on %s', (engine) => {
     expect(versioned.text).toBe(latest.text);
   });
 
+  it('lets any page read it, as a script tag that checks its integrity must (crossorigin="anonymous")', async () => {
+    for (const route of ['/sdk/wallet-sdk.js', `/sdk/${VERSION}/wallet-sdk.js`]) {
+      const response = await service.call('GET', route, { headers: { origin: 'https://shop.example' } });
+      expect({ route, allowed: response.headers['access-control-allow-origin'] }).toEqual({
+        route,
+        allowed: '*',
+      });
+      expect(response.headers['access-control-allow-credentials']).toBeUndefined();
+    }
+  });
+
+  it('names the version to pin and its Subresource Integrity hash in /sdk/latest.json', async () => {
+    const response = await service.call('GET', '/sdk/latest.json');
+    expect(response.status).toBe(200);
+    expect(response.headers['cache-control']).toBe('public, max-age=300');
+    expect(response.headers['access-control-allow-origin']).toBe('*');
+    const digest = createHash('sha384').update(fs.readFileSync(BUNDLE)).digest('base64');
+    expect(response.json).toEqual({
+      version: VERSION,
+      src: `${service.services.config.publicUrl}/sdk/${VERSION}/wallet-sdk.js`,
+      integrity: `sha384-${digest}`,
+    });
+    const pinned = await service.call('GET', `/sdk/${VERSION}/wallet-sdk.js`);
+    expect(`sha384-${createHash('sha384').update(pinned.text).digest('base64')}`).toBe(
+      response.json.integrity,
+    );
+  });
+
   it('answers another version with 404 naming the one served', async () => {
     const response = await service.call('GET', '/sdk/0.0.1/wallet-sdk.js');
     expect(response.status).toBe(404);
@@ -62,23 +92,27 @@ describe.each(engines())('GET /sdk/wallet-sdk.js on %s', (engine) => {
 });
 
 describe('GET /sdk/wallet-sdk.js before the SDK is built', () => {
-  it('answers 503 saying how to build it', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wallet-sdk-'));
-    const app = Fastify();
-    await app.register(errorsPlugin);
-    await app.register(sdkRoutes({ dir }));
-    const url = await app.listen({ port: 0, host: '127.0.0.1' });
-    try {
-      const response = await request(`${url}/sdk/wallet-sdk.js`);
-      expect(response.statusCode).toBe(503);
-      expect(await response.body.json()).toEqual({
-        errorCode: 'SERVICE_UNAVAILABLE',
-        errorMessage:
-          'The browser SDK is not built (packages/sdk/dist/wallet-sdk.js is missing); run npm run build.',
-      });
-    } finally {
-      await app.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  it.each(['/sdk/wallet-sdk.js', '/sdk/latest.json'])(
+    'answers 503 at %s saying how to build it',
+    async (route) => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wallet-sdk-'));
+      const app = Fastify();
+      await app.register(errorsPlugin);
+      app.addSchema(ErrorBody);
+      await app.register(sdkRoutes({ dir, publicUrl: 'https://wallet.example' }));
+      const url = await app.listen({ port: 0, host: '127.0.0.1' });
+      try {
+        const response = await request(`${url}${route}`);
+        expect(response.statusCode).toBe(503);
+        expect(await response.body.json()).toEqual({
+          errorCode: 'SERVICE_UNAVAILABLE',
+          errorMessage:
+            'The browser SDK is not built (packages/sdk/dist/wallet-sdk.js is missing); run npm run build.',
+        });
+      } finally {
+        await app.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });

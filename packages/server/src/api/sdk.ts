@@ -6,6 +6,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../errors.js';
+import { errorResponses } from './schemas.js';
 
 /** packages/sdk, from src/api/ here and from dist/api/ once built. */
 export const SDK_PACKAGE_DIR = fileURLToPath(new URL('../../../sdk/', import.meta.url));
@@ -19,6 +20,8 @@ interface Bundle {
   body: Buffer;
   etag: string;
   version: string;
+  /** Subresource Integrity of the body: `sha384-<base64>`. */
+  integrity: string;
 }
 
 /**
@@ -41,12 +44,25 @@ async function loadBundle(dir: string): Promise<Bundle> {
     );
   }
   const hash = createHash('sha256').update(body).digest('base64url').slice(0, 27);
-  return { body, etag: `"${hash}"`, version: (JSON.parse(manifest) as { version: string }).version };
+  return {
+    body,
+    etag: `"${hash}"`,
+    version: (JSON.parse(manifest) as { version: string }).version,
+    integrity: `sha384-${createHash('sha384').update(body).digest('base64')}`,
+  };
+}
+
+/**
+ * Public and sent without credentials, so any page may read it: a script loaded with
+ * `crossorigin="anonymous"`, which Subresource Integrity needs for another origin's script, and the
+ * manifest fetched by a merchant's build or page.
+ */
+function publicAsset(reply: FastifyReply, cacheControl: string): FastifyReply {
+  return reply.header('cache-control', cacheControl).header('access-control-allow-origin', '*');
 }
 
 function send(request: FastifyRequest, reply: FastifyReply, bundle: Bundle, cacheControl: string) {
-  reply
-    .header('cache-control', cacheControl)
+  publicAsset(reply, cacheControl)
     .header('etag', bundle.etag)
     .header('x-content-type-options', 'nosniff')
     // Loaded by merchants' pages, some of which require cross-origin resources to opt in (COEP).
@@ -59,13 +75,22 @@ function send(request: FastifyRequest, reply: FastifyReply, bundle: Bundle, cach
   return reply.send(bundle.body);
 }
 
+const SdkManifest = Type.Object({
+  version: Type.String({ description: 'The SDK version, as `WalletSDK.version` reports it.' }),
+  src: Type.String({ description: "The file's URL at that version, cached for good: the one to pin." }),
+  integrity: Type.String({
+    description: "Its Subresource Integrity hash (`sha384-…`), for the script tag's `integrity` attribute.",
+  }),
+});
+
 /**
- * `GET /sdk/wallet-sdk.js` (the current SDK, short cache, ETag) and `GET /sdk/<version>/wallet-sdk.js`
- * (the same file under its version, cached for good; other versions are not served by this build).
- * The merchant id is read by the SDK itself from `?merchantId=` on the script URL.
+ * `GET /sdk/wallet-sdk.js` (the current SDK, short cache, ETag), `GET /sdk/<version>/wallet-sdk.js`
+ * (the same file under its version, cached for good; other versions are not served by this build) and
+ * `GET /sdk/latest.json` (that version's URL and integrity hash, to pin it). The merchant id is read by
+ * the SDK itself from `?merchantId=` on the script URL.
  */
 export const sdkRoutes =
-  (options: { dir: string }): FastifyPluginAsyncTypebox =>
+  (options: { dir: string; publicUrl: string }): FastifyPluginAsyncTypebox =>
   async (app) => {
     let loaded: Bundle | undefined;
     const bundle = async () => {
@@ -106,6 +131,28 @@ export const sdkRoutes =
           );
         }
         return send(request, reply, current, VERSIONED_CACHE);
+      },
+    );
+
+    app.get(
+      '/sdk/latest.json',
+      {
+        schema: {
+          tags: schema.tags,
+          summary: 'The current SDK version, its pinned URL and its integrity hash',
+          description:
+            'For a script tag that cannot change under the page: `<script src="{src}" integrity="{integrity}" crossorigin="anonymous" data-merchant-id="mch_…">`. Cached 5 minutes.',
+          response: { 200: SdkManifest, ...errorResponses(['SERVICE_UNAVAILABLE']) },
+        },
+      },
+      async (_request, reply) => {
+        const current = await bundle();
+        publicAsset(reply, LATEST_CACHE);
+        return {
+          version: current.version,
+          src: `${options.publicUrl}/sdk/${current.version}/wallet-sdk.js`,
+          integrity: current.integrity,
+        };
       },
     );
   };
