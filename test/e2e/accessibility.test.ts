@@ -90,6 +90,10 @@ describe('accessibility of the button and the checkout in real Chromium (axe-cor
 
       await checkout.getByRole('radio', { name: /ending in 1111/ }).waitFor({ state: 'attached' });
       await audit('cards');
+      await checkout.getByRole('button', { name: 'Remove this card' }).click();
+      await checkout.getByRole('button', { name: 'Remove card' }).waitFor();
+      await audit('cards, removal asked');
+      await checkout.getByRole('button', { name: 'Keep it' }).click();
       await checkout.getByRole('button', { name: 'Add a card' }).click();
       await checkout.getByLabel('Card number').waitFor();
       await audit('new card form');

@@ -1,8 +1,8 @@
 /**
  * End to end in real Chromium: the staging test shopper's saved cards have all expired, so the card step
  * opens on "Add a card"; the shopper types a new card, keeps the saved billing address and pays with the
- * new card through the sandbox gateway, the security code typed with it going with that payment.
- * Screenshots to docs/screenshots/add-card-*.png.
+ * new card through the sandbox gateway, the security code typed with it going with that payment. Then
+ * the shopper removes that card again. Screenshots to docs/screenshots/add-card-*.png.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SHOPPER_EMAIL } from '../../packages/server/src/sandbox/seed.js';
@@ -16,7 +16,7 @@ import {
   waitForSuccess,
 } from './support.js';
 
-describe('a shopper whose cards have expired adds one and pays in real Chromium', () => {
+describe('a shopper whose cards have expired adds one, pays with it and removes it in real Chromium', () => {
   let harness: Harness | undefined;
 
   beforeAll(async () => {
@@ -79,6 +79,47 @@ describe('a shopper whose cards have expired adds one and pays in real Chromium'
 
       const saved = (await wallet.listCards(shopper.id)).filter((card) => card.last4 === '4242');
       expect(saved).toMatchObject([{ isDefault: true, needsCvv: false, expYear: 2030 }]);
+      expect(consoleErrors).toEqual([]);
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it('removes the card after a confirmation; with no card left that can pay, the new card form opens', async () => {
+    if (!harness) throw new Error('setup did not finish');
+    const { service, shop } = harness;
+    const shopper = await service.services.wallet.findShopperByEmail(TEST_SHOPPER_EMAIL);
+    const [usable] = (await service.services.wallet.listCards(shopper?.id ?? '')).filter(
+      (card) => card.expYear > 2001,
+    );
+    if (!usable) throw new Error('the first test left no card that can pay');
+
+    const tab = await openTab(harness.browser, { width: 1024, height: 900 });
+    const { page, consoleErrors, checkout } = tab;
+    try {
+      await page.goto(shop.url);
+      await pressWalletButton(page);
+      await signIn(checkout);
+      const card = checkout.getByRole('radio', { name: new RegExp(`ending in ${usable.last4}, .*default`) });
+      await card.waitFor({ state: 'attached' });
+      expect(await card.isChecked()).toBe(true);
+
+      await checkout.getByRole('button', { name: 'Remove this card' }).click();
+      await checkout.getByText(`Remove Visa ending in ${usable.last4} from your wallet?`).waitFor();
+      // "Keep it" keeps the card, and asks nothing more.
+      await checkout.getByRole('button', { name: 'Keep it' }).click();
+      await checkout.getByRole('button', { name: 'Remove this card' }).click();
+      await tab.shot('add-card-02-remove');
+      await checkout.getByRole('button', { name: 'Remove card' }).click();
+
+      await checkout.getByText(`Visa ending in ${usable.last4} was removed from your wallet.`).waitFor({
+        state: 'attached',
+      });
+      await checkout.getByText('Your saved cards have expired.').waitFor();
+      await expect.poll(() => checkout.locator(':focus').getAttribute('autocomplete')).toBe('cc-number');
+      const left = await service.services.wallet.listCards(shopper?.id ?? '');
+      expect(left.map((entry) => entry.id)).not.toContain(usable.id);
+      expect((await service.services.wallet.findCard(usable.id))?.removedAt).toEqual(expect.any(Number));
       expect(consoleErrors).toEqual([]);
     } finally {
       await tab.close();

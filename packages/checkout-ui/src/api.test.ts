@@ -141,6 +141,40 @@ describe('the checkout API client', () => {
     await expect(api.addCard(input)).rejects.toMatchObject({ status: 409, errorCode: 'WALLET_FULL' });
   });
 
+  it('removes a card with the shopper token and no body, and answers the wallet as it is after', async () => {
+    const after = {
+      email: 'a@b.example',
+      phone: null,
+      firstName: 'Test',
+      lastName: 'Shopper',
+      cards: [],
+      addresses: [],
+    };
+    const { fetch, calls } = fakeFetch([
+      { body: { shopperToken: 'tok_secret', expiresAt: '2030-01-01T00:00:00Z' } },
+      { body: after },
+      {
+        status: 404,
+        body: { errorCode: 'PAYMENT_METHOD_NOT_FOUND', errorMessage: 'No such card in this wallet.' },
+      },
+    ]);
+    const api = createApi('ord_1', fetch);
+    await api.verifyCode('a@b.example', '123456');
+    expect(await api.removeCard('pm/1 2')).toEqual(after);
+    expect(calls[1]?.url).toBe('/checkout/api/wallet/cards/pm%2F1%202');
+    expect(calls[1]?.init?.method).toBe('DELETE');
+    expect(headers(calls[1]).authorization).toBe('Bearer tok_secret');
+    expect(calls[1]?.init?.body).toBeUndefined();
+    expect(headers(calls[1])['content-type']).toBeUndefined();
+    const missing = await api.removeCard('pm_other').catch((error: unknown) => error);
+    expect(missing).toBeInstanceOf(ApiError);
+    expect(missing).toMatchObject({
+      status: 404,
+      errorCode: 'PAYMENT_METHOD_NOT_FOUND',
+      message: 'No such card in this wallet.',
+    });
+  });
+
   it('reads tries left from a wrong code, from a field or from the message', async () => {
     const { fetch } = fakeFetch([
       {

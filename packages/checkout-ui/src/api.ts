@@ -234,7 +234,7 @@ export function createApi(
   const order = `${base}/orders/${encodeURIComponent(orderId)}`;
 
   async function call<T>(
-    method: 'GET' | 'POST',
+    method: 'GET' | 'POST' | 'DELETE',
     url: string,
     body?: unknown,
     headers: Record<string, string> = {},
@@ -286,6 +286,12 @@ export function createApi(
     addAddress: (input: AddressInput) => call<WalletAddress>('POST', `${base}/wallet/addresses`, input),
     /** The saved card, new (201) or renewed (200: the number was in the wallet), with `needsCvv: false`. */
     addCard: (input: NewCardInput) => call<WalletCard>('POST', `${base}/wallet/cards`, input),
+    /**
+     * The wallet as it is once the card is gone: if it was the default, the newest card that can still pay
+     * is now. Removing a card already removed answers the same. No body, so no `content-type` either.
+     */
+    removeCard: (paymentId: string) =>
+      call<Wallet>('DELETE', `${base}/wallet/cards/${encodeURIComponent(paymentId)}`),
     quote: (selection: Selection) => call<Quote>('POST', `${order}/quote`, selection),
     /** One `Idempotency-Key` per distinct payment attempt: a retried submit can never charge twice. */
     pay: (request: Selection & { cvv?: string }, idempotencyKey: string) =>

@@ -208,6 +208,16 @@ export function App({
     }
   };
 
+  /** "Remove card": the server answers the wallet without it, another card made default if it was. */
+  const removeCard = async (paymentId: string) => {
+    dispatch({ type: 'submitted' });
+    try {
+      dispatch({ type: 'card-removed', wallet: await api.removeCard(paymentId) });
+    } catch (error) {
+      fail(error);
+    }
+  };
+
   const selection = (s: FlowState): Selection => ({
     paymentId: s.paymentId as string,
     ...(s.order?.shippingMethods.length && s.addressId !== null
@@ -371,6 +381,7 @@ export function App({
               error={error}
               onSelect={(paymentId) => dispatch({ type: 'card-selected', paymentId })}
               onAdd={(card) => void addCard(card)}
+              onRemove={(paymentId) => void removeCard(paymentId)}
               onNext={() => dispatch({ type: 'next' })}
             />
           )

@@ -299,6 +299,57 @@ describe('the checkout flow', () => {
     expect(knownCvv(state)).toBeNull();
   });
 
+  it("removes another card: the server's wallet replaces ours, the selection and its CVV stay", () => {
+    let state = run(
+      [
+        { type: 'card-added', card: card('c_3333'), cvv: '789' },
+        { type: 'quoted', quote: { currency: 'USD', subtotal: 1, shipping: 0, taxes: 0, total: 1 } },
+        { type: 'submitted' },
+      ],
+      signedIn(METHODS, [card('c_1111', { isDefault: true }), card('c_2222')]),
+    );
+    expect(state.busy).toBe(true);
+    const after = wallet([card('c_1111', { isDefault: true }), card('c_3333')]);
+    state = run([{ type: 'card-removed', wallet: after }], state);
+    expect(state).toMatchObject({ step: 'card', busy: false, paymentId: 'c_3333', quote: null });
+    expect(state.wallet).toBe(after);
+    expect(knownCvv(state)).toBe('789');
+  });
+
+  it('removes the selected card: the default that can pay is selected, the CVV typed with it forgotten', () => {
+    let state = run(
+      [{ type: 'card-added', card: card('c_3333', { isDefault: true }), cvv: '789' }],
+      signedIn(METHODS, [card('c_1111', { isDefault: true }), card('c_2222')]),
+    );
+    expect(state.paymentId).toBe('c_3333');
+    state = run(
+      [
+        {
+          type: 'card-removed',
+          wallet: wallet([
+            card('c_0009', { expired: true }),
+            card('c_1111'),
+            card('c_2222', { isDefault: true }),
+          ]),
+        },
+      ],
+      state,
+    );
+    expect(state.paymentId).toBe('c_2222');
+    expect(state.typedCvv).toBeNull();
+    expect(canContinue(state)).toBe(true);
+  });
+
+  it('selects nothing and stays on the card step when no card left can pay', () => {
+    const state = run(
+      [{ type: 'submitted' }, { type: 'card-removed', wallet: wallet([card('c_0002', { expired: true })]) }],
+      signedIn(),
+    );
+    expect(state).toMatchObject({ step: 'card', busy: false, paymentId: null });
+    expect(canContinue(state)).toBe(false);
+    expect(run([{ type: 'next' }], state).step).toBe('card');
+  });
+
   it('forgets the typed CVV when the session ends', () => {
     const state = run(
       [{ type: 'card-added', card: card('c_2222'), cvv: '456' }, { type: 'session-expired' }],

@@ -82,6 +82,8 @@ export type FlowEvent =
   | { type: 'address-added'; address: WalletAddress }
   /** Saved by the server, or renewed (the same `paymentId`); `cvv` is the one typed with it. */
   | { type: 'card-added'; card: WalletCard; cvv: string }
+  /** The wallet as the server answers it after a card was removed. */
+  | { type: 'card-removed'; wallet: Wallet }
   | { type: 'method-selected'; methodId: string }
   | { type: 'next' }
   | { type: 'back' }
@@ -275,6 +277,18 @@ export function reduce(state: FlowState, event: FlowEvent): FlowState {
         wallet: withCard(state.wallet, event.card),
         paymentId: event.card.paymentId,
         typedCvv: { paymentId: event.card.paymentId, cvv: event.cvv },
+        quote: null,
+      };
+    case 'card-removed':
+      return {
+        ...state,
+        ...idle,
+        wallet: event.wallet,
+        // The selected card if it can still pay, else the one the server now marks default.
+        paymentId: defaultCard(event.wallet, state.paymentId ?? undefined),
+        typedCvv: event.wallet.cards.some((c) => c.paymentId === state.typedCvv?.paymentId)
+          ? state.typedCvv
+          : null,
         quote: null,
       };
     case 'method-selected':

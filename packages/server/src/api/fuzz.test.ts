@@ -35,6 +35,7 @@ const PATHS = [
   '/checkout/api/wallet',
   '/checkout/api/wallet/addresses',
   '/checkout/api/wallet/cards',
+  '/checkout/api/wallet/cards/card_x',
   '/healthz',
   '/openapi.json',
 ];

@@ -108,7 +108,7 @@ export class PaymentStep {
     const merchant = await findMerchant(this.deps.merchants, order);
     const shopper = await this.deps.wallet.getShopper(shopperId);
     const card = await this.deps.wallet.findCard(input.paymentId);
-    if (card?.shopperId !== shopperId) {
+    if (card?.shopperId !== shopperId || card.removedAt !== null) {
       throw new NotFoundError(
         'PAYMENT_METHOD_NOT_FOUND',
         `paymentId: no card ${input.paymentId} in the shopper's wallet.`,

@@ -191,6 +191,12 @@ export class Checkout {
     };
   }
 
+  /** Takes a card out of the shopper's wallet; the wallet as it is then. */
+  async removeCard(shopperId: string, paymentId: string): Promise<WalletView> {
+    await this.deps.wallet.removeCard(shopperId, paymentId);
+    return this.walletOf(shopperId);
+  }
+
   /** The amounts as chosen so far; taxes follow the shipping address, else the card's billing address. */
   async quote(shopperId: string, orderId: string, input: QuoteInput): Promise<Quote> {
     const order = await findOpenOrder(this.deps.orders, orderId);

@@ -10,6 +10,7 @@ import * as cryptogramKey from './migrations/007_cryptogram_key.js';
 import * as rateLimits from './migrations/008_rate_limits.js';
 import * as externalResponsesRequest from './migrations/009_external_responses_request.js';
 import * as apiKeyLastUsed from './migrations/010_api_key_last_used.js';
+import * as cardRemoval from './migrations/011_card_removal.js';
 
 type EngineMigration = { up(db: Parameters<Migration['up']>[0], engine: Engine): Promise<void> };
 
@@ -28,6 +29,7 @@ const MIGRATIONS: Record<string, EngineMigration> = {
   '008_rate_limits': rateLimits,
   '009_external_responses_request': externalResponsesRequest,
   '010_api_key_last_used': apiKeyLastUsed,
+  '011_card_removal': cardRemoval,
 };
 
 export class MigrationError extends Error {}

@@ -91,6 +91,8 @@ export interface CardsTable {
   needs_cvv: number;
   stored_credentials_identifier: string | null;
   created_at: number;
+  /** When the shopper removed it from the wallet; null while it is in the wallet. */
+  removed_at: number | null;
 }
 
 export interface VaultCardsTable {

@@ -100,7 +100,8 @@ export class CredentialsService {
     if (session.expiresAt <= now)
       throw new DomainError('SESSION_EXPIRED', `sessionId ${input.sessionId} has expired.`);
     const card = await this.deps.wallet.findCard(input.paymentId);
-    if (!card || card.shopperId !== session.shopperId) {
+    // A card removed from the wallet takes no new request; one already acknowledged is still delivered.
+    if (!card || card.shopperId !== session.shopperId || card.removedAt !== null) {
       throw new DomainError(
         'PAYMENT_METHOD_NOT_FOUND',
         `paymentId ${input.paymentId} was not found in this session.`,

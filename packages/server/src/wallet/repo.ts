@@ -190,12 +190,13 @@ export async function insertCard(db: Q, row: Insertable<CardsTable>): Promise<bo
   return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
 }
 
-/** Default first, then newest. */
+/** The cards in the wallet, removed ones left out: default first, then newest. */
 export async function listCards(db: Q, shopperId: string): Promise<Card[]> {
   const rows = await db
     .selectFrom('cards')
     .selectAll()
     .where('shopper_id', '=', shopperId)
+    .where('removed_at', 'is', null)
     .orderBy('is_default', 'desc')
     .orderBy('created_at', 'desc')
     .orderBy('id')

@@ -53,16 +53,17 @@ describe.each(engines())('Wallet on %s', (engine) => {
     return { shopper, address };
   }
 
-  /** Saves the `serial`th test Visa number to the shopper's wallet. */
+  /** The `serial`th test Visa number for the shopper's wallet. */
+  const visaInput = (shopperId: string, serial: number, billingAddressId: number) => ({
+    shopperId,
+    pan: visaNumber(serial),
+    expMonth: 12,
+    expYear: FUTURE_YEAR,
+    nameOnCard: 'Ada Lovelace',
+    billingAddressId,
+  });
   const saveVisa = (shopperId: string, serial: number, billingAddressId: number) =>
-    wallet.saveCard({
-      shopperId,
-      pan: visaNumber(serial),
-      expMonth: 12,
-      expYear: FUTURE_YEAR,
-      nameOnCard: 'Ada Lovelace',
-      billingAddressId,
-    });
+    wallet.saveCard(visaInput(shopperId, serial, billingAddressId));
 
   describe('shoppers', () => {
     it('finds a shopper by email whatever its case and surrounding spaces', async () => {
@@ -151,6 +152,7 @@ describe.each(engines())('Wallet on %s', (engine) => {
         isDefault: true,
         needsCvv: true,
         storedCredentialsIdentifier: null,
+        removedAt: null,
       });
       expect(await wallet.findAddress(address.id)).toStrictEqual({
         id: address.id,
@@ -372,6 +374,49 @@ describe.each(engines())('Wallet on %s', (engine) => {
       expect(error.message).toContain(String(MAX_CARDS));
       expect((await save(1)).created).toBe(false);
       expect(await wallet.listCards(shopper.id)).toHaveLength(MAX_CARDS);
+    });
+
+    it('removes a card from the wallet, moves the default to the newest card that can pay, and brings it back when typed again', async () => {
+      const { shopper, address } = await newShopper();
+      const first = (await saveVisa(shopper.id, 201, address.id)).card;
+      await tick();
+      const second = (await saveVisa(shopper.id, 202, address.id)).card;
+      await tick();
+      const third = (await saveVisa(shopper.id, 203, address.id)).card;
+      await handle.db.kysely
+        .updateTable('cards')
+        .set({ exp_year: 2001 })
+        .where('id', '=', third.id)
+        .execute();
+      expect(first.isDefault).toBe(true);
+
+      await wallet.removeCard(shopper.id, first.id);
+      const listed = await wallet.listCards(shopper.id);
+      // The newest card has expired: the default goes to the newest that can still pay.
+      expect(listed.map((card) => [card.id, card.isDefault])).toEqual([
+        [second.id, true],
+        [third.id, false],
+      ]);
+      const removed = await wallet.findCard(first.id);
+      expect(removed).toMatchObject({ isDefault: false, removedAt: expect.any(Number) });
+      // Removing it again changes nothing; another shopper's card is not found.
+      await wallet.removeCard(shopper.id, first.id);
+      expect(await wallet.findCard(first.id)).toEqual(removed);
+      const { shopper: other } = await newShopper();
+      const error = await errorOf(wallet.removeCard(other.id, second.id));
+      expect(error.errorCode).toBe('PAYMENT_METHOD_NOT_FOUND');
+
+      const back = await saveVisa(shopper.id, 201, address.id);
+      expect(back).toMatchObject({
+        created: true,
+        card: { id: first.id, removedAt: null, isDefault: false },
+      });
+      expect((await wallet.listCards(shopper.id)).map((card) => card.id)).toContain(first.id);
+      // addCard, as the seed uses it, leaves a removed card removed.
+      await wallet.removeCard(shopper.id, first.id);
+      expect((await wallet.addCard(visaInput(shopper.id, 201, address.id))).removedAt).toEqual(
+        expect.any(Number),
+      );
     });
 
     it('treats a card as expired only after the last day of its expiry month (UTC)', async () => {

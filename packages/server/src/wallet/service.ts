@@ -74,15 +74,19 @@ function isExpired(card: { expMonth: number; expYear: number }, now: Date): bool
 /** The most cards one wallet holds. */
 export const MAX_CARDS = 20;
 
-/** A later expiry, and the name and billing address given now; with `isDefault`, the default card. */
-async function renewCard(trx: repo.Q, card: Card, input: NewCard): Promise<Card> {
+/**
+ * The card back in the wallet if it was removed, with a later expiry and the name and billing address
+ * given now; with `isDefault`, the default card.
+ */
+async function renewCard(trx: repo.Q, card: Card, input: NewCard, isDefault: boolean): Promise<Card> {
   const later = input.expYear * 12 + input.expMonth > card.expYear * 12 + card.expMonth;
-  if (input.isDefault) await repo.clearDefaultCard(trx, card.shopperId);
+  if (isDefault) await repo.clearDefaultCard(trx, card.shopperId);
   await repo.updateCard(trx, card.id, {
     ...(later ? { exp_month: input.expMonth, exp_year: input.expYear } : {}),
     name_on_card: input.nameOnCard,
     billing_address_id: input.billingAddressId,
-    ...(input.isDefault ? { is_default: 1 } : {}),
+    removed_at: null,
+    ...(isDefault ? { is_default: 1 } : {}),
   });
   return mustFindCard(trx, card.id);
 }
@@ -193,7 +197,8 @@ export class Wallet {
   /**
    * Saves a card a signed-in shopper typed in. A number already in the wallet renews that card instead
    * of adding another: a reissued card keeps its number, so the later expiry wins, and the name and the
-   * billing address become the ones given now. `created` says whether the card is new.
+   * billing address become the ones given now. `created` says whether the card is new to the wallet
+   * (a removed card typed again is).
    */
   saveCard(input: NewCard): Promise<{ card: Card; created: boolean }> {
     return this.#save(input, true);
@@ -219,19 +224,20 @@ export class Wallet {
     return this.db.kysely.transaction().execute(async (trx) => {
       await repo.lockShopper(trx, this.db.engine, input.shopperId);
       const existing = await repo.findCardByVaultId(trx, input.shopperId, vaultId);
-      if (existing) {
-        if (!renew) return { card: existing, created: false };
-        return { card: await renewCard(trx, existing, input), created: false };
-      }
+      if (existing && !renew) return { card: existing, created: false };
       const cards = await repo.listCards(trx, input.shopperId);
-      if (cards.length >= MAX_CARDS) {
+      // A removed card typed again comes back into the wallet, as a new card would.
+      const added = !existing || existing.removedAt !== null;
+      if (added && cards.length >= MAX_CARDS) {
         throw new DomainError(
           'WALLET_FULL',
           `The wallet already holds ${MAX_CARDS} cards, the most it can; pay with one of them.`,
         );
       }
       const isDefault =
-        input.isDefault === true || !cards.some((card) => card.isDefault && !isExpired(card, now));
+        input.isDefault === true ||
+        !cards.some((card) => card.isDefault && card.id !== existing?.id && !isExpired(card, now));
+      if (existing) return { card: await renewCard(trx, existing, input, isDefault), created: added };
       if (isDefault) await repo.clearDefaultCard(trx, input.shopperId);
       const id = newUuid();
       const inserted = await repo.insertCard(trx, {
@@ -250,11 +256,35 @@ export class Wallet {
         stored_credentials_identifier: null,
         created_at: Date.now(),
       });
-      if (inserted) return { card: await mustFindCard(trx, id), created: true };
-      // The same card was saved concurrently: that one is the shopper's card.
-      const saved = await repo.findCardByVaultId(trx, input.shopperId, vaultId);
-      if (!saved) throw new Error(`card ${id} vanished while being saved`);
-      return { card: renew ? await renewCard(trx, saved, input) : saved, created: false };
+      // The shopper's lock keeps another transaction from saving the same number meanwhile.
+      if (!inserted) throw new Error(`card ${id} of shopper ${input.shopperId} was saved twice at once`);
+      return { card: await mustFindCard(trx, id), created: true };
+    });
+  }
+
+  /**
+   * Takes a card out of the wallet: it is no longer listed, and new payments and credentials requests
+   * refuse it, while those under way still reach its number. Removing the default makes the newest card
+   * that can still pay the default. Removing a removed card changes nothing; typing its number again
+   * brings it back.
+   */
+  async removeCard(shopperId: string, cardId: string): Promise<void> {
+    const now = new Date();
+    await this.db.kysely.transaction().execute(async (trx) => {
+      await repo.lockShopper(trx, this.db.engine, shopperId);
+      const card = await repo.findCard(trx, cardId);
+      if (card?.shopperId !== shopperId) {
+        throw new NotFoundError(
+          'PAYMENT_METHOD_NOT_FOUND',
+          `paymentId: no card ${cardId} in the shopper's wallet.`,
+        );
+      }
+      if (card.removedAt !== null) return;
+      await repo.updateCard(trx, cardId, { removed_at: now.getTime(), is_default: 0 });
+      if (!card.isDefault) return;
+      // Newest first, now that none is the default.
+      const next = (await repo.listCards(trx, shopperId)).find((other) => !isExpired(other, now));
+      if (next) await repo.updateCard(trx, next.id, { is_default: 1 });
     });
   }
 

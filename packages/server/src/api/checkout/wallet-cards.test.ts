@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SHOPPER_EMAIL } from '../../sandbox/seed.js';
 import { visaNumber } from '../../test-support/cards.js';
 import { engines } from '../../test-support/db.js';
+import { type Receiver, startReceiver, verifiedBody } from '../../test-support/receiver.js';
 import { type SandboxGatewayServer, startSandboxGateway } from '../../test-support/sandbox-gateway.js';
-import { startTestService, type TestService } from '../../test-support/service.js';
+import { credentialsBody, startTestService, type TestService } from '../../test-support/service.js';
 import { MAX_CARDS } from '../../wallet/index.js';
 
 const SHOP = 'https://shop.example';
@@ -24,13 +25,19 @@ const WALLET_CARD_KEYS = [
 
 describe.each(engines())('checkout page API: a signed-in shopper adds a card on %s', (engine) => {
   let gateway: SandboxGatewayServer;
+  let receiver: Receiver;
   let service: TestService;
   let merchantId: string;
   let apiKey: string;
 
   beforeAll(async () => {
     gateway = await startSandboxGateway();
-    service = await startTestService(engine, { SANDBOX_GATEWAY_URL: gateway.url });
+    receiver = await startReceiver();
+    // Retries a second apart: a card is removed between a webhook's first attempt and its retry.
+    service = await startTestService(engine, {
+      SANDBOX_GATEWAY_URL: gateway.url,
+      CREDENTIALS_RETRY_DELAYS_MS: '1000,1000',
+    });
     ({ merchantId, apiKey } = await service.merchant({
       allowedOrigins: [SHOP],
       shippingMethods: [{ externalId: 'ground', name: 'Ground', price: 500 }],
@@ -39,6 +46,7 @@ describe.each(engines())('checkout page API: a signed-in shopper adds a card on 
 
   afterAll(async () => {
     await service?.close();
+    await receiver?.close();
     await gateway?.close();
   });
 
@@ -158,6 +166,82 @@ describe.each(engines())('checkout page API: a signed-in shopper adds a card on 
     expect(wallet.cards.map((card: { last4CardNumber: string }) => card.last4CardNumber)).not.toContain(
       '5556',
     );
+  });
+
+  it('removes a card: gone from the wallet and refused for new payments, while its acknowledged webhook is still delivered', async () => {
+    const { orderId, headers, addressId } = await signIn();
+    const added = await addCard(headers, {
+      number: visaNumber(300),
+      expMonth: 12,
+      expYear: FUTURE_YEAR,
+      nameOnCard: 'Taylor Shopper',
+      billingAddressId: addressId,
+    });
+    const { paymentId } = added.json;
+    // A merchant of the credentials flow with a receiver of its own: nothing else is sent there.
+    const processor = await service.merchant({ webhookUrl: receiver.url });
+    const session = await service.session(processor.apiKey);
+    const asked = { ...credentialsBody(session, { paymentId, merchantReference: 'removed-later' }) };
+    receiver.respondWith(500);
+    const first = receiver.nth(receiver.received.length + 1);
+    const acknowledged = await service.call('POST', '/payments/credentials', {
+      apiKey: processor.apiKey,
+      body: asked,
+    });
+    expect(acknowledged.status).toBe(200);
+    await first;
+
+    const removed = await service.call('DELETE', `/checkout/api/wallet/cards/${paymentId}`, { headers });
+    expect(removed.status).toBe(200);
+    expect(Object.keys(removed.json).sort()).toEqual([
+      'addresses',
+      'cards',
+      'email',
+      'firstName',
+      'lastName',
+      'phone',
+    ]);
+    expect(removed.json.cards.map((card: { paymentId: string }) => card.paymentId)).not.toContain(paymentId);
+    expect(removed.json.cards.filter((card: { isDefault: boolean }) => card.isDefault)).toHaveLength(1);
+
+    // The retry, after the removal, still carries the card: the shopper asked for that payment before.
+    const retried = await receiver.nth(receiver.received.length + 1);
+    const body = verifiedBody<{ paymentId: string; credentials: unknown[] }>(
+      processor.webhookSecret,
+      retried,
+    );
+    expect(body.paymentId).toBe(paymentId);
+    expect(body.credentials).toHaveLength(2);
+
+    const refused = await service.call('POST', '/payments/credentials', {
+      apiKey: processor.apiKey,
+      body: { ...asked, merchantReference: 'after-removal' },
+    });
+    expect([refused.status, refused.json.errorCode]).toEqual([404, 'PAYMENT_METHOD_NOT_FOUND']);
+    const paid = await service.call('POST', `/checkout/api/orders/${orderId}/pay`, {
+      headers,
+      body: { paymentId, shippingAddressId: addressId, shippingMethodId: 'ground', cvv: '123' },
+    });
+    expect([paid.status, paid.json.errorCode]).toEqual([404, 'PAYMENT_METHOD_NOT_FOUND']);
+    expect(
+      (await service.session(processor.apiKey)).paymentMethods.map((method) => method.paymentId),
+    ).not.toContain(paymentId);
+
+    const again = await service.call('DELETE', `/checkout/api/wallet/cards/${paymentId}`, { headers });
+    expect(again.status).toBe(200);
+    const unknown = await service.call('DELETE', '/checkout/api/wallet/cards/no-such-card', { headers });
+    expect([unknown.status, unknown.json.errorCode]).toEqual([404, 'PAYMENT_METHOD_NOT_FOUND']);
+    const anonymous = await service.call('DELETE', `/checkout/api/wallet/cards/${paymentId}`);
+    expect([anonymous.status, anonymous.json.errorCode]).toEqual([401, 'SHOPPER_UNAUTHORIZED']);
+
+    const back = await addCard(headers, {
+      number: visaNumber(300),
+      expMonth: 12,
+      expYear: FUTURE_YEAR,
+      nameOnCard: 'Taylor Shopper',
+      billingAddressId: addressId,
+    });
+    expect([back.status, back.json.paymentId]).toEqual([201, paymentId]);
   });
 
   it('answers 401 SHOPPER_UNAUTHORIZED without a shopper token', async () => {

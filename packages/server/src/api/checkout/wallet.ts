@@ -54,7 +54,7 @@ export const NewCardBody = Type.Object({
   ),
 });
 
-/** The signed-in shopper's wallet, new shipping addresses and new cards. */
+/** The signed-in shopper's wallet: reading it, adding addresses and cards, removing cards. */
 export const walletRoutes =
   (deps: { checkout: Checkout }): FastifyPluginAsyncTypebox =>
   async (app) => {
@@ -99,7 +99,7 @@ export const walletRoutes =
           tags: CHECKOUT_TAG,
           summary: "Add a card to the signed-in shopper's wallet",
           description:
-            'The number goes to the vault; the security code is not sent here: the checkout page sends the one typed with the card along with the payment that follows, and it is never asked again (`needsCvv` false). A number already in the wallet is not saved twice: that card is renewed (the later expiry wins, the name and billing address become these) and the answer is 200 instead of 201.',
+            'The number goes to the vault; the security code is not sent here: the checkout page sends the one typed with the card along with the payment that follows, and it is never asked again (`needsCvv` false). A number already in the wallet is not saved twice: that card is renewed (the later expiry wins, the name and billing address become these) and the answer is 200 instead of 201; a removed card typed again comes back (201).',
           security: SHOPPER_SECURITY,
           body: NewCardBody,
           response: {
@@ -113,6 +113,28 @@ export const walletRoutes =
         const shopperId = await deps.checkout.authenticate(shopperTokenOf(request));
         const { card, created } = await deps.checkout.addCard(shopperId, request.body);
         return reply.status(created ? 201 : 200).send(card);
+      },
+    );
+
+    app.delete(
+      '/checkout/api/wallet/cards/:paymentId',
+      {
+        schema: {
+          tags: CHECKOUT_TAG,
+          summary: "Remove a card from the signed-in shopper's wallet",
+          description:
+            'The card is no longer listed, and new payments and credentials requests answer `PAYMENT_METHOD_NOT_FOUND` for it; a payment or webhook already under way still goes through. Removing the default card makes the newest card that can still pay the default. Removing it again answers the same; adding its number again brings it back (`201`). Answers the wallet as it is then.',
+          security: SHOPPER_SECURITY,
+          params: Type.Object({ paymentId: Type.String({ minLength: 1, maxLength: 64 }) }),
+          response: {
+            200: WalletView,
+            ...errorResponses(['SHOPPER_UNAUTHORIZED', 'PAYMENT_METHOD_NOT_FOUND']),
+          },
+        },
+      },
+      async (request) => {
+        const shopperId = await deps.checkout.authenticate(shopperTokenOf(request));
+        return deps.checkout.removeCard(shopperId, request.params.paymentId);
       },
     );
   };
