@@ -2,7 +2,7 @@
  * End to end in real Chromium: the staging test shopper's saved cards have all expired, so the card step
  * opens on "Add a card"; the shopper types a new card, keeps the saved billing address and pays with the
  * new card through the sandbox gateway, the security code typed with it going with that payment. Then
- * the shopper removes that card again. Screenshots to docs/screenshots/add-card-*.png.
+ * the shopper removes that card again, and the expired ones all at once. Screenshots to docs/screenshots/add-card-*.png.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SHOPPER_EMAIL } from '../../packages/server/src/sandbox/seed.js';
@@ -120,6 +120,37 @@ describe('a shopper whose cards have expired adds one, pays with it and removes 
       const left = await service.services.wallet.listCards(shopper?.id ?? '');
       expect(left.map((entry) => entry.id)).not.toContain(usable.id);
       expect((await service.services.wallet.findCard(usable.id))?.removedAt).toEqual(expect.any(Number));
+      expect(consoleErrors).toEqual([]);
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it('removes every expired card at once, which cannot be selected one by one', async () => {
+    if (!harness) throw new Error('setup did not finish');
+    const { service, shop } = harness;
+    const shopper = await service.services.wallet.findShopperByEmail(TEST_SHOPPER_EMAIL);
+    const expired = await service.services.wallet.listCards(shopper?.id ?? '');
+    expect(expired.length).toBeGreaterThan(1);
+    expect(expired.every((card) => card.expYear === 2001)).toBe(true);
+
+    const tab = await openTab(harness.browser, { width: 1024, height: 900 });
+    const { page, consoleErrors, checkout } = tab;
+    try {
+      await page.goto(shop.url);
+      await pressWalletButton(page);
+      await signIn(checkout);
+      await checkout.getByRole('button', { name: 'Choose a saved card' }).click();
+      await checkout.getByRole('button', { name: 'Remove expired cards' }).click();
+      await checkout.getByText(`Remove the ${expired.length} expired cards from your wallet?`).waitFor();
+      await checkout.getByRole('button', { name: 'Remove cards' }).click();
+
+      await checkout
+        .getByText(`The ${expired.length} expired cards were removed from your wallet.`)
+        .waitFor({ state: 'attached' });
+      await checkout.getByText('Your wallet has no cards yet.').waitFor();
+      await checkout.getByLabel('Card number').waitFor();
+      expect(await service.services.wallet.listCards(shopper?.id ?? '')).toEqual([]);
       expect(consoleErrors).toEqual([]);
     } finally {
       await tab.close();

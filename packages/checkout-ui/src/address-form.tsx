@@ -1,7 +1,8 @@
+import type { ComponentChildren } from 'preact';
 import type { AddressInput } from './api.js';
 import { Field, type FieldProps } from './ui.js';
 
-/** Address entry shared by "Add a new address" and the enrolment's billing address. */
+/** Address entry shared by "Add a new address", the enrolment's billing address and "Add a card". */
 
 export type AddressErrors = Partial<Record<keyof AddressInput, string>>;
 
@@ -106,5 +107,22 @@ export function AddressFields({ withNames = true, ...form }: AddressForm & { wit
         <AddressField key={spec.name} form={form} {...spec} />
       ))}
     </div>
+  );
+}
+
+/**
+ * A card's billing address typed in: the address without names (they are the shopper's), and whatever
+ * the form adds after it (the enrolment's phone).
+ */
+export function BillingAddressFieldset(
+  props: Omit<AddressForm, 'section'> & { children?: ComponentChildren },
+) {
+  const { children, ...form } = props;
+  return (
+    <fieldset>
+      <legend>Billing address</legend>
+      <AddressFields {...form} withNames={false} section="billing" />
+      {children}
+    </fieldset>
   );
 }

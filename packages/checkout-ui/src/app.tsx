@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useReducer, useRef } from 'preact/hooks';
-import { ApiError, type CheckoutApi, type Selection } from './api.js';
+import { ApiError, type CheckoutApi, type Selection, type Wallet } from './api.js';
 import type { CheckoutConfig } from './config.js';
 import { type EnrolmentDraft, type FlowState, initialState, knownCvv, reduce, selectedCard } from './flow.js';
 import { FOCUSABLE, wrapTarget } from './focus-trap.js';
@@ -208,11 +208,13 @@ export function App({
     }
   };
 
-  /** "Remove card": the server answers the wallet without it, another card made default if it was. */
-  const removeCard = async (paymentId: string) => {
+  /** "Remove": one card after the other; the last answer is the wallet without them. */
+  const removeCards = async (paymentIds: string[]) => {
     dispatch({ type: 'submitted' });
     try {
-      dispatch({ type: 'card-removed', wallet: await api.removeCard(paymentId) });
+      let wallet: Wallet | undefined;
+      for (const paymentId of paymentIds) wallet = await api.removeCard(paymentId);
+      if (wallet) dispatch({ type: 'card-removed', wallet });
     } catch (error) {
       fail(error);
     }
@@ -381,7 +383,7 @@ export function App({
               error={error}
               onSelect={(paymentId) => dispatch({ type: 'card-selected', paymentId })}
               onAdd={(card) => void addCard(card)}
-              onRemove={(paymentId) => void removeCard(paymentId)}
+              onRemove={(paymentIds) => void removeCards(paymentIds)}
               onNext={() => dispatch({ type: 'next' })}
             />
           )

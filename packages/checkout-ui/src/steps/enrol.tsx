@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import {
   type AddressErrors,
-  AddressFields,
+  BillingAddressFieldset,
   cleanAddress,
   emptyAddress,
   validateAddress,
@@ -102,15 +102,7 @@ export function EnrolStep(props: {
           <CardFields value={form} onChange={(card) => setForm({ ...form, ...card })} errors={errors} />
         </div>
       </fieldset>
-      <fieldset>
-        <legend>Billing address</legend>
-        <AddressFields
-          value={address}
-          onChange={setAddress}
-          errors={errors.address ?? {}}
-          withNames={false}
-          section="billing"
-        />
+      <BillingAddressFieldset value={address} onChange={setAddress} errors={errors.address ?? {}}>
         <Field
           label="Phone"
           type="tel"
@@ -119,7 +111,7 @@ export function EnrolStep(props: {
           onValue={set('phone')}
           error={errors.phone}
         />
-      </fieldset>
+      </BillingAddressFieldset>
       <Alert message={props.error} />
       <Submit busy={props.busy}>Continue</Submit>
     </form>

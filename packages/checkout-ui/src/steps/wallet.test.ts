@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { WalletCard } from '../api.js';
-import { cardLabel, cardName } from './wallet.js';
+import { cardName } from './card-removal.js';
+import { cardLabel } from './wallet.js';
 
 const VISA: WalletCard = {
   paymentId: 'pm_1',

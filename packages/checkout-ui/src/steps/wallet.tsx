@@ -1,7 +1,8 @@
-import { useEffect, useId, useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import {
   type AddressErrors,
   AddressFields,
+  BillingAddressFieldset,
   cleanAddress,
   emptyAddress,
   validateAddress,
@@ -36,10 +37,7 @@ import {
   StepTitle,
   Submit,
 } from '../ui.js';
-
-/** "Visa ending in 1111": the card as the step's sentences name it. */
-export const cardName = (card: WalletCard): string =>
-  `${brandName(card.cardBrand)} ending in ${card.last4CardNumber}`;
+import { CardRemoval, cardName, type Removal } from './card-removal.js';
 
 /** The card's accessible name: what a screen reader says and what tests select by. */
 export const cardLabel = (card: WalletCard): string =>
@@ -68,8 +66,8 @@ export function CardStep(props: {
   error: string | null;
   onSelect: (paymentId: string) => void;
   onAdd: (card: NewCard) => void;
-  /** "Remove card": the app answers with a new `wallet` (the card gone) or an `error`. */
-  onRemove: (paymentId: string) => void;
+  /** "Remove": the app answers with a new `wallet` (the cards gone) or an `error`. */
+  onRemove: (paymentIds: string[]) => void;
   onNext: () => void;
 }) {
   const { cards, addresses } = props.wallet;
@@ -87,58 +85,20 @@ export function CardStep(props: {
     phoneNumber: props.wallet.phone,
   }));
   const [errors, setErrors] = useState<NewCardErrors>({});
-  // "Remove this card" asks first, naming the card; while asked, the card stays the one named.
-  const [confirming, setConfirming] = useState<WalletCard | null>(null);
-  const [removed, setRemoved] = useState<string | null>(null);
+  const [asking, setAsking] = useState<Removal | null>(null);
   const formRef = useRef<HTMLFormElement>(null);
-  const removeRef = useRef<HTMLButtonElement>(null);
-  const confirmRef = useRef<HTMLButtonElement>(null);
-  // The control the next render puts in place of the one pressed: it takes focus once drawn.
-  const focusNext = useRef<(() => HTMLElement | null | undefined) | null>(null);
-  const questionId = useId();
   const selectedCard = cards.find((c) => c.paymentId === props.selected && !c.expired) ?? null;
-  const removing = props.busy && confirming !== null;
+  const removing = props.busy && asking !== null;
   // Derived, not stored: an address saved by a refused "Add a card" is offered when the shopper tries again.
   const billingAddressId = chosenBilling ?? defaultBilling(addresses);
   const lead =
     cards.length === 0 ? 'Your wallet has no cards yet.' : canPay ? null : 'Your saved cards have expired.';
 
-  // After every render. Declared before the effects that set focusNext, it runs ahead of them in a flush, and
-  // so moves focus only once the render they cause is drawn.
-  useEffect(() => {
-    focusNext.current?.()?.focus();
-    focusNext.current = null;
-  });
-
-  // Nothing left to choose from (the last card that could pay was removed): the form is the only way on.
+  // No card left that can pay, or none at all (removed): the form is the only way on.
+  const noCards = cards.length === 0;
   useEffect(() => {
     if (!canPay) setAdding(true);
-  }, [canPay]);
-
-  // The card asked about has left the wallet: say so, and focus where the step puts it first (the card
-  // now selected, or the new card form).
-  useEffect(() => {
-    if (!confirming || cards.some((c) => c.paymentId === confirming.paymentId)) return;
-    setRemoved(`${cardName(confirming)} was removed from your wallet.`);
-    setConfirming(null);
-    focusNext.current = () => formRef.current?.querySelector<HTMLElement>('[data-autofocus]:not([disabled])');
-  }, [props.wallet]);
-
-  const askToRemove = () => {
-    setRemoved(null);
-    setConfirming(selectedCard);
-    focusNext.current = () => confirmRef.current;
-  };
-
-  const removeCard = () => {
-    if (confirming && !props.busy) props.onRemove(confirming.paymentId);
-  };
-
-  const keepCard = () => {
-    if (props.busy) return;
-    setConfirming(null);
-    focusNext.current = () => removeRef.current;
-  };
+  }, [canPay, noCards]);
 
   const submit = onSubmitGuard(props.busy, () => {
     if (!adding) return props.onNext();
@@ -175,7 +135,7 @@ export function CardStep(props: {
                   disabled={card.expired}
                   aria-label={cardLabel(card)}
                   onChange={() => {
-                    setConfirming(null);
+                    setAsking(null);
                     props.onSelect(card.paymentId);
                   }}
                   data-autofocus={card.paymentId === props.selected ? true : undefined}
@@ -227,69 +187,32 @@ export function CardStep(props: {
         </fieldset>
       )}
       {adding && billingAddressId === null && (
-        <fieldset>
-          <legend>Billing address</legend>
-          <AddressFields
-            value={address}
-            onChange={setAddress}
-            errors={errors.address ?? {}}
-            withNames={false}
-            section="billing"
-          />
-        </fieldset>
+        <BillingAddressFieldset value={address} onChange={setAddress} errors={errors.address ?? {}} />
       )}
-      {cards.length > 0 && (
-        <div class="actions">
+      <div class="actions">
+        {cards.length > 0 && (
           <button
             type="button"
             class="link"
             onClick={() => {
-              setConfirming(null);
+              setAsking(null);
               setAdding(!adding);
             }}
           >
             {adding ? 'Choose a saved card' : 'Add a card'}
           </button>
-          {!adding && selectedCard && !confirming && (
-            <button type="button" class="link" ref={removeRef} onClick={askToRemove}>
-              Remove this card
-            </button>
-          )}
-          {!adding && confirming && (
-            <div class="confirm">
-              {/* Announced as it appears, and again as the description of "Remove card", which takes focus. */}
-              <p id={questionId} role="status">
-                {`Remove ${cardName(confirming)} from your wallet?`}
-              </p>
-              <div class="actions">
-                <button
-                  type="button"
-                  class="link"
-                  ref={confirmRef}
-                  aria-describedby={questionId}
-                  aria-busy={removing ? 'true' : 'false'}
-                  aria-disabled={props.busy ? 'true' : undefined}
-                  onClick={removeCard}
-                >
-                  {removing && <span class="spinner" aria-hidden="true" />}
-                  Remove card
-                </button>
-                <button
-                  type="button"
-                  class="link"
-                  aria-disabled={props.busy ? 'true' : undefined}
-                  onClick={keepCard}
-                >
-                  Keep it
-                </button>
-              </div>
-            </div>
-          )}
-        </div>
-      )}
-      <p class="sr-only" role="status">
-        {removed}
-      </p>
+        )}
+        <CardRemoval
+          cards={cards}
+          selected={selectedCard}
+          links={!adding}
+          asking={asking}
+          onAsk={setAsking}
+          busy={props.busy}
+          onRemove={props.onRemove}
+          firstControl={() => formRef.current?.querySelector<HTMLElement>('[data-autofocus]:not([disabled])')}
+        />
+      </div>
       <Alert message={props.error} />
       <Submit busy={props.busy && !removing} disabled={removing || (!adding && !selectedCard)}>
         {adding ? 'Save and continue' : 'Continue'}
