@@ -180,14 +180,9 @@ export async function updateCard(db: Q, id: string, changes: Updateable<CardsTab
   await db.updateTable('cards').set(changes).where('id', '=', id).execute();
 }
 
-/** False when the shopper already has a card with this vault id. */
-export async function insertCard(db: Q, row: Insertable<CardsTable>): Promise<boolean> {
-  const result = await db
-    .insertInto('cards')
-    .values(row)
-    .onConflict((conflict) => conflict.columns(['shopper_id', 'vault_id']).doNothing())
-    .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0) === 1;
+/** Within the shopper's lock (lockShopper), after looking the vault id up: one card per number. */
+export async function insertCard(db: Q, row: Insertable<CardsTable>): Promise<void> {
+  await db.insertInto('cards').values(row).execute();
 }
 
 /** The cards in the wallet, removed ones left out: default first, then newest. */

@@ -363,6 +363,14 @@ describe.each(engines())('Wallet on %s', (engine) => {
       const cards = await wallet.listCards(shopper.id);
       expect(cards).toHaveLength(8);
       expect(cards.filter((card) => card.isDefault)).toHaveLength(1);
+
+      // The same number twice at once: one card, saved by one of them.
+      const twice = await Promise.all(
+        [0, 1].map(() => saveVisa(shopper.id, 150, cards[0]?.billingAddressId ?? 0)),
+      );
+      expect(twice.map((entry) => entry.created).sort()).toEqual([false, true]);
+      expect(twice[0]?.card.id).toBe(twice[1]?.card.id);
+      expect(await wallet.listCards(shopper.id)).toHaveLength(9);
     });
 
     it(`holds at most ${MAX_CARDS} cards, and still renews one of them when full`, async () => {

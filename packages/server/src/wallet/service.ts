@@ -240,7 +240,7 @@ export class Wallet {
       if (existing) return { card: await renewCard(trx, existing, input, isDefault), created: added };
       if (isDefault) await repo.clearDefaultCard(trx, input.shopperId);
       const id = newUuid();
-      const inserted = await repo.insertCard(trx, {
+      await repo.insertCard(trx, {
         id,
         shopper_id: input.shopperId,
         vault_id: vaultId,
@@ -256,8 +256,6 @@ export class Wallet {
         stored_credentials_identifier: null,
         created_at: Date.now(),
       });
-      // The shopper's lock keeps another transaction from saving the same number meanwhile.
-      if (!inserted) throw new Error(`card ${id} of shopper ${input.shopperId} was saved twice at once`);
       return { card: await mustFindCard(trx, id), created: true };
     });
   }
