@@ -88,6 +88,11 @@ describe('the merchant authorization mode in real Chromium', () => {
       await page.goto(shop.url);
       const orderId = await pressWalletButton(page);
       await signIn(checkout);
+      // A card added here is charged by the merchant's own processor: no security code is asked.
+      await checkout.getByRole('button', { name: 'Add a card' }).click();
+      await checkout.getByLabel('Card number').waitFor();
+      expect(await checkout.getByLabel('Security code (CVV)').count()).toBe(0);
+      await checkout.getByRole('button', { name: 'Choose a saved card' }).click();
       await chooseCard(checkout, '1111');
       await ship(checkout);
 

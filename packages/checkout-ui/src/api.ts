@@ -118,8 +118,11 @@ export interface EnrolmentInput {
     expMonth: number;
     /** Four digits. */
     expYear: number;
-    /** Checked by the server, never stored: the UI sends it again with the first `pay`. */
-    cvv: string;
+    /**
+     * Checked by the server, never stored: the UI sends it again with the first `pay`. Not taken where the
+     * merchant authorizes payments itself (`authorizationMode` `merchant`).
+     */
+    cvv?: string;
   };
   billingAddress: EnrolmentAddress;
 }

@@ -285,6 +285,8 @@ export function App({
 
   const order = state.order;
   const card = selectedCard(state);
+  // The security code goes only to a payment the service makes; a merchant paying itself never gets one.
+  const asksCvv = order?.authorizationMode !== 'merchant';
   const total = state.quote?.total ?? order?.subtotal;
 
   return (
@@ -354,6 +356,7 @@ export function App({
           <EnrolStep
             email={state.email}
             draft={state.enrolment}
+            asksCvv={asksCvv}
             busy={busy}
             error={error}
             onSubmit={(draft) => void enrol(draft)}
@@ -379,6 +382,7 @@ export function App({
             <CardStep
               wallet={state.wallet}
               selected={state.paymentId}
+              asksCvv={asksCvv}
               busy={busy}
               error={error}
               onSelect={(paymentId) => dispatch({ type: 'card-selected', paymentId })}

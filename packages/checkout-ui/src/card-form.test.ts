@@ -28,6 +28,13 @@ describe('the card form', () => {
     expect(validateCard({ ...amex, cvv: '1234' }, MAY_2026)).toEqual({});
   });
 
+  it('leaves the security code alone where none is taken (a merchant paying itself)', () => {
+    expect(validateCard({ ...VISA, cvv: '' }, MAY_2026, false)).toEqual({});
+    const form = { ...VISA, cvv: '', firstName: 'New', lastName: 'Shopper', phone: '+1 512 555 0100' };
+    expect(validateEnrolment(form, MAY_2026, false)).toEqual({});
+    expect(validateEnrolment(form, MAY_2026)).toEqual({ cvv: 'Enter the 3-digit security code.' });
+  });
+
   it('sends the number as digits and the expiry as numbers', () => {
     expect(cleanCard({ cardNumber: '4111 1111 1111 1111', expiry: '12/29', cvv: '123' })).toEqual({
       number: '4111111111111111',

@@ -22,13 +22,18 @@ export type CardErrors = Partial<Record<keyof CardDraft, string>>;
 
 export const emptyCard = (): CardDraft => ({ cardNumber: '', expiry: '', cvv: '' });
 
-/** Luhn and brand, a future expiry month, and as many CVV digits as the brand prints. */
-export function validateCard(card: CardDraft, now = new Date()): CardErrors {
+/**
+ * Luhn and brand, a future expiry month, and as many CVV digits as the brand prints (`withCvv`: false
+ * where the checkout takes no security code).
+ */
+export function validateCard(card: CardDraft, now = new Date(), withCvv = true): CardErrors {
   const errors: CardErrors = {};
   const check = checkCardNumber(card.cardNumber);
   if (!check.valid) errors.cardNumber = 'Enter a valid card number.';
   if (!parseExpiry(card.expiry, now)) errors.expiry = 'Enter a future expiry date as MM/YY.';
-  if (!isValidCvv(card.cvv, check.cvvSize)) errors.cvv = `Enter the ${check.cvvSize}-digit security code.`;
+  if (withCvv && !isValidCvv(card.cvv, check.cvvSize)) {
+    errors.cvv = `Enter the ${check.cvvSize}-digit security code.`;
+  }
   return errors;
 }
 
@@ -39,13 +44,15 @@ export function cleanCard(card: CardDraft): { number: string; expMonth: number; 
 }
 
 /**
- * The three card inputs, without a wrapper: they sit in the caller's `grid` beside its other fields. The
- * number shows its brand and says at once when no more digits could make it valid.
+ * The card inputs, without a wrapper: they sit in the caller's `grid` beside its other fields. The
+ * number shows its brand and says at once when no more digits could make it valid. The security code is
+ * asked only `withCvv`: where the merchant authorizes payments itself, nothing would ever send it.
  */
 export function CardFields(props: {
   value: CardDraft;
   onChange: (value: CardDraft) => void;
   errors: CardErrors;
+  withCvv: boolean;
   /** The card number takes focus when its step appears. */
   autofocus?: boolean;
 }) {
@@ -80,17 +87,19 @@ export function CardFields(props: {
         error={errors.expiry}
         class="half"
       />
-      <Field
-        label="Security code (CVV)"
-        autocomplete="cc-csc"
-        inputMode="numeric"
-        maxLength={check.cvvSize}
-        value={value.cvv}
-        onValue={(next) => set('cvv')(digitsOnly(next))}
-        error={errors.cvv}
-        hint="Used for this payment only, never saved."
-        class="half"
-      />
+      {props.withCvv && (
+        <Field
+          label="Security code (CVV)"
+          autocomplete="cc-csc"
+          inputMode="numeric"
+          maxLength={check.cvvSize}
+          value={value.cvv}
+          onValue={(next) => set('cvv')(digitsOnly(next))}
+          error={errors.cvv}
+          hint="Used for this payment only, never saved."
+          class="half"
+        />
+      )}
     </>
   );
 }

@@ -239,6 +239,23 @@ describe('the checkout flow', () => {
     expect(knownCvv(state)).toBeNull();
   });
 
+  it('remembers no security code for a card added or enrolled where none is taken', () => {
+    const added = run([{ type: 'card-added', card: card('c_2222'), cvv: null }], signedIn());
+    expect(added.paymentId).toBe('c_2222');
+    expect(added.typedCvv).toBeNull();
+    const { cvv: _cvv, ...cardWithoutCvv } = DRAFT.card;
+    const enrolled = run([
+      { type: 'order-loaded', order: order(METHODS) },
+      { type: 'enrol-required', email: 'new@example.com' },
+      { type: 'enrolment-filled', draft: { ...DRAFT, card: cardWithoutCvv } },
+      { type: 'code-sent', email: 'new@example.com', destination: 'n***@example.com', now: 0 },
+      { type: 'signed-in', wallet: wallet([card('c_new', { isDefault: true })]) },
+    ]);
+    expect(enrolled.paymentId).toBe('c_new');
+    expect(enrolled.typedCvv).toBeNull();
+    expect(knownCvv(enrolled)).toBeNull();
+  });
+
   it('adds a card, selects it, clears the quote and keeps its CVV for that card alone', () => {
     let state = run(
       [{ type: 'quoted', quote: { currency: 'USD', subtotal: 1, shipping: 0, taxes: 0, total: 1 } }],

@@ -80,8 +80,8 @@ export type FlowEvent =
   | { type: 'card-selected'; paymentId: string }
   | { type: 'address-selected'; addressId: number }
   | { type: 'address-added'; address: WalletAddress }
-  /** Saved by the server, or renewed (the same `paymentId`); `cvv` is the one typed with it. */
-  | { type: 'card-added'; card: WalletCard; cvv: string }
+  /** Saved by the server, or renewed (the same `paymentId`); `cvv` is the one typed with it, if asked. */
+  | { type: 'card-added'; card: WalletCard; cvv: string | null }
   /** The wallet as the server answers it after a card was removed. */
   | { type: 'card-removed'; wallet: Wallet }
   | { type: 'method-selected'; methodId: string }
@@ -129,6 +129,10 @@ export const selectedCard = (state: FlowState): WalletCard | null =>
 /** The security code typed with the selected card, if it was typed in this checkout. */
 export const knownCvv = (state: FlowState): string | null =>
   state.typedCvv?.paymentId === state.paymentId ? state.typedCvv.cvv : null;
+
+/** The security code typed with a card, if one was (none is where the merchant pays itself). */
+const typed = (paymentId: string | null, cvv: string | null | undefined): FlowState['typedCvv'] =>
+  paymentId && cvv ? { paymentId, cvv } : null;
 
 /** Can the shopper leave the current step forward? */
 export function canContinue(state: FlowState): boolean {
@@ -247,7 +251,7 @@ export function reduce(state: FlowState, event: FlowEvent): FlowState {
         ...idle,
         wallet: event.wallet,
         // The server created the wallet at verify; only the security code stays, for the new card's payment.
-        typedCvv: state.enrolment && paymentId ? { paymentId, cvv: state.enrolment.card.cvv } : null,
+        typedCvv: typed(paymentId, state.enrolment?.card.cvv),
         enrolment: null,
         code: null,
         paymentId,
@@ -276,7 +280,7 @@ export function reduce(state: FlowState, event: FlowEvent): FlowState {
         ...idle,
         wallet: withCard(state.wallet, event.card),
         paymentId: event.card.paymentId,
-        typedCvv: { paymentId: event.card.paymentId, cvv: event.cvv },
+        typedCvv: typed(event.card.paymentId, event.cvv),
         quote: null,
       };
     case 'card-removed':

@@ -20,8 +20,8 @@ interface Form extends CardDraft {
 
 type Errors = Partial<Record<keyof Form, string>> & { address?: AddressErrors };
 
-export function validateEnrolment(form: Form, now = new Date()): Errors {
-  const errors: Errors = validateCard(form, now);
+export function validateEnrolment(form: Form, now = new Date(), withCvv = true): Errors {
+  const errors: Errors = validateCard(form, now, withCvv);
   if (!form.firstName.trim()) errors.firstName = 'Enter your first name.';
   if (!form.lastName.trim()) errors.lastName = 'Enter your last name.';
   if (digitsOnly(form.phone).length < 10) errors.phone = 'Enter a phone number with its area code.';
@@ -31,6 +31,8 @@ export function validateEnrolment(form: Form, now = new Date()): Errors {
 export function EnrolStep(props: {
   email: string;
   draft: EnrolmentDraft | null;
+  /** False where the merchant authorizes payments itself: no security code is taken. */
+  asksCvv: boolean;
   busy: boolean;
   error: string | null;
   onSubmit: (draft: EnrolmentDraft) => void;
@@ -52,7 +54,7 @@ export function EnrolStep(props: {
   const set = (key: keyof Form) => (value: string) => setForm({ ...form, [key]: value });
 
   const submit = onSubmitGuard(props.busy, () => {
-    const found: Errors = validateEnrolment(form);
+    const found: Errors = validateEnrolment(form, new Date(), props.asksCvv);
     const addressErrors = validateAddress(address, false);
     if (Object.keys(addressErrors).length) found.address = addressErrors;
     setErrors(found);
@@ -65,7 +67,7 @@ export function EnrolStep(props: {
       lastName: form.lastName.trim(),
       // Digits, keeping a leading "+": what the server's phone pattern takes.
       phone: `${phone.startsWith('+') ? '+' : ''}${digitsOnly(phone)}`,
-      card: { ...cleanCard(form), cvv: form.cvv },
+      card: { ...cleanCard(form), ...(props.asksCvv ? { cvv: form.cvv } : {}) },
       billingAddress,
     });
   });
@@ -99,7 +101,12 @@ export function EnrolStep(props: {
             error={errors.lastName}
             class="half"
           />
-          <CardFields value={form} onChange={(card) => setForm({ ...form, ...card })} errors={errors} />
+          <CardFields
+            value={form}
+            onChange={(card) => setForm({ ...form, ...card })}
+            errors={errors}
+            withCvv={props.asksCvv}
+          />
         </div>
       </fieldset>
       <BillingAddressFieldset value={address} onChange={setAddress} errors={errors.address ?? {}}>

@@ -50,8 +50,8 @@ export interface NewCard {
   card: Omit<NewCardInput, 'billingAddressId'>;
   /** A saved address's `addressId`, or an address to save first (the wallet has none). */
   billing: number | AddressInput;
-  /** Not sent with the card: it goes with the payment. */
-  cvv: string;
+  /** Not sent with the card: it goes with the payment. Null where none is asked. */
+  cvv: string | null;
 }
 
 type NewCardErrors = CardErrors & { nameOnCard?: string; address?: AddressErrors };
@@ -64,6 +64,8 @@ export function CardStep(props: {
   selected: string | null;
   busy: boolean;
   error: string | null;
+  /** False where the merchant authorizes payments itself: no security code is taken. */
+  asksCvv: boolean;
   onSelect: (paymentId: string) => void;
   onAdd: (card: NewCard) => void;
   /** "Remove": the app answers with a new `wallet` (the cards gone) or an `error`. */
@@ -102,7 +104,7 @@ export function CardStep(props: {
 
   const submit = onSubmitGuard(props.busy, () => {
     if (!adding) return props.onNext();
-    const found: NewCardErrors = validateCard(draft);
+    const found: NewCardErrors = validateCard(draft, new Date(), props.asksCvv);
     if (!nameOnCard.trim()) found.nameOnCard = 'Enter the name on the card.';
     const addressErrors = billingAddressId === null ? validateAddress(address, false) : {};
     if (Object.keys(addressErrors).length) found.address = addressErrors;
@@ -111,7 +113,7 @@ export function CardStep(props: {
     props.onAdd({
       card: { ...cleanCard(draft), nameOnCard: nameOnCard.trim() },
       billing: billingAddressId ?? cleanAddress(address),
-      cvv: draft.cvv,
+      cvv: props.asksCvv ? draft.cvv : null,
     });
   });
 
@@ -163,7 +165,7 @@ export function CardStep(props: {
         <fieldset>
           <legend>New card</legend>
           <div class="grid">
-            <CardFields value={draft} onChange={setDraft} errors={errors} autofocus />
+            <CardFields value={draft} onChange={setDraft} errors={errors} withCvv={props.asksCvv} autofocus />
             <Field
               label="Name on card"
               autocomplete="cc-name"

@@ -33,8 +33,11 @@ export interface EnrolInput {
     expMonth: number;
     /** Four digits. */
     expYear: number;
-    /** Checked for form only; the checkout page sends it again with the payment. Never stored. */
-    cvv: string;
+    /**
+     * Checked for form only; the checkout page sends it again with the payment. Never stored, and not
+     * taken at all for a merchant that authorizes payments itself.
+     */
+    cvv?: string;
   };
   billingAddress: EnrolmentAddress;
 }

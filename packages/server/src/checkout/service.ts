@@ -3,7 +3,7 @@
  * the wallet and the payment step: what the checkout page's API (`api/checkout/`) calls.
  */
 import type { Db } from '../db/index.js';
-import { DomainError } from '../errors.js';
+import { DomainError, ValidationError } from '../errors.js';
 import type { GatewayAccounts } from '../gateways/index.js';
 import type { Logger } from '../log.js';
 import type { AuthorizationMode, Merchant, ShippingMethod, Variant } from '../merchants/index.js';
@@ -128,8 +128,18 @@ export class Checkout {
     return this.deps.shopperAuth.requestCode(orderId, email);
   }
 
+  /**
+   * A new shopper's details wait for the code. The security code is asked only where the service pays:
+   * it goes with the first payment. In `merchant` mode nothing would ever send it, so none is taken.
+   */
   async enrol(orderId: string, input: EnrolInput): Promise<CodeRequestResult> {
-    await findOpenOrder(this.deps.orders, orderId);
+    const order = await findOpenOrder(this.deps.orders, orderId);
+    const merchant = await findMerchant(this.deps.merchants, order);
+    if (merchant.authorizationMode === 'service' && input.card.cvv === undefined) {
+      throw new ValidationError(
+        'card.cvv is required: this checkout sends the security code with the first payment',
+      );
+    }
     return this.#enrolments.start(orderId, input);
   }
 

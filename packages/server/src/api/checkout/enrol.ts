@@ -14,7 +14,13 @@ export const EnrolBody = Type.Object({
   phone: Type.String({ pattern: '^\\+?[0-9 ()-]{7,20}$', description: 'Such as `+15125550100`.' }),
   card: Type.Object({
     ...CardFields,
-    cvv: Type.String({ pattern: '^[0-9]{3,4}$', description: 'Checked for form only, never stored.' }),
+    cvv: Type.Optional(
+      Type.String({
+        pattern: '^[0-9]{3,4}$',
+        description:
+          "Checked for form only, never stored. Required when the service authorizes the payment (the merchant's `service` mode); in `merchant` mode it is not asked, as nothing would send it.",
+      }),
+    ),
   }),
   billingAddress: Type.Object(BillingFields, {
     description: "The card's billing address; the name and phone are the shopper's.",

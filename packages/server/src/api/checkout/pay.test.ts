@@ -649,4 +649,32 @@ describe.each(engines())('checkout page API: sign-in, wallet and payment on %s',
     expect(again.status).toBe(409);
     expect(again.json.errorCode).toBe('SHOPPER_ALREADY_EXISTS');
   });
+
+  it('asks an enrolment for the security code only where the service pays', async () => {
+    const { cvv: _cvv, ...card } = {
+      number: '4242 4242 4242 4242',
+      expMonth: 11,
+      expYear: new Date().getUTCFullYear() + 2,
+      cvv: '737',
+    };
+    const enrolment = (email: string) => ({
+      email,
+      firstName: 'Nova',
+      lastName: 'Buyer',
+      phone: '+15035550123',
+      card,
+      billingAddress: { address1: '5 Pine St', city: 'Austin', state: 'TX', zip: '78702', country: 'US' },
+    });
+    const refused = await service.call('POST', `/checkout/api/orders/${await createOrder(plain)}/enrol`, {
+      body: enrolment(`no-cvv.service.${engine}@example.com`),
+    });
+    expect([refused.status, refused.json.errorCode]).toEqual([400, 'VALIDATION_ERROR']);
+    expect(refused.json.errorMessage).toMatch(/^card\.cvv is required/);
+    const ownProcessor = await createOrder(merchantMode.merchantId);
+    const taken = await service.call('POST', `/checkout/api/orders/${ownProcessor}/enrol`, {
+      body: enrolment(`no-cvv.merchant.${engine}@example.com`),
+    });
+    expect(taken.status).toBe(200);
+    expect(taken.json.status).toBe('sent');
+  });
 });
