@@ -208,16 +208,20 @@ export function App({
     }
   };
 
-  /** "Remove": one card after the other; the last answer is the wallet without them. */
+  /**
+   * "Remove": one card after the other; the last answer is the wallet without them. When one fails, the
+   * wallet shows the ones already gone, and the error.
+   */
   const removeCards = async (paymentIds: string[]) => {
     dispatch({ type: 'submitted' });
+    let wallet: Wallet | undefined;
     try {
-      let wallet: Wallet | undefined;
       for (const paymentId of paymentIds) wallet = await api.removeCard(paymentId);
-      if (wallet) dispatch({ type: 'card-removed', wallet });
     } catch (error) {
-      fail(error);
+      if (wallet) dispatch({ type: 'card-removed', wallet });
+      return fail(error);
     }
+    if (wallet) dispatch({ type: 'card-removed', wallet });
   };
 
   const selection = (s: FlowState): Selection => ({

@@ -66,9 +66,13 @@ export function CardRemoval(props: {
     focusNext.current = null;
   });
 
+  // All asked about have gone: say so, and focus the step's first control. Some went and one failed: the
+  // question is now about those left, for "Remove" to try again.
   useEffect(() => {
-    if (!asking || asking.cards.some((card) => props.cards.some((c) => c.paymentId === card.paymentId)))
-      return;
+    if (!asking) return;
+    const left = asking.cards.filter((card) => props.cards.some((c) => c.paymentId === card.paymentId));
+    if (left.length === asking.cards.length) return;
+    if (left.length > 0) return props.onAsk(removalOf(left, asking.from));
     setSaid(asking.done);
     props.onAsk(null);
     focusNext.current = props.firstControl;
