@@ -10,6 +10,7 @@ import {
   type Harness,
   openTab,
   pressWalletButton,
+  recordedCalls,
   shipAndPay,
   signIn,
   startHarness,
@@ -106,8 +107,14 @@ describe('a shopper whose cards have expired adds one, pays with it and removes 
 
       await checkout.getByRole('button', { name: 'Remove this card' }).click();
       await checkout.getByText(`Remove Visa ending in ${usable.last4} from your wallet?`).waitFor();
-      // "Keep it" keeps the card, and asks nothing more.
-      await checkout.getByRole('button', { name: 'Keep it' }).click();
+      // Escape keeps the card, as "Keep it" does, without closing the checkout; focus is back on the link.
+      await expect.poll(() => checkout.locator(':focus').textContent()).toContain('Remove card');
+      await page.keyboard.press('Escape');
+      await expect.poll(() => checkout.locator(':focus').textContent()).toBe('Remove this card');
+      expect(
+        await checkout.getByText(`Remove Visa ending in ${usable.last4} from your wallet?`).count(),
+      ).toBe(0);
+      expect((await recordedCalls(page)).onClose).toEqual([]);
       await checkout.getByRole('button', { name: 'Remove this card' }).click();
       await tab.shot('add-card-02-remove');
       await checkout.getByRole('button', { name: 'Remove card' }).click();

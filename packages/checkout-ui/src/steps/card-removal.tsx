@@ -35,7 +35,8 @@ export function removalOf(cards: WalletCard[], from: Removal['from']): Removal {
 
 /**
  * "Remove this card" (the selected one) and "Remove expired cards" (which cannot be selected): each asks
- * in place of itself, naming what goes, with "Remove" taking focus and "Keep" giving it back to the link.
+ * in place of itself, naming what goes, with "Remove" taking focus and "Keep" (or Escape) giving it back
+ * to the link.
  * Once the cards have left the wallet it says so, and focus goes to the step's first control. `asking` is
  * the step's, which keeps Continue still while a removal runs. It stays mounted while `links` is false
  * (the new card form is open, as after the last card that could pay went), so its word is still said.
@@ -88,6 +89,13 @@ export function CardRemoval(props: {
     props.onAsk(null);
     focusNext.current = () => links[asking.from].current;
   };
+  // Escape answers "Keep" here, rather than closing the whole checkout as it does elsewhere.
+  const escapeKeeps = (event: KeyboardEvent) => {
+    if (event.key !== 'Escape') return;
+    event.stopPropagation();
+    event.preventDefault();
+    keep();
+  };
 
   return (
     <>
@@ -121,11 +129,18 @@ export function CardRemoval(props: {
               aria-busy={removing ? 'true' : 'false'}
               aria-disabled={busy ? 'true' : undefined}
               onClick={() => !busy && props.onRemove(asking.cards.map((card) => card.paymentId))}
+              onKeyDown={escapeKeeps}
             >
               {removing && <span class="spinner" aria-hidden="true" />}
               {asking.cards.length === 1 ? 'Remove card' : 'Remove cards'}
             </button>
-            <button type="button" class="link" aria-disabled={busy ? 'true' : undefined} onClick={keep}>
+            <button
+              type="button"
+              class="link"
+              aria-disabled={busy ? 'true' : undefined}
+              onClick={keep}
+              onKeyDown={escapeKeeps}
+            >
               {asking.cards.length === 1 ? 'Keep it' : 'Keep them'}
             </button>
           </div>
