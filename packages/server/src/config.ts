@@ -52,7 +52,7 @@ export interface Config {
   /**
    * Days a settled webhook message is kept, with its attempts and, for credentials, its request and
    * external responses, and an abandoned order after its expiry (retention.ts); undefined (`off`) keeps
-   * everything.
+   * them all. Removed cards' numbers are erased either way.
    */
   retentionDays: number | undefined;
   /** Where `GET /metrics` (Prometheus) listens; no port, no metrics. */

@@ -1,7 +1,8 @@
 /**
  * The service's periodic clean-up: expired idempotency keys, orders left open past their life, sign-in
- * codes and tokens, enrolments and rate-limit windows every 10 minutes, and the retention sweep at start
- * and with them. Every process runs it; each sweep is safe to run in several processes at once.
+ * codes and tokens, enrolments and rate-limit windows every 10 minutes, and the retention sweep (which
+ * also erases the card numbers no wallet holds) at start and with them. Every process runs it; each
+ * sweep is safe to run in several processes at once.
  */
 import type { Logger } from './log.js';
 import type { Services } from './server.js';
@@ -20,13 +21,16 @@ export function startMaintenance(services: Services, log: Logger): { stop(): Pro
   ];
   const retain = () => {
     services.retention
-      ?.sweep()
-      .then((deleted) => {
+      .sweep()
+      .then(({ erasedCards, ...deleted }) => {
         if (deleted.messages > 0 || deleted.orders > 0) {
           log.info(
             { ...deleted, days: services.config.retentionDays },
             'deleted webhook messages, credentials requests and abandoned orders past their retention',
           );
+        }
+        if (erasedCards > 0) {
+          log.info({ erasedCards }, 'erased the card numbers of cards removed from every wallet');
         }
       })
       .catch((error: unknown) => log.warn({ err: error }, 'retention sweep failed; it runs again later'));
@@ -43,7 +47,7 @@ export function startMaintenance(services: Services, log: Logger): { stop(): Pro
   return {
     async stop() {
       clearInterval(timer);
-      await services.retention?.stop();
+      await services.retention.stop();
     },
   };
 }

@@ -32,14 +32,14 @@ describe.each(engines())('retention on %s', (engine) => {
   };
 
   /** Asks for credentials and waits until the request's webhook message is settled. */
-  const settledRequest = async (apiKey: string, merchantReference: string) => {
-    const session = await service.session(apiKey);
+  const settledRequest = async (apiKey: string, merchantReference: string, on = service) => {
+    const session = await on.session(apiKey);
     const body = credentialsBody(session, { merchantReference });
-    const answer = await service.call('POST', '/payments/credentials', { apiKey, body });
+    const answer = await on.call('POST', '/payments/credentials', { apiKey, body });
     expect(answer.status).toBe(200);
     const requestId = answer.json.requestId as string;
     await until(async () => {
-      const lookup = await service.call('GET', `/payments/credentials/${requestId}`, { apiKey });
+      const lookup = await on.call('GET', `/payments/credentials/${requestId}`, { apiKey });
       return lookup.json.state !== 'ACKNOWLEDGED';
     });
     return { requestId, body };
@@ -125,7 +125,12 @@ describe.each(engines())('retention on %s', (engine) => {
     expect(await counts()).toEqual({ messages: 5, attempts: 5, requests: 4, externalResponses: 1 });
 
     // Settled within the last day: kept.
-    expect(await retention(1, 0).sweep()).toEqual({ messages: 0, credentialsRequests: 0, orders: 0 });
+    expect(await retention(1, 0).sweep()).toEqual({
+      messages: 0,
+      credentialsRequests: 0,
+      orders: 0,
+      erasedCards: 0,
+    });
     expect((await counts()).messages).toBe(5);
 
     // Two days on, in batches of two: every settled message goes, with what hangs on it.
@@ -133,6 +138,7 @@ describe.each(engines())('retention on %s', (engine) => {
       messages: 4,
       credentialsRequests: 4,
       orders: 0,
+      erasedCards: 0,
     });
     expect(await counts()).toEqual({ messages: 1, attempts: 0, requests: 0, externalResponses: 0 });
     for (const { requestId } of delivered) {
@@ -192,19 +198,28 @@ describe.each(engines())('retention on %s', (engine) => {
     await sweeper.stop();
     const shop = await service.merchant({ webhookUrl: receiver.url });
     await settledRequest(shop.apiKey, 'after-stop');
-    expect(await sweeper.sweep()).toEqual({ messages: 0, credentialsRequests: 0, orders: 0 });
+    expect(await sweeper.sweep()).toEqual({ messages: 0, credentialsRequests: 0, orders: 0, erasedCards: 0 });
     expect(await retention(1, 2 * DAY_MS).sweep()).toEqual({
       messages: 1,
       credentialsRequests: 1,
       orders: 0,
+      erasedCards: 0,
     });
   });
 
-  it('is on for 30 days by default, and off with RETENTION_DAYS=off', async () => {
-    expect(service.services.retention).toBeInstanceOf(Retention);
+  it('is on for 30 days by default; with RETENTION_DAYS=off it keeps every message and order', async () => {
+    expect(service.services.config.retentionDays).toBe(30);
     const keeping = await startTestService(engine, { RETENTION_DAYS: 'off' });
     try {
-      expect(keeping.services.retention).toBeUndefined();
+      const shop = await keeping.merchant({ webhookUrl: receiver.url });
+      await settledRequest(shop.apiKey, 'kept-for-good', keeping);
+      const { db, webhooks, payments, clock, config } = keeping.services;
+      expect(config.retentionDays).toBeUndefined();
+      const later = () => clock.now() + 1000 * DAY_MS;
+      const sweep = new Retention({ db, days: config.retentionDays, webhooks, payments, now: later }).sweep();
+      expect(await sweep).toEqual({ messages: 0, credentialsRequests: 0, orders: 0, erasedCards: 0 });
+      const listed = await keeping.call('GET', '/webhooks/messages', { apiKey: shop.apiKey });
+      expect(listed.json.data).toHaveLength(1);
     } finally {
       await keeping.close();
     }

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Database, Db } from './db/index.js';
 import { deleteAbandonedOrders } from './orders/index.js';
 import { PAYMENT_CREDENTIALS } from './payments/credentials.js';
+import { eraseDueCards } from './vault/erasure.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /**
@@ -12,8 +13,11 @@ const DEFAULT_BATCH = 500;
 
 export interface RetentionOptions {
   db: Db;
-  /** Days a webhook message is kept after it settled (delivered or given up). */
-  days: number;
+  /**
+   * Days a webhook message is kept after it settled (delivered or given up); undefined keeps messages and
+   * orders for good (`RETENTION_DAYS=off`), card numbers no wallet holds being erased all the same.
+   */
+  days: number | undefined;
   webhooks: {
     deleteSettled(
       executor: Kysely<Database>,
@@ -31,6 +35,8 @@ export interface Swept {
   messages: number;
   credentialsRequests: number;
   orders: number;
+  /** Card numbers erased from the vault, no wallet holding them any more. */
+  erasedCards: number;
 }
 
 /**
@@ -41,6 +47,10 @@ export interface Swept {
  * email and what was in the cart, for a sale that never happened). Each batch is one transaction, so a
  * request never outlives its message half-deleted. Messages still PENDING, orders paid or under way,
  * wallets and merchants are kept.
+ *
+ * Whatever `days` says, it also erases a card number from the vault an hour after a wallet removed the
+ * card, unless another wallet still holds it or a webhook on its way needs it (vault/erasure.ts): the
+ * shopper asked for it to go.
  */
 export class Retention {
   readonly #options: RetentionOptions;
@@ -70,22 +80,29 @@ export class Retention {
 
   async #sweep(): Promise<Swept> {
     const { db, webhooks, payments, days, now } = this.#options;
-    const before = now() - days * DAY_MS;
-    const deleted: Swept = { messages: 0, credentialsRequests: 0, orders: 0 };
+    const deleted: Swept = { messages: 0, credentialsRequests: 0, orders: 0, erasedCards: 0 };
+    if (days !== undefined) {
+      const before = now() - days * DAY_MS;
+      await this.#inBatches(async (trx, limit) => {
+        const settled = await webhooks.deleteSettled(trx, before, limit);
+        const credentials = settled
+          .filter((message) => message.eventName === PAYMENT_CREDENTIALS)
+          .map((message) => message.subjectId);
+        await payments.deleteRequests(trx, credentials);
+        deleted.messages += settled.length;
+        deleted.credentialsRequests += credentials.length;
+        return settled.length;
+      });
+      await this.#inBatches(async (trx, limit) => {
+        const count = await deleteAbandonedOrders(trx, db.engine, before, limit);
+        deleted.orders += count;
+        return count;
+      });
+    }
     await this.#inBatches(async (trx, limit) => {
-      const settled = await webhooks.deleteSettled(trx, before, limit);
-      const credentials = settled
-        .filter((message) => message.eventName === PAYMENT_CREDENTIALS)
-        .map((message) => message.subjectId);
-      await payments.deleteRequests(trx, credentials);
-      deleted.messages += settled.length;
-      deleted.credentialsRequests += credentials.length;
-      return settled.length;
-    });
-    await this.#inBatches(async (trx, limit) => {
-      const count = await deleteAbandonedOrders(trx, db.engine, before, limit);
-      deleted.orders += count;
-      return count;
+      const { considered, erased } = await eraseDueCards(trx, db.engine, now(), limit);
+      deleted.erasedCards += erased;
+      return considered;
     });
     return deleted;
   }

@@ -91,10 +91,10 @@ export interface Services {
   /** Collected only when they are served (METRICS_PORT). */
   metrics: Metrics | undefined;
   /**
-   * Deletes settled webhook messages and what hangs on them, and abandoned orders, after RETENTION_DAYS;
-   * none when `off`.
+   * Deletes settled webhook messages and what hangs on them, and abandoned orders, after RETENTION_DAYS
+   * (never when `off`); erases the card numbers of removed cards once due.
    */
-  retention: Retention | undefined;
+  retention: Retention;
 }
 
 export async function createServices(config: Config, log: Logger): Promise<Services> {
@@ -292,10 +292,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     gateways,
     checkout,
     metrics,
-    retention:
-      config.retentionDays === undefined
-        ? undefined
-        : new Retention({ db, days: config.retentionDays, webhooks, payments, now: clock.now }),
+    retention: new Retention({ db, days: config.retentionDays, webhooks, payments, now: clock.now }),
   };
 }
 

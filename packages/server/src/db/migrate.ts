@@ -11,6 +11,7 @@ import * as rateLimits from './migrations/008_rate_limits.js';
 import * as externalResponsesRequest from './migrations/009_external_responses_request.js';
 import * as apiKeyLastUsed from './migrations/010_api_key_last_used.js';
 import * as cardRemoval from './migrations/011_card_removal.js';
+import * as vaultErasure from './migrations/012_vault_erasure.js';
 
 type EngineMigration = { up(db: Parameters<Migration['up']>[0], engine: Engine): Promise<void> };
 
@@ -30,6 +31,7 @@ const MIGRATIONS: Record<string, EngineMigration> = {
   '009_external_responses_request': externalResponsesRequest,
   '010_api_key_last_used': apiKeyLastUsed,
   '011_card_removal': cardRemoval,
+  '012_vault_erasure': vaultErasure,
 };
 
 export class MigrationError extends Error {}

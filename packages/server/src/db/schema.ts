@@ -97,10 +97,22 @@ export interface CardsTable {
 
 export interface VaultCardsTable {
   id: string;
+  /** Empty once erased. */
   pan_ciphertext: string;
-  /** HMAC-SHA-256 of the card number under a key derived from the key ring, for de-duplication. */
+  /**
+   * HMAC-SHA-256 of the card number under a key derived from the key ring, for de-duplication; empty once
+   * erased.
+   */
   pan_hmac: string;
   created_at: number;
+  /** When the number was erased, no wallet holding it any more (vault/erasure.ts); null until then. */
+  erased_at: number | null;
+}
+
+/** Vault entries to erase once due, a card holding the number having been removed (vault/erasure.ts). */
+export interface VaultErasuresTable {
+  vault_id: string;
+  due_at: number;
 }
 
 export interface NetworkTokensTable {
@@ -298,6 +310,7 @@ export interface Database {
   addresses: AddressesTable;
   cards: CardsTable;
   vault_cards: VaultCardsTable;
+  vault_erasures: VaultErasuresTable;
   network_tokens: NetworkTokensTable;
   sessions: SessionsTable;
   credentials_requests: CredentialsRequestsTable;

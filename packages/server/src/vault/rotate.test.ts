@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { storeInVault } from '../test-support/cards.js';
 import { engines, openTestDb } from '../test-support/db.js';
 import { legacyEnvelope } from '../test-support/legacy-envelope.js';
 import { insertMerchantRow } from '../test-support/rows.js';
@@ -25,7 +26,7 @@ describe.each(engines())('reencryptAll on %s', (engine) => {
     const vault = new CardVault(handle.db, oldRing);
     const tokenService = new SandboxTokenService(handle.db, oldRing, vault);
     for (const pan of PANS) {
-      const vaultId = await vault.store(pan);
+      const vaultId = await storeInVault(handle.db, vault, pan);
       vaultIds.push(vaultId);
       const token = await tokenService.networkToken({ vaultId, brand: 'visa' });
       tokens.set(vaultId, token.token.reveal());
@@ -244,7 +245,7 @@ describe.each(engines())('reencryptAll on %s', (engine) => {
   it('recomputes the keyed hashes so de-duplication works under the new key', async () => {
     const vault = new CardVault(handle.db, newRing);
     for (const [index, pan] of PANS.entries()) {
-      expect(await vault.store(pan)).toBe(vaultIds[index]);
+      expect(await storeInVault(handle.db, vault, pan)).toBe(vaultIds[index]);
     }
     const rows = await handle.db.kysely.selectFrom('vault_cards').select('pan_hmac').execute();
     expect(rows).toHaveLength(PANS.length);

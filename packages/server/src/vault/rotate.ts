@@ -20,7 +20,7 @@
  * `vault_cards.pan_hmac` is keyed by a key derived from the primary key, so it is recomputed for every
  * card whose hash differs from the current one. A card stored by a process already on the new key before
  * this run finishes may duplicate an older entry; after the run both carry the same hash and look-ups
- * take the oldest.
+ * take the oldest. An erased entry (vault/erasure.ts) has nothing left to re-encrypt.
  */
 import { type Kysely, sql } from 'kysely';
 import type { Database, Db } from '../db/index.js';
@@ -64,6 +64,7 @@ async function rotateVaultCards(db: Kysely<Database>, keyRing: KeyRing): Promise
         .selectFrom('vault_cards')
         .select(['id', 'pan_ciphertext', 'pan_hmac'])
         .where('id', '>', after)
+        .where('erased_at', 'is', null)
         .orderBy('id')
         .limit(BATCH_SIZE)
         .execute();

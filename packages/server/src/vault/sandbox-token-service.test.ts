@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import cardValidator from 'card-validator';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { storeInVault } from '../test-support/cards.js';
 import { engines, openTestDb } from '../test-support/db.js';
 import { KeyRing } from './keyring.js';
 import { SandboxTokenService, sandboxTokenNumber, verifyCryptogram } from './sandbox-token-service.js';
@@ -101,7 +102,7 @@ describe.each(engines())('SandboxTokenService on %s', (engine) => {
     ['amex', '378282246310005', /^3[47]\d{13}$/],
     ['discover', '6011111111111117', /^6011\d{12}$/],
   ])('provisions a %s token on the same network with its own expiry', async (brand, pan, shape) => {
-    const vaultId = await vault.store(pan);
+    const vaultId = await storeInVault(handle.db, vault, pan);
     const token = await tokens.networkToken({ vaultId, brand });
     const number = token.token.reveal();
     expect(number).toMatch(shape);
@@ -114,7 +115,7 @@ describe.each(engines())('SandboxTokenService on %s', (engine) => {
   });
 
   it('returns the same token on later calls and from a fresh instance, stored encrypted', async () => {
-    const vaultId = await vault.store('4000000000000002');
+    const vaultId = await storeInVault(handle.db, vault, '4000000000000002');
     const first = await tokens.networkToken({ vaultId, brand: 'visa' });
     const again = await tokens.networkToken({ vaultId, brand: 'visa' });
     const fresh = await new SandboxTokenService(
@@ -140,7 +141,7 @@ describe.each(engines())('SandboxTokenService on %s', (engine) => {
   });
 
   it('agrees with itself when two provisions of one card race', async () => {
-    const vaultId = await vault.store('4000000000000069');
+    const vaultId = await storeInVault(handle.db, vault, '4000000000000069');
     const [a, b] = await Promise.all([
       tokens.networkToken({ vaultId, brand: 'visa' }),
       tokens.networkToken({ vaultId, brand: 'visa' }),
@@ -149,7 +150,7 @@ describe.each(engines())('SandboxTokenService on %s', (engine) => {
   });
 
   it('derives a cryptogram per credentials request, the same on a retry', async () => {
-    const vaultId = await vault.store('4000000000000119');
+    const vaultId = await storeInVault(handle.db, vault, '4000000000000119');
     const token = await tokens.networkToken({ vaultId, brand: 'visa' });
     expect(tokens.cryptogramKeyId()).toBe('k1');
     const request = (id: string) => ({ id, cryptogramKeyId: tokens.cryptogramKeyId() });
@@ -168,7 +169,7 @@ describe.each(engines())('SandboxTokenService on %s', (engine) => {
   });
 
   it("keeps a request's cryptogram through a key rotation: it follows the key named with the request", async () => {
-    const vaultId = await vault.store('4000000000000127');
+    const vaultId = await storeInVault(handle.db, vault, '4000000000000127');
     const token = await tokens.networkToken({ vaultId, brand: 'visa' });
     const before = tokens.cryptogram(token, { id: 'crq_1', cryptogramKeyId: 'k1' }).reveal();
     expect(tokens.cryptogram(token, { id: 'crq_1', cryptogramKeyId: null }).reveal()).toBe(before);

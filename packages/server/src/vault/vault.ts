@@ -1,6 +1,6 @@
 import cardValidator from 'card-validator';
-import { sql } from 'kysely';
-import { type Db, prepared } from '../db/index.js';
+import { sql, type Transaction } from 'kysely';
+import { type Database, type Db, prepared } from '../db/index.js';
 import { ValidationError } from '../errors.js';
 import { newId } from '../ids.js';
 import { Secret } from '../secret.js';
@@ -44,65 +44,79 @@ export function validatePan(pan: string): void {
   if (!passesLuhn(pan)) throw new ValidationError('pan: is not a valid card number (Luhn check failed)');
 }
 
+/** Thrown when a card number is asked of the vault after it was erased. */
+export class ErasedCardError extends Error {
+  constructor() {
+    super('the card number was erased: the shopper removed the card from every wallet that held it');
+  }
+}
+
 /**
  * Card numbers at rest: encrypted under the key ring with the vault id as associated data (so a
  * ciphertext copied onto another row does not decrypt), plus a keyed hash for de-duplication.
  * Only the vault turns a vault id back into a card number.
  */
 export class CardVault {
-  readonly #ciphertext: (vaultId: string) => Promise<{ pan_ciphertext: string }[]>;
+  readonly #entry: (vaultId: string) => Promise<{ pan_ciphertext: string; erased_at: number | null }[]>;
 
   constructor(
     private readonly db: Db,
     private readonly keyRing: KeyRing,
   ) {
     // Every PAN credential reads one: compiled once (see `prepared`).
-    this.#ciphertext = prepared(
+    this.#entry = prepared(
       db,
       (vaultId: string) =>
-        db.kysely.selectFrom('vault_cards').select('pan_ciphertext').where('id', '=', vaultId),
+        db.kysely.selectFrom('vault_cards').select(['pan_ciphertext', 'erased_at']).where('id', '=', vaultId),
       [''],
     );
   }
 
-  /** Stores a card number and returns its vault id; a number already in the vault keeps its id. */
-  async store(pan: string): Promise<string> {
+  /**
+   * Stores a card number and returns its vault id, in the transaction that writes the card holding it: a
+   * number already in the vault keeps its id. On PostgreSQL the entry stays locked until that transaction
+   * ends, so the erasure (vault/erasure.ts) cannot empty it under a card being saved; an entry erased
+   * meanwhile no longer matches, and the number is stored anew.
+   */
+  async store(trx: Transaction<Database>, pan: string): Promise<string> {
     validatePan(pan);
     const hashes = this.keyRing.hmacs(pan);
-    return this.db.kysely.transaction().execute(async (trx) => {
-      if (this.db.engine === 'postgres') {
-        // Serialises stores of the same number across processes, so two of them cannot both insert it.
-        // Every key's hash, in one order: processes whose rings list the keys in another order (during a
-        // rotation's restarts) still take a common lock, and never in opposite orders.
-        for (const hash of [...hashes].sort()) {
-          await sql`select pg_advisory_xact_lock(hashtextextended(${hash}, 0))`.execute(trx);
-        }
+    if (this.db.engine === 'postgres') {
+      // Serialises stores of the same number across processes, so two of them cannot both insert it.
+      // Every key's hash, in one order: processes whose rings list the keys in another order (during a
+      // rotation's restarts) still take a common lock, and never in opposite orders.
+      for (const hash of [...hashes].sort()) {
+        await sql`select pg_advisory_xact_lock(hashtextextended(${hash}, 0))`.execute(trx);
       }
-      const existing = await trx
-        .selectFrom('vault_cards')
-        .select('id')
-        .where('pan_hmac', 'in', hashes)
-        .orderBy('created_at')
-        .orderBy('id')
-        .executeTakeFirst();
-      if (existing) return existing.id;
-      const id = newId('vault');
-      await trx
-        .insertInto('vault_cards')
-        .values({
-          id,
-          pan_ciphertext: this.keyRing.seal(pan, 'vault_cards.pan_ciphertext', id),
-          pan_hmac: hashes[0] as string,
-          created_at: Date.now(),
-        })
-        .execute();
-      return id;
-    });
+    }
+    const existing = await trx
+      .selectFrom('vault_cards')
+      .select('id')
+      .where('pan_hmac', 'in', hashes)
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(1)
+      .$if(this.db.engine === 'postgres', (query) => query.forShare())
+      .executeTakeFirst();
+    if (existing) return existing.id;
+    const id = newId('vault');
+    await trx
+      .insertInto('vault_cards')
+      .values({
+        id,
+        pan_ciphertext: this.keyRing.seal(pan, 'vault_cards.pan_ciphertext', id),
+        pan_hmac: hashes[0] as string,
+        created_at: Date.now(),
+        erased_at: null,
+      })
+      .execute();
+    return id;
   }
 
   async reveal(vaultId: string): Promise<Secret<string>> {
-    const [row] = await this.#ciphertext(vaultId);
+    const [row] = await this.#entry(vaultId);
     if (!row) throw new Error(`vault: no card ${vaultId}`);
+    if (row.erased_at !== null) throw new ErasedCardError();
     return new Secret(this.keyRing.open(row.pan_ciphertext, 'vault_cards.pan_ciphertext', vaultId));
   }
 }

@@ -1,6 +1,7 @@
 import type { Db } from '../db/index.js';
 import { DomainError, NotFoundError, ValidationError } from '../errors.js';
 import { newId, newUuid } from '../ids.js';
+import { scheduleErasure } from '../vault/erasure.js';
 import { type CardVault, cardNetwork, validatePan } from '../vault/vault.js';
 import * as repo from './repo.js';
 import type { Address, Card, Shopper } from './types.js';
@@ -220,9 +221,9 @@ export class Wallet {
     if (billing?.shopperId !== input.shopperId) {
       throw new ValidationError("billingAddressId: no such address in the shopper's wallet");
     }
-    const vaultId = await this.vault.store(pan);
     return this.db.kysely.transaction().execute(async (trx) => {
       await repo.lockShopper(trx, this.db.engine, input.shopperId);
+      const vaultId = await this.vault.store(trx, pan);
       const existing = await repo.findCardByVaultId(trx, input.shopperId, vaultId);
       if (existing && !renew) return { card: existing, created: false };
       const cards = await repo.listCards(trx, input.shopperId);
@@ -264,7 +265,8 @@ export class Wallet {
    * Takes a card out of the wallet: it is no longer listed, and new payments and credentials requests
    * refuse it, while those under way still reach its number. Removing the default makes the newest card
    * that can still pay the default. Removing a removed card changes nothing; typing its number again
-   * brings it back.
+   * brings it back. An hour on, the number is erased from the vault unless another wallet holds it
+   * (vault/erasure.ts); typed after that, it is a new card.
    */
   async removeCard(shopperId: string, cardId: string): Promise<void> {
     const now = new Date();
@@ -279,6 +281,7 @@ export class Wallet {
       }
       if (card.removedAt !== null) return;
       await repo.updateCard(trx, cardId, { removed_at: now.getTime(), is_default: 0 });
+      await scheduleErasure(trx, card.vaultId, now.getTime());
       if (!card.isDefault) return;
       // Newest first, now that none is the default.
       const next = (await repo.listCards(trx, shopperId)).find((other) => !isExpired(other, now));

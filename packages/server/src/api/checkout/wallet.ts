@@ -99,7 +99,7 @@ export const walletRoutes =
           tags: CHECKOUT_TAG,
           summary: "Add a card to the signed-in shopper's wallet",
           description:
-            'The number goes to the vault; the security code is not sent here: the checkout page sends the one typed with the card along with the payment that follows, and it is never asked again (`needsCvv` false). A number already in the wallet is not saved twice: that card is renewed (the later expiry wins, the name and billing address become these) and the answer is 200 instead of 201; a removed card typed again comes back (201).',
+            'The number goes to the vault; the security code is not sent here: the checkout page sends the one typed with the card along with the payment that follows, and it is never asked again (`needsCvv` false). A number already in the wallet is not saved twice: that card is renewed (the later expiry wins, the name and billing address become these) and the answer is 200 instead of 201; a removed card typed again within the hour of its removal comes back (201), and after its number was erased is a new card (201).',
           security: SHOPPER_SECURITY,
           body: NewCardBody,
           response: {
@@ -123,7 +123,7 @@ export const walletRoutes =
           tags: CHECKOUT_TAG,
           summary: "Remove a card from the signed-in shopper's wallet",
           description:
-            'The card is no longer listed, and new payments and credentials requests answer `PAYMENT_METHOD_NOT_FOUND` for it; a payment or webhook already under way still goes through. Removing the default card makes the newest card that can still pay the default. Removing it again answers the same; adding its number again brings it back (`201`). Answers the wallet as it is then.',
+            'The card is no longer listed, and new payments and credentials requests answer `PAYMENT_METHOD_NOT_FOUND` for it; a payment or webhook already under way still goes through. Removing the default card makes the newest card that can still pay the default. Removing it again answers the same; adding its number again within the hour brings it back (`201`). An hour after the removal the number is erased from the vault, unless another wallet holds it or a webhook already acknowledged still needs it; added after that, it is a new card (`201`, a new `paymentId`). Answers the wallet as it is then.',
           security: SHOPPER_SECURITY,
           params: Type.Object({ paymentId: Type.String({ minLength: 1, maxLength: 64 }) }),
           response: {

@@ -1,0 +1,128 @@
+import type { Kysely } from 'kysely';
+import type { Database, Engine } from '../db/index.js';
+import { PAYMENT_CREDENTIALS } from '../payments/credentials.js';
+
+/**
+ * How long a card number is kept after a wallet removed the card: a payment already under way with it (a
+ * gateway call, at most a few seconds) ends well within.
+ */
+export const ERASE_AFTER_MS = 60 * 60_000;
+
+/** When an entry a webhook on its way still needs is looked at again. */
+export const RECHECK_AFTER_MS = 10 * 60_000;
+
+/**
+ * Schedules the erasure of a card's number, in the transaction that removes the card from its wallet:
+ * due ERASE_AFTER_MS from `now`, the latest removal of a number held by several wallets counting.
+ */
+export async function scheduleErasure(trx: Kysely<Database>, vaultId: string, now: number): Promise<void> {
+  await trx
+    .insertInto('vault_erasures')
+    .values({ vault_id: vaultId, due_at: now + ERASE_AFTER_MS })
+    .onConflict((conflict) =>
+      conflict.column('vault_id').doUpdateSet((eb) => ({ due_at: eb.ref('excluded.due_at') })),
+    )
+    .execute();
+}
+
+/**
+ * One batch of due erasures, in the caller's transaction; says how many it looked at (the batch ends the
+ * sweep when fewer than `limit`) and how many numbers it erased.
+ *
+ * A vault entry no card in a wallet holds any more, and that no PAYMENT_CREDENTIALS webhook on its way
+ * still needs, loses its encrypted number, its keyed hash and its network token. The row stays, emptied,
+ * because the removed cards (and the credentials requests and orders naming them) still refer to it; the
+ * same number saved again is a new entry. An entry a wallet still holds leaves the schedule (its removal
+ * schedules it again); one a webhook still needs, or a card being saved holds, is looked at again
+ * RECHECK_AFTER_MS later.
+ *
+ * On PostgreSQL the entries are locked before anything is checked, skipping those a card being saved
+ * holds (CardVault.store): an entry is never emptied under a card saved meanwhile.
+ */
+export async function eraseDueCards(
+  trx: Kysely<Database>,
+  engine: Engine,
+  now: number,
+  limit: number,
+): Promise<{ considered: number; erased: number }> {
+  const due = await trx
+    .selectFrom('vault_erasures')
+    .selectAll()
+    .where('due_at', '<=', now)
+    .orderBy('due_at')
+    .limit(limit)
+    .execute();
+  if (due.length === 0) return { considered: 0, erased: 0 };
+  const ids = due.map((entry) => entry.vault_id);
+
+  const locked = new Set(
+    engine === 'postgres'
+      ? (
+          await trx
+            .selectFrom('vault_cards')
+            .select('id')
+            .where('id', 'in', ids)
+            .forUpdate()
+            .skipLocked()
+            .execute()
+        ).map((row) => row.id)
+      : ids,
+  );
+  // Read after the lock, so a card saved or a request acknowledged before it is seen.
+  const holders = locked.size === 0 ? [] : await holdersOf(trx, [...locked]);
+  const held = new Set(holders.filter((card) => card.removed_at === null).map((card) => card.vault_id));
+  const needed = new Set(holders.map((card) => card.vault_id));
+
+  const erase = ids.filter((id) => locked.has(id) && !needed.has(id));
+  if (erase.length > 0) {
+    await trx.deleteFrom('network_tokens').where('vault_id', 'in', erase).execute();
+    await trx
+      .updateTable('vault_cards')
+      .set({ pan_ciphertext: '', pan_hmac: '', erased_at: now })
+      .where('id', 'in', erase)
+      .execute();
+    await trx.deleteFrom('vault_erasures').where('vault_id', 'in', erase).execute();
+  }
+  // Unless a removal put it off meanwhile, which the schedule's due time then says.
+  for (const { vault_id, due_at } of due.filter((entry) => !erase.includes(entry.vault_id))) {
+    const unchanged = { vault_id, due_at };
+    if (held.has(vault_id) && locked.has(vault_id)) {
+      await trx
+        .deleteFrom('vault_erasures')
+        .where((eb) => eb.and(unchanged))
+        .execute();
+    } else {
+      await trx
+        .updateTable('vault_erasures')
+        .set({ due_at: now + RECHECK_AFTER_MS })
+        .where((eb) => eb.and(unchanged))
+        .execute();
+    }
+  }
+  return { considered: due.length, erased: erase.length };
+}
+
+/** The cards holding these vault entries: in a wallet still, or with a PAYMENT_CREDENTIALS webhook on its way. */
+function holdersOf(trx: Kysely<Database>, vaultIds: string[]) {
+  return trx
+    .selectFrom('cards')
+    .select(['vault_id', 'removed_at'])
+    .where('vault_id', 'in', vaultIds)
+    .where((eb) => {
+      // Evaluated once, from the outbox's state index: webhooks on their way are few.
+      const onTheirWay = eb
+        .selectFrom('credentials_requests')
+        .select('payment_id')
+        .where(
+          'id',
+          'in',
+          eb
+            .selectFrom('webhook_messages')
+            .select('subject_id')
+            .where('state', '=', 'PENDING')
+            .where('event_name', '=', PAYMENT_CREDENTIALS),
+        );
+      return eb.or([eb('removed_at', 'is', null), eb('id', 'in', onTheirWay)]);
+    })
+    .execute();
+}
