@@ -58,6 +58,11 @@ export class RateLimits {
       .execute();
   }
 
+  /** Drops the window of `key` before it ends: for a shopper erased, whose email the key names. */
+  async forget(key: string): Promise<void> {
+    await this.#db.kysely.deleteFrom('rate_limit_windows').where('key', '=', key).execute();
+  }
+
   /** Drops the windows that have ended. */
   async sweep(): Promise<void> {
     await this.#db.kysely.deleteFrom('rate_limit_windows').where('ends_at', '<=', this.#now()).execute();

@@ -14,6 +14,7 @@ import { GATEWAY_COMMANDS } from './gateway-commands.js';
 import { MERCHANT_COMMANDS } from './merchant-commands.js';
 import { toJson } from './output.js';
 import { SERVICE_COMMANDS } from './service-commands.js';
+import { SHOPPER_COMMANDS } from './shopper-commands.js';
 import { SMTP_COMMANDS } from './smtp-command.js';
 import { WEBHOOK_COMMANDS } from './webhook-commands.js';
 
@@ -23,6 +24,7 @@ const COMMANDS: Command[] = [
   ...SERVICE_COMMANDS,
   ...MERCHANT_COMMANDS,
   ...GATEWAY_COMMANDS,
+  ...SHOPPER_COMMANDS,
   ...WEBHOOK_COMMANDS,
   ...BACKUP_COMMANDS,
   ...SMTP_COMMANDS,

@@ -10,6 +10,7 @@ export {
   CODES_PER_DAY,
   type CodeRequestResult,
   type EnrolmentIdentity,
+  forgetSignIns,
   MAX_ATTEMPTS,
   RESEND_GAP_MS,
   SHOPPER_TOKEN_TTL_MS,

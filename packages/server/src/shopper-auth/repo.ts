@@ -162,6 +162,20 @@ export function listSandboxMessages(db: Q, recipient: string, limit: number): Pr
     .execute();
 }
 
+/**
+ * Deletes a shopper's sign-ins: the tokens of its open checkouts, and the codes, sends and sandbox copies
+ * of the messages for its email. Says how many rows.
+ */
+export async function deleteSignIns(db: Q, input: { email: string; shopperId: string }): Promise<number> {
+  const results = await Promise.all([
+    db.deleteFrom('shopper_tokens').where('shopper_id', '=', input.shopperId).executeTakeFirst(),
+    db.deleteFrom('one_time_codes').where('email_normalized', '=', input.email).executeTakeFirst(),
+    db.deleteFrom('one_time_code_sends').where('email_normalized', '=', input.email).executeTakeFirst(),
+    db.deleteFrom('sandbox_messages').where('recipient_normalized', '=', input.email).executeTakeFirst(),
+  ]);
+  return results.reduce((total, result) => total + Number(result.numDeletedRows), 0);
+}
+
 /** Deletes what can no longer be used: dead codes, expired tokens, stale sends and old sandbox messages. */
 export async function sweep(
   db: Q,

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WalletEnv } from '../config.js';
 import { DomainError } from '../errors.js';
@@ -12,6 +13,7 @@ import { Wallet } from '../wallet/index.js';
 import {
   CODE_TTL_MS,
   CODES_PER_DAY,
+  forgetSignIns,
   type Message,
   type MessageSender,
   OtpInvalidError,
@@ -418,6 +420,38 @@ describe.each(engines())('ShopperAuth on %s', (engine) => {
       expect([error.errorCode, error.message]).toEqual(['VALIDATION_ERROR', 'code: must be 6 digits']);
     }
     expect((await auth.verifyCode('ord_1', shopper.email, code)).shopperToken).toBeTruthy();
+  });
+
+  it("forgets an erased shopper's sign-ins: its tokens, its codes and sends, and the day's count", async () => {
+    const { auth, outbox } = service();
+    const shopper = await newShopper();
+    const other = await newShopper();
+    for (const { email } of [shopper, other]) await auth.requestCode('ord_forget', email);
+    const grant = await auth.verifyCode('ord_forget', shopper.email, codeIn(outbox.lastTo(shopper.email)));
+    now += RESEND_GAP_MS;
+    await auth.requestCode('ord_forget_2', shopper.email);
+    const limits = new RateLimits(handle.db, () => now);
+    /** Rows naming the email in each table that may. */
+    const rows = async (email: string) => {
+      const named = async (table: string, column: string, value: string) => {
+        const query = sql<{ n: number | string }>`select count(*) as n from ${sql.table(table)}
+          where ${sql.ref(column)} like ${value}`;
+        return Number((await query.execute(handle.db.kysely)).rows[0]?.n);
+      };
+      const normalized = email.toLowerCase();
+      return {
+        codes: await named('one_time_codes', 'email_normalized', normalized),
+        sends: await named('one_time_code_sends', 'email_normalized', normalized),
+        counts: await named('rate_limit_windows', 'key', `%:${normalized}`),
+      };
+    };
+    expect(await rows(shopper.email)).toEqual({ codes: 2, sends: 1, counts: 1 });
+
+    expect(await forgetSignIns(handle.db, limits, shopper)).toBe(4);
+    expect(await auth.authenticate(grant.shopperToken)).toBeUndefined();
+    expect(await rows(shopper.email)).toEqual({ codes: 0, sends: 0, counts: 0 });
+    // Another shopper's are untouched.
+    expect(await rows(other.email)).toEqual({ codes: 1, sends: 1, counts: 1 });
   });
 
   it('sweeps dead codes and expired tokens', async () => {

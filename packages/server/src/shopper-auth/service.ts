@@ -265,6 +265,21 @@ export class ShopperAuth {
 }
 
 /** The shared counter of codes sent to a (normalized) email. */
+/**
+ * Forgets an erased shopper's sign-ins (`wallet-checkout shopper erase`): its open checkouts' tokens, so
+ * they answer 401 from then on, the codes sent to `email` and the sandbox's copies of them, and the count
+ * of codes sent to it today, whose key names the address. Says how many rows went.
+ */
+export async function forgetSignIns(
+  db: Db,
+  limits: { forget(key: string): Promise<void> },
+  shopper: { id: string; email: string },
+): Promise<number> {
+  const email = normalizeEmail(shopper.email);
+  await limits.forget(dailyKey(email));
+  return repo.deleteSignIns(db.kysely, { email, shopperId: shopper.id });
+}
+
 function dailyKey(email: string): string {
   return `codes:email:${email}`;
 }

@@ -8,7 +8,9 @@ import { type Config, loadConfig } from '../config.js';
 import type { Engine } from '../db/index.js';
 import { createLogger } from '../log.js';
 import type { CreateMerchantInput } from '../merchants/index.js';
+import { TEST_SHOPPER_EMAIL } from '../sandbox/seed.js';
 import { type RunningService, startService } from '../server.js';
+import { TEST_SHOPPER_CODE } from '../shopper-auth/index.js';
 import { type TestDatabase, testDatabase } from './db.js';
 
 export interface TestService extends RunningService {
@@ -52,6 +54,29 @@ export function credentialsBody(
     currency: 'USD',
     ...overrides,
   };
+}
+
+/**
+ * The sandbox test shopper signed in, with its fixed code, to a new order of the merchant made from
+ * `origin` (one of its allowed origins): the order and the header that carries the shopper token.
+ */
+export async function signInTestShopper(
+  service: TestService,
+  merchantId: string,
+  origin: string,
+): Promise<{ orderId: string; headers: { authorization: string } }> {
+  const created = await service.call('POST', '/checkout/orders', {
+    body: { merchantId, order: { lineItems: [{ SKU: 'TEE', amount: 2500 }] } },
+    headers: { origin },
+  });
+  const orderId = created.json.orderId as string;
+  const email = TEST_SHOPPER_EMAIL;
+  await service.call('POST', `/checkout/api/orders/${orderId}/otp`, { body: { email } });
+  const verified = await service.call('POST', `/checkout/api/orders/${orderId}/otp/verify`, {
+    body: { email, code: TEST_SHOPPER_CODE },
+  });
+  if (verified.status !== 200) throw new Error(`sign-in: ${verified.status} ${verified.text}`);
+  return { orderId, headers: { authorization: `Bearer ${verified.json.shopperToken}` } };
 }
 
 export async function startTestService(

@@ -113,6 +113,17 @@ export class CardVault {
     return id;
   }
 
+  /** When each entry's number was erased (vault/erasure.ts): null for one still held. */
+  async erasedAt(vaultIds: readonly string[]): Promise<Map<string, number | null>> {
+    if (vaultIds.length === 0) return new Map();
+    const rows = await this.db.kysely
+      .selectFrom('vault_cards')
+      .select(['id', 'erased_at'])
+      .where('id', 'in', vaultIds)
+      .execute();
+    return new Map(rows.map((row) => [row.id, row.erased_at]));
+  }
+
   async reveal(vaultId: string): Promise<Secret<string>> {
     const [row] = await this.#entry(vaultId);
     if (!row) throw new Error(`vault: no card ${vaultId}`);

@@ -204,6 +204,77 @@ export async function findCard(db: Q, id: string): Promise<Card | undefined> {
   return row && toCard(row);
 }
 
+/** Every card the shopper ever saved, removed ones included: newest first. */
+export async function listAllCards(db: Q, shopperId: string): Promise<Card[]> {
+  const rows = await db
+    .selectFrom('cards')
+    .selectAll()
+    .where('shopper_id', '=', shopperId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id')
+    .execute();
+  return rows.map(toCard);
+}
+
+/**
+ * Empties what identifies the shopper: the name, email (replaced by `erased:<id>`, which no sign-in can
+ * match, leaving the address free for a new wallet) and phone; the names on its cards; and its addresses,
+ * which lose every field and default. The rows stay, for what refers to them. Says how many addresses.
+ */
+export async function blankShopper(db: Q, shopperId: string): Promise<number> {
+  const erased = `erased:${shopperId}`;
+  await db
+    .updateTable('shoppers')
+    .set({ email: erased, email_normalized: erased, phone: null, first_name: '', last_name: '' })
+    .where('id', '=', shopperId)
+    .execute();
+  await db
+    .updateTable('cards')
+    .set({ name_on_card: '', nickname: null })
+    .where('shopper_id', '=', shopperId)
+    .execute();
+  const addresses = await db
+    .updateTable('addresses')
+    .set({
+      first_name: '',
+      last_name: '',
+      company: null,
+      address1: '',
+      address2: null,
+      city: '',
+      state: '',
+      zip: '',
+      country: '',
+      phone_number: null,
+      is_default_billing: 0,
+      is_default_shipping: 0,
+    })
+    .where('shopper_id', '=', shopperId)
+    .executeTakeFirst();
+  return Number(addresses.numUpdatedRows);
+}
+
+/** Ends the shopper's live payment-carousel sessions at `now`; says how many. */
+export async function endSessions(db: Q, shopperId: string, now: number): Promise<number> {
+  const result = await db
+    .updateTable('sessions')
+    .set({ expires_at: now })
+    .where('shopper_id', '=', shopperId)
+    .where('expires_at', '>', now)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+export async function countLiveSessions(db: Q, shopperId: string, now: number): Promise<number> {
+  const { count } = await db
+    .selectFrom('sessions')
+    .select((eb) => eb.fn.countAll<number | string>().as('count'))
+    .where('shopper_id', '=', shopperId)
+    .where('expires_at', '>', now)
+    .executeTakeFirstOrThrow();
+  return Number(count);
+}
+
 export async function insertSession(db: Q, row: Insertable<SessionsTable>): Promise<Session> {
   await db.insertInto('sessions').values(row).execute();
   return toSession(row);

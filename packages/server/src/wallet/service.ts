@@ -92,6 +92,12 @@ async function renewCard(trx: repo.Q, card: Card, input: NewCard, isDefault: boo
   return mustFindCard(trx, card.id);
 }
 
+/** Takes a card out of its wallet at `now`, and schedules the erasure of its number. */
+async function takeOut(trx: repo.Q, card: Card, now: number): Promise<void> {
+  await repo.updateCard(trx, card.id, { removed_at: now, is_default: 0 });
+  await scheduleErasure(trx, card.vaultId, now);
+}
+
 async function mustFindCard(trx: repo.Q, id: string): Promise<Card> {
   const card = await repo.findCard(trx, id);
   if (!card) throw new Error(`card ${id} vanished while being saved`);
@@ -280,13 +286,43 @@ export class Wallet {
         );
       }
       if (card.removedAt !== null) return;
-      await repo.updateCard(trx, cardId, { removed_at: now.getTime(), is_default: 0 });
-      await scheduleErasure(trx, card.vaultId, now.getTime());
+      await takeOut(trx, card, now.getTime());
       if (!card.isDefault) return;
       // Newest first, now that none is the default.
       const next = (await repo.listCards(trx, shopperId)).find((other) => !isExpired(other, now));
       if (next) await repo.updateCard(trx, next.id, { is_default: 1 });
     });
+  }
+
+  /**
+   * Erases a shopper at their request (`wallet-checkout shopper erase`): every card leaves the wallet, its
+   * number erased from the vault an hour later as for a removal; the shopper's name, email and phone, the
+   * names on the cards and every address are emptied; the payment-carousel sessions end. The rows stay,
+   * emptied, because orders and credentials requests refer to them; the email is free for a new wallet.
+   */
+  async eraseShopper(
+    shopperId: string,
+  ): Promise<{ cardsRemoved: number; addressesEmptied: number; sessionsEnded: number }> {
+    const now = Date.now();
+    return this.db.kysely.transaction().execute(async (trx) => {
+      await repo.lockShopper(trx, this.db.engine, shopperId);
+      const cards = await repo.listCards(trx, shopperId);
+      for (const card of cards) await takeOut(trx, card, now);
+      const addressesEmptied = await repo.blankShopper(trx, shopperId);
+      const sessionsEnded = await repo.endSessions(trx, shopperId, now);
+      return { cardsRemoved: cards.length, addressesEmptied, sessionsEnded };
+    });
+  }
+
+  /** What the wallet holds about a shopper, removed cards included (`wallet-checkout shopper show`). */
+  async holdings(shopperId: string): Promise<{ addresses: Address[]; cards: Card[]; liveSessions: number }> {
+    const { kysely } = this.db;
+    const [addresses, cards, liveSessions] = await Promise.all([
+      repo.listAddresses(kysely, shopperId),
+      repo.listAllCards(kysely, shopperId),
+      repo.countLiveSessions(kysely, shopperId, Date.now()),
+    ]);
+    return { addresses, cards, liveSessions };
   }
 
   /** Default first, then newest. */

@@ -1,10 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_SHOPPER_EMAIL } from '../../sandbox/seed.js';
 import { visaNumber } from '../../test-support/cards.js';
 import { engines } from '../../test-support/db.js';
 import { type Receiver, startReceiver, verifiedBody } from '../../test-support/receiver.js';
 import { type SandboxGatewayServer, startSandboxGateway } from '../../test-support/sandbox-gateway.js';
-import { credentialsBody, startTestService, type TestService } from '../../test-support/service.js';
+import {
+  credentialsBody,
+  signInTestShopper,
+  startTestService,
+  type TestService,
+} from '../../test-support/service.js';
 import { MAX_CARDS } from '../../wallet/index.js';
 
 const SHOP = 'https://shop.example';
@@ -52,19 +56,7 @@ describe.each(engines())('checkout page API: a signed-in shopper adds a card on 
 
   /** A new order and the test shopper signed in to it. */
   const signIn = async () => {
-    const created = await service.call('POST', '/checkout/orders', {
-      body: { merchantId, order: { lineItems: [{ SKU: 'TEE', amount: 2500 }] } },
-      headers: { origin: SHOP },
-    });
-    const orderId = created.json.orderId as string;
-    await service.call('POST', `/checkout/api/orders/${orderId}/otp`, {
-      body: { email: TEST_SHOPPER_EMAIL },
-    });
-    const verified = await service.call('POST', `/checkout/api/orders/${orderId}/otp/verify`, {
-      body: { email: TEST_SHOPPER_EMAIL, code: '123456' },
-    });
-    expect(verified.status).toBe(200);
-    const headers = { authorization: `Bearer ${verified.json.shopperToken}` };
+    const { orderId, headers } = await signInTestShopper(service, merchantId, SHOP);
     const wallet = (await service.call('GET', '/checkout/api/wallet', { headers })).json;
     return { orderId, headers, wallet, addressId: wallet.addresses[0].addressId as number };
   };

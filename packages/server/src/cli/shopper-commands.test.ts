@@ -1,0 +1,147 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_SHOPPER_EMAIL } from '../sandbox/seed.js';
+import { visaNumber } from '../test-support/cards.js';
+import { json, runCli } from '../test-support/cli.js';
+import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
+import {
+  credentialsBody,
+  signInTestShopper,
+  startTestService,
+  type TestService,
+} from '../test-support/service.js';
+
+const SHOP = 'https://shop.example';
+const PAN = visaNumber(700);
+
+describe.each(engines())('wallet-checkout shopper … on %s', (engine) => {
+  let database: TestDatabase;
+  let service: TestService;
+  let env: Record<string, string>;
+  const cli = (...argv: string[]) => runCli(env, argv);
+
+  beforeAll(async () => {
+    database = await testDatabase(engine);
+    service = await startTestService(engine, {}, { database });
+    env = { DATABASE_URL: database.url, DATA_DIR: database.dataDir };
+  });
+  afterAll(async () => {
+    await service?.close();
+    await database?.drop();
+  });
+
+  it('shows what the wallet holds, then erases it: signed out, sessions ended, numbers erased within the hour', async () => {
+    // Its webhook URL is never called: the credentials request is refused.
+    const { merchantId, apiKey } = await service.merchant({
+      allowedOrigins: [SHOP],
+      webhookUrl: 'http://127.0.0.1:9/webhooks',
+    });
+    const { orderId, headers } = await signInTestShopper(service, merchantId, SHOP);
+    const wallet = (await service.call('GET', '/checkout/api/wallet', { headers })).json;
+    const added = await service.call('POST', '/checkout/api/wallet/cards', {
+      headers,
+      body: {
+        number: PAN,
+        expMonth: 12,
+        expYear: new Date().getUTCFullYear() + 2,
+        nameOnCard: 'Taylor Shopper',
+        billingAddressId: wallet.addresses[0].addressId,
+      },
+    });
+    expect(added.status).toBe(201);
+    const session = await service.session(apiKey);
+    const removed = wallet.cards.find((card: { isDefault: boolean }) => !card.isDefault);
+    await service.call('DELETE', `/checkout/api/wallet/cards/${removed.paymentId}`, { headers });
+
+    const shown = await cli('shopper', 'show', TEST_SHOPPER_EMAIL);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain(`email:    ${TEST_SHOPPER_EMAIL}`);
+    expect(shown.stdout).toContain('visa ending');
+    expect(shown.stdout).toContain('sessions: 1 live');
+    expect(shown.stdout).toMatch(
+      new RegExp(
+        `${removed.cardBrand} ending ${removed.last4CardNumber} .* removed \\S+; number to be erased`,
+      ),
+    );
+    const holdings = json(await cli('shopper', 'show', TEST_SHOPPER_EMAIL, '--json')) as {
+      shopperId: string;
+      addresses: unknown[];
+      cards: { paymentId: string; last4: string; removedAt: string | null }[];
+    };
+    expect(holdings.cards.map((card) => card.paymentId)).toContain(added.json.paymentId);
+    expect(holdings.cards.filter((card) => card.removedAt !== null).map((card) => card.paymentId)).toEqual([
+      removed.paymentId,
+    ]);
+
+    const unconfirmed = await cli('shopper', 'erase', TEST_SHOPPER_EMAIL);
+    expect(unconfirmed.code).toBe(2);
+    expect(unconfirmed.stderr).toContain('add --yes to confirm');
+
+    const erased = json(await cli('shopper', 'erase', TEST_SHOPPER_EMAIL, '--yes', '--json'));
+    expect(erased).toEqual({
+      shopperId: holdings.shopperId,
+      cardsRemoved: holdings.cards.length - 1,
+      addressesEmptied: holdings.addresses.length,
+      sessionsEnded: 1,
+      signInsDeleted: expect.any(Number),
+    });
+    // No card number, name or street was printed along the way.
+    for (const outcome of [shown, unconfirmed]) expect(outcome.stdout + outcome.stderr).not.toContain(PAN);
+
+    // The open checkout is signed out, the session refused, and the email is unknown: free to enrol again.
+    const signedOut = await service.call('GET', '/checkout/api/wallet', { headers });
+    expect([signedOut.status, signedOut.json.errorCode]).toEqual([401, 'SHOPPER_UNAUTHORIZED']);
+    const refused = await service.call('POST', '/payments/credentials', {
+      apiKey,
+      body: credentialsBody(session, { paymentId: added.json.paymentId }),
+    });
+    expect([refused.status, refused.json.errorCode]).toEqual([422, 'SESSION_EXPIRED']);
+    const asked = await service.call('POST', `/checkout/api/orders/${orderId}/otp`, {
+      body: { email: TEST_SHOPPER_EMAIL },
+    });
+    expect(asked.json.status).toBe('enrol');
+    const gone = await cli('shopper', 'show', TEST_SHOPPER_EMAIL);
+    expect([gone.code, gone.stderr]).toEqual([1, 'error: no shopper has that email\n']);
+
+    // What stays is emptied: the rows, which orders and requests refer to, and the cards' brands and last
+    // four digits; each card's number is due to be erased.
+    const { kysely } = service.services.db;
+    const shopper = await kysely
+      .selectFrom('shoppers')
+      .selectAll()
+      .where('id', '=', holdings.shopperId)
+      .executeTakeFirstOrThrow();
+    expect(shopper).toMatchObject({
+      email: `erased:${holdings.shopperId}`,
+      first_name: '',
+      last_name: '',
+      phone: null,
+    });
+    const addresses = await kysely
+      .selectFrom('addresses')
+      .select(['first_name', 'address1', 'city', 'zip', 'phone_number'])
+      .where('shopper_id', '=', holdings.shopperId)
+      .execute();
+    expect(addresses).toEqual(
+      holdings.addresses.map(() => ({ first_name: '', address1: '', city: '', zip: '', phone_number: null })),
+    );
+    const cards = await kysely
+      .selectFrom('cards')
+      .select(['vault_id', 'name_on_card', 'removed_at', 'last4'])
+      .where('shopper_id', '=', holdings.shopperId)
+      .execute();
+    expect(cards.every((card) => card.name_on_card === '' && card.removed_at !== null)).toBe(true);
+    expect(cards.map((card) => card.last4).sort()).toEqual(holdings.cards.map((card) => card.last4).sort());
+    const due = await kysely.selectFrom('vault_erasures').select('vault_id').execute();
+    expect(due.map((entry) => entry.vault_id)).toEqual(
+      expect.arrayContaining(cards.map((card) => card.vault_id)),
+    );
+  });
+
+  it('answers an unknown email with SHOPPER_NOT_FOUND, exit code 1', async () => {
+    const outcome = await cli('shopper', 'erase', 'nobody@example.com', '--yes', '--json');
+    expect(outcome.code).toBe(1);
+    expect(JSON.parse(outcome.stderr)).toEqual({
+      error: { code: 'SHOPPER_NOT_FOUND', message: 'no shopper has that email' },
+    });
+  });
+});

@@ -1,0 +1,134 @@
+/**
+ * `shopper show|erase`: a shopper's data-subject requests. `show` answers a request for access (what the
+ * wallet holds about them, never a card number); `erase` one for erasure.
+ */
+import { NotFoundError } from '../errors.js';
+import { RateLimits } from '../rate-limits.js';
+import { forgetSignIns } from '../shopper-auth/index.js';
+import { CardVault } from '../vault/vault.js';
+import { type Address, type Shopper, Wallet } from '../wallet/index.js';
+import { type Command, defineCommand, UsageError } from './args.js';
+import type { Context } from './context.js';
+import { isoTime, table } from './output.js';
+
+function walletOf(context: Context): { wallet: Wallet; vault: CardVault } {
+  const vault = new CardVault(context.db, context.keyRing);
+  return { wallet: new Wallet(context.db, vault), vault };
+}
+
+async function requireShopper(wallet: Wallet, email: string): Promise<Shopper> {
+  const shopper = await wallet.findShopperByEmail(email);
+  if (!shopper) throw new NotFoundError('SHOPPER_NOT_FOUND', 'no shopper has that email');
+  return shopper;
+}
+
+function addressLine(address: Address): string {
+  const defaults = [
+    address.isDefaultBilling ? 'default billing' : '',
+    address.isDefaultShipping ? 'default shipping' : '',
+  ].filter(Boolean);
+  const place = [address.address1, address.address2, address.city, `${address.state} ${address.zip}`]
+    .filter(Boolean)
+    .join(', ');
+  const who = [`${address.firstName} ${address.lastName}`, address.company].filter(Boolean).join(', ');
+  return `${who}: ${place}, ${address.country}${defaults.length > 0 ? ` (${defaults.join(', ')})` : ''}`;
+}
+
+const shopperShow = defineCommand<string>({
+  name: 'shopper show',
+  summary: 'Show what the wallet holds about a shopper, for a request for access (never a card number).',
+  positionals: ['email'],
+  details: [
+    'Lists the profile, the addresses, and every card saved, removed ones included, with when its number',
+    "was erased from the vault. Orders and credentials requests are the merchants' records: see",
+    'GET /orders/{orderId} and GET /payments/credentials/{requestId}.',
+  ],
+  prepare: ({ positionals }) => positionals[0] as string,
+  async execute(context, email) {
+    const { wallet, vault } = walletOf(context);
+    const shopper = await requireShopper(wallet, email);
+    const { addresses, cards, liveSessions } = await wallet.holdings(shopper.id);
+    const erased = await vault.erasedAt(cards.map((card) => card.vaultId));
+    const cardViews = cards.map((card) => ({
+      paymentId: card.id,
+      brand: card.brand,
+      last4: card.last4,
+      expMonth: card.expMonth,
+      expYear: card.expYear,
+      nameOnCard: card.nameOnCard,
+      nickname: card.nickname,
+      isDefault: card.isDefault,
+      removedAt: card.removedAt === null ? null : isoTime(card.removedAt),
+      numberErasedAt: erased.get(card.vaultId) ? isoTime(erased.get(card.vaultId) ?? null) : null,
+    }));
+    const text = [
+      `shopper:  ${shopper.id}`,
+      `email:    ${shopper.email}`,
+      `name:     ${shopper.firstName} ${shopper.lastName}`,
+      `phone:    ${shopper.phone ?? '(none)'}`,
+      `sessions: ${liveSessions} live`,
+      '',
+      `Addresses (${addresses.length}):`,
+      ...addresses.map((address) => `  ${addressLine(address)}`),
+      '',
+      `Cards (${cards.length}):`,
+      table(
+        ['  card', 'expires', 'name on card', 'state'],
+        cardViews.map((card) => [
+          `  ${card.brand} ending ${card.last4}`,
+          `${String(card.expMonth).padStart(2, '0')}/${card.expYear}`,
+          card.nameOnCard,
+          card.removedAt === null
+            ? `in the wallet${card.isDefault ? ' (default)' : ''}`
+            : `removed ${card.removedAt}; number ${card.numberErasedAt ? `erased ${card.numberErasedAt}` : 'to be erased'}`,
+        ]),
+      ),
+    ].join('\n');
+    context.print(text, {
+      shopperId: shopper.id,
+      email: shopper.email,
+      firstName: shopper.firstName,
+      lastName: shopper.lastName,
+      phone: shopper.phone,
+      liveSessions,
+      addresses,
+      cards: cardViews,
+    });
+    return 0;
+  },
+});
+
+const shopperErase = defineCommand<string>({
+  name: 'shopper erase',
+  summary: "Erase a shopper's wallet, for a request for erasure; it cannot be undone.",
+  positionals: ['email'],
+  options: { yes: { type: 'boolean', description: 'confirm the erasure (required)' } },
+  details: [
+    'Every card leaves the wallet and its number is erased from the vault an hour later (as when the',
+    'shopper removes it); the name, email and phone, the names on the cards and every address are',
+    'emptied; open checkouts are signed out and payment-carousel sessions end. The email is free for a',
+    'new wallet. A credentials webhook already acknowledged is still delivered, with the card and the',
+    'emptied address. Orders stay with the merchants they were made for.',
+  ],
+  prepare({ values, positionals }) {
+    if (values.yes !== true) {
+      throw new UsageError('erasing a shopper cannot be undone: add --yes to confirm', 'shopper erase');
+    }
+    return positionals[0] as string;
+  },
+  async execute(context, email) {
+    const { wallet } = walletOf(context);
+    const shopper = await requireShopper(wallet, email);
+    // Sign-ins first: they are found by the email, which the wallet's erasure empties. A run cut short
+    // is finished by running it again.
+    const signIns = await forgetSignIns(context.db, new RateLimits(context.db), shopper);
+    const erased = await wallet.eraseShopper(shopper.id);
+    context.print(
+      `Erased shopper ${shopper.id}: ${erased.cardsRemoved} cards taken out of the wallet (their numbers are erased from the vault within the hour), ${erased.addressesEmptied} addresses emptied, ${erased.sessionsEnded} sessions ended, ${signIns} sign-in records deleted.`,
+      { shopperId: shopper.id, ...erased, signInsDeleted: signIns },
+    );
+    return 0;
+  },
+});
+
+export const SHOPPER_COMMANDS: Command[] = [shopperShow, shopperErase];
