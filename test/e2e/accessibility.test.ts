@@ -105,6 +105,12 @@ describe('accessibility of the button and the checkout in real Chromium (axe-cor
 
       await checkout.getByRole('heading', { name: 'Shipping address' }).waitFor();
       await audit('shipping address');
+      // The billing address of the cards: its removal is asked, then refused with the reason.
+      await checkout.getByRole('button', { name: 'Remove this address' }).click();
+      await checkout.getByRole('button', { name: 'Remove address' }).click();
+      await refusal(checkout).waitFor();
+      await audit('shipping address, removal refused');
+      await checkout.getByRole('button', { name: 'Keep it' }).click();
       await checkout.getByRole('button', { name: 'Add a new address' }).click();
       await checkout.getByLabel('Street address').waitFor();
       await audit('new address form');

@@ -295,6 +295,11 @@ export function createApi(
      */
     removeCard: (paymentId: string) =>
       call<Wallet>('DELETE', `${base}/wallet/cards/${encodeURIComponent(paymentId)}`),
+    /**
+     * The wallet as it is once the address is gone: a default it was passes to the newest address left.
+     * The billing address of a card in the wallet is refused (409 ADDRESS_IN_USE), with the reason.
+     */
+    removeAddress: (addressId: number) => call<Wallet>('DELETE', `${base}/wallet/addresses/${addressId}`),
     quote: (selection: Selection) => call<Quote>('POST', `${order}/quote`, selection),
     /** One `Idempotency-Key` per distinct payment attempt: a retried submit can never charge twice. */
     pay: (request: Selection & { cvv?: string }, idempotencyKey: string) =>

@@ -224,6 +224,15 @@ export function App({
     if (wallet) dispatch({ type: 'card-removed', wallet });
   };
 
+  const removeAddress = async (addressId: number) => {
+    dispatch({ type: 'submitted' });
+    try {
+      dispatch({ type: 'address-removed', wallet: await api.removeAddress(addressId) });
+    } catch (error) {
+      fail(error);
+    }
+  };
+
   const selection = (s: FlowState): Selection => ({
     paymentId: s.paymentId as string,
     ...(s.order?.shippingMethods.length && s.addressId !== null
@@ -413,6 +422,7 @@ export function App({
                 fail(e);
               }
             }}
+            onRemove={(addressId) => void removeAddress(addressId)}
             onNext={() => dispatch({ type: 'next' })}
           />
         );

@@ -162,6 +162,29 @@ describe('the checkout flow', () => {
     expect(state.wallet?.addresses.map((a) => a.addressId)).toEqual([1, 2, 9]);
   });
 
+  it('removes an address: the selected one stays selected, else the new default shipping address is', () => {
+    let state = run([{ type: 'address-selected', addressId: 1 }], signedIn());
+    const cards = state.wallet?.cards ?? [];
+    state = run(
+      [{ type: 'submitted' }, { type: 'address-removed', wallet: wallet(cards, [address(1)]) }],
+      state,
+    );
+    expect(state).toMatchObject({ busy: false, addressId: 1, quote: null });
+    expect(state.wallet?.addresses.map((a) => a.addressId)).toEqual([1]);
+    state = run(
+      [
+        {
+          type: 'address-removed',
+          wallet: wallet(cards, [address(3), address(4, { isDefaultShipping: true })]),
+        },
+      ],
+      state,
+    );
+    expect(state.addressId).toBe(4);
+    state = run([{ type: 'address-removed', wallet: wallet(cards, []) }], state);
+    expect(state.addressId).toBeNull();
+  });
+
   it('counts wrong codes down and locks', () => {
     let state = run([
       { type: 'order-loaded', order: order() },

@@ -84,6 +84,8 @@ export type FlowEvent =
   | { type: 'card-added'; card: WalletCard; cvv: string | null }
   /** The wallet as the server answers it after a card was removed. */
   | { type: 'card-removed'; wallet: Wallet }
+  /** The wallet as the server answers it after an address was removed. */
+  | { type: 'address-removed'; wallet: Wallet }
   | { type: 'method-selected'; methodId: string }
   | { type: 'next' }
   | { type: 'back' }
@@ -293,6 +295,17 @@ export function reduce(state: FlowState, event: FlowEvent): FlowState {
         typedCvv: event.wallet.cards.some((c) => c.paymentId === state.typedCvv?.paymentId)
           ? state.typedCvv
           : null,
+        quote: null,
+      };
+    case 'address-removed':
+      return {
+        ...state,
+        ...idle,
+        wallet: event.wallet,
+        // The selected address if it is still there, else the one the server now marks default.
+        addressId: event.wallet.addresses.some((a) => a.addressId === state.addressId)
+          ? state.addressId
+          : defaultAddress(event.wallet),
         quote: null,
       };
     case 'method-selected':

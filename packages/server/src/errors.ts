@@ -28,6 +28,7 @@ export const ERROR_STATUS = {
   IDEMPOTENCY_KEY_REUSED: 409,
   SHOPPER_ALREADY_EXISTS: 409,
   WALLET_FULL: 409,
+  ADDRESS_IN_USE: 409,
   IDEMPOTENCY_REQUEST_IN_PROGRESS: 409,
   WEBHOOK_NOT_RESENDABLE: 409,
   ORDER_STATE_CONFLICT: 409,
@@ -78,7 +79,10 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   METHOD_NOT_ALLOWED: 'The route exists but not for this HTTP method.',
   IDEMPOTENCY_KEY_REUSED: 'The `Idempotency-Key` was used before with a different request body or path.',
   SHOPPER_ALREADY_EXISTS: 'A shopper with this `email` already exists; sign in instead of enrolling.',
-  WALLET_FULL: "The shopper's wallet already holds 20 cards, the most it can; pay with one of them.",
+  WALLET_FULL:
+    "The shopper's wallet already holds 20 cards, or 20 addresses, the most it can; use or remove one of them.",
+  ADDRESS_IN_USE:
+    'The address is the billing address of a card in the wallet; add that card again with another billing address, or remove it, first.',
   IDEMPOTENCY_REQUEST_IN_PROGRESS: 'A request with the same `Idempotency-Key` is still being processed.',
   WEBHOOK_NOT_RESENDABLE: 'The webhook message is still pending; it cannot be sent again yet.',
   ORDER_STATE_CONFLICT:

@@ -37,7 +37,8 @@ import {
   StepTitle,
   Submit,
 } from '../ui.js';
-import { CardRemoval, cardName, type Removal } from './card-removal.js';
+import { CardRemoval, cardName, type RemovalProps } from './card-removal.js';
+import { type Removal, RemovalControls } from './removal.js';
 
 /** The card's accessible name: what a screen reader says and what tests select by. */
 export const cardLabel = (card: WalletCard): string =>
@@ -58,6 +59,15 @@ type NewCardErrors = CardErrors & { nameOnCard?: string; address?: AddressErrors
 
 const defaultBilling = (addresses: WalletAddress[]): number | null =>
   (addresses.find((a) => a.isDefaultBilling) ?? addresses[0])?.addressId ?? null;
+
+/** "Add a card" / "Choose a saved card": opens the step's form, or closes it for the saved ones. */
+function FormToggle(props: { adding: boolean; add: string; choose: string; onToggle: () => void }) {
+  return (
+    <button type="button" class="link" onClick={props.onToggle}>
+      {props.adding ? props.choose : props.add}
+    </button>
+  );
+}
 
 export function CardStep(props: {
   wallet: Wallet;
@@ -87,7 +97,7 @@ export function CardStep(props: {
     phoneNumber: props.wallet.phone,
   }));
   const [errors, setErrors] = useState<NewCardErrors>({});
-  const [asking, setAsking] = useState<Removal | null>(null);
+  const [asking, setAsking] = useState<Removal<WalletCard> | null>(null);
   const formRef = useRef<HTMLFormElement>(null);
   const selectedCard = cards.find((c) => c.paymentId === props.selected && !c.expired) ?? null;
   const removing = props.busy && asking !== null;
@@ -193,19 +203,18 @@ export function CardStep(props: {
       )}
       <div class="actions">
         {cards.length > 0 && (
-          <button
-            type="button"
-            class="link"
-            onClick={() => {
+          <FormToggle
+            adding={adding}
+            add="Add a card"
+            choose="Choose a saved card"
+            onToggle={() => {
               setAsking(null);
               setAdding(!adding);
             }}
-          >
-            {adding ? 'Choose a saved card' : 'Add a card'}
-          </button>
+          />
         )}
         <CardRemoval
-          cards={cards}
+          items={cards}
           selected={selectedCard}
           links={!adding}
           asking={asking}
@@ -226,6 +235,30 @@ export function CardStep(props: {
 export const addressLine = (a: WalletAddress): string =>
   [a.address1, a.address2, `${a.city}, ${a.state} ${a.zip}`].filter(Boolean).join(', ');
 
+function addressRemoval(addresses: WalletAddress[], from: string): Removal<WalletAddress> {
+  const name = addresses.map(addressLine).join('; ');
+  return {
+    items: addresses,
+    from,
+    question: `Remove ${name} from your wallet?`,
+    done: `${name} was removed from your wallet.`,
+  };
+}
+
+/** "Remove this address": the selected one. */
+function AddressRemoval(props: RemovalProps<WalletAddress> & { selected: WalletAddress | null }) {
+  const { selected, ...controls } = props;
+  return (
+    <RemovalControls
+      {...controls}
+      idOf={(address) => String(address.addressId)}
+      offers={[{ key: 'selected', label: 'Remove this address', items: selected ? [selected] : [] }]}
+      describe={addressRemoval}
+      noun={{ one: 'address', many: 'addresses' }}
+    />
+  );
+}
+
 export function AddressStep(props: {
   addresses: WalletAddress[];
   selected: number | null;
@@ -233,11 +266,23 @@ export function AddressStep(props: {
   error: string | null;
   onSelect: (addressId: number) => void;
   onAdd: (address: AddressInput) => void;
+  /** "Remove": the app answers with new `addresses` (the address gone) or an `error`. */
+  onRemove: (addressId: number) => void;
   onNext: () => void;
 }) {
   const [adding, setAdding] = useState(props.addresses.length === 0);
   const [draft, setDraft] = useState<AddressInput>(emptyAddress);
   const [errors, setErrors] = useState<AddressErrors>({});
+  const [asking, setAsking] = useState<Removal<WalletAddress> | null>(null);
+  const formRef = useRef<HTMLFormElement>(null);
+  const removing = props.busy && asking !== null;
+  const selectedAddress = props.addresses.find((a) => a.addressId === props.selected) ?? null;
+
+  // The last address removed: the form is the only way on.
+  const none = props.addresses.length === 0;
+  useEffect(() => {
+    if (none) setAdding(true);
+  }, [none]);
 
   const submit = onSubmitGuard(props.busy, () => {
     if (!adding) return props.onNext();
@@ -248,7 +293,7 @@ export function AddressStep(props: {
   });
 
   return (
-    <form onSubmit={submit} noValidate>
+    <form onSubmit={submit} noValidate ref={formRef}>
       <StepTitle>Shipping address</StepTitle>
       {!adding && (
         <fieldset>
@@ -260,7 +305,10 @@ export function AddressStep(props: {
                 name="address"
                 value={a.addressId}
                 selected={props.selected}
-                onSelect={props.onSelect}
+                onSelect={(addressId) => {
+                  setAsking(null);
+                  props.onSelect(addressId);
+                }}
               >
                 <span>
                   <strong>
@@ -279,13 +327,36 @@ export function AddressStep(props: {
           <AddressFields value={draft} onChange={setDraft} errors={errors} section="shipping" />
         </fieldset>
       ) : null}
-      {props.addresses.length > 0 && (
-        <button type="button" class="link" onClick={() => setAdding(!adding)}>
-          {adding ? 'Choose a saved address' : 'Add a new address'}
-        </button>
-      )}
+      <div class="actions">
+        {props.addresses.length > 0 && (
+          <FormToggle
+            adding={adding}
+            add="Add a new address"
+            choose="Choose a saved address"
+            onToggle={() => {
+              setAsking(null);
+              setAdding(!adding);
+            }}
+          />
+        )}
+        <AddressRemoval
+          items={props.addresses}
+          selected={selectedAddress}
+          links={!adding}
+          asking={asking}
+          onAsk={setAsking}
+          busy={props.busy}
+          onRemove={([addressId]) => props.onRemove(Number(addressId))}
+          firstControl={() =>
+            formRef.current?.querySelector<HTMLElement>('[data-autofocus]') ??
+            formRef.current?.querySelector<HTMLElement>('input')
+          }
+        />
+      </div>
       <Alert message={props.error} />
-      <Submit busy={props.busy}>{adding ? 'Save and continue' : 'Continue'}</Submit>
+      <Submit busy={props.busy && !removing} disabled={removing}>
+        {adding ? 'Save and continue' : 'Continue'}
+      </Submit>
     </form>
   );
 }

@@ -34,6 +34,8 @@ const PATHS = [
   '/checkout/api/orders/ord_x/close',
   '/checkout/api/wallet',
   '/checkout/api/wallet/addresses',
+  '/checkout/api/wallet/addresses/1',
+  '/checkout/api/wallet/addresses/2147483648',
   '/checkout/api/wallet/cards',
   '/checkout/api/wallet/cards/card_x',
   '/healthz',

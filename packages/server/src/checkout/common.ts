@@ -40,7 +40,10 @@ export async function findMerchant(
   return merchant;
 }
 
-/** One of the shopper's own addresses; anyone else's is not found, like one that does not exist. */
+/**
+ * One of the addresses in the shopper's wallet; anyone else's, or one removed, is not found, like one that
+ * does not exist.
+ */
 export async function shopperAddress(
   wallet: Wallet,
   shopperId: string,
@@ -48,7 +51,7 @@ export async function shopperAddress(
   field: string,
 ): Promise<Address> {
   const address = await wallet.findAddress(addressId);
-  if (address?.shopperId !== shopperId) {
+  if (address?.shopperId !== shopperId || address.removedAt !== null) {
     throw new NotFoundError(
       'ADDRESS_NOT_FOUND',
       `${field}: no address ${addressId} in the shopper's wallet.`,

@@ -275,7 +275,8 @@ export class PaymentStep {
 
   /** The billing and shipping addresses recorded with the order's payment. */
   async #addressesOf(order: Order, shopperId: string): Promise<{ billing: Address; shipping?: Address }> {
-    const addresses = await this.deps.wallet.listAddresses(shopperId);
+    // Removed since, they still say where this order went.
+    const addresses = await this.deps.wallet.listAddresses(shopperId, { removed: true });
     const byExternalId = (externalId: string | null | undefined) =>
       addresses.find((address) => address.externalId === externalId);
     const billing = byExternalId(order.payment?.billingAddressId);

@@ -207,6 +207,11 @@ export class Checkout {
     return this.walletOf(shopperId);
   }
 
+  async removeAddress(shopperId: string, addressId: number): Promise<WalletView> {
+    await this.deps.wallet.removeAddress(shopperId, addressId);
+    return this.walletOf(shopperId);
+  }
+
   /** The amounts as chosen so far; taxes follow the shipping address, else the card's billing address. */
   async quote(shopperId: string, orderId: string, input: QuoteInput): Promise<Quote> {
     const order = await findOpenOrder(this.deps.orders, orderId);

@@ -31,7 +31,8 @@ function addressLine(address: Address): string {
     .filter(Boolean)
     .join(', ');
   const who = [`${address.firstName} ${address.lastName}`, address.company].filter(Boolean).join(', ');
-  return `${who}: ${place}, ${address.country}${defaults.length > 0 ? ` (${defaults.join(', ')})` : ''}`;
+  const notes = address.removedAt === null ? defaults : [`removed ${isoTime(address.removedAt)}`];
+  return `${who}: ${place}, ${address.country}${notes.length > 0 ? ` (${notes.join(', ')})` : ''}`;
 }
 
 const shopperShow = defineCommand<string>({
@@ -39,8 +40,8 @@ const shopperShow = defineCommand<string>({
   summary: 'Show what the wallet holds about a shopper, for a request for access (never a card number).',
   positionals: ['email'],
   details: [
-    'Lists the profile, the addresses, and every card saved, removed ones included, with when its number',
-    "was erased from the vault. Orders and credentials requests are the merchants' records: see",
+    "Lists the profile, and every address and card saved, removed ones included, with when a card's",
+    "number was erased from the vault. Orders and credentials requests are the merchants' records: see",
     'GET /orders/{orderId} and GET /payments/credentials/{requestId}.',
   ],
   prepare: ({ positionals }) => positionals[0] as string,
@@ -91,7 +92,10 @@ const shopperShow = defineCommand<string>({
       lastName: shopper.lastName,
       phone: shopper.phone,
       liveSessions,
-      addresses,
+      addresses: addresses.map((address) => ({
+        ...address,
+        removedAt: address.removedAt === null ? null : isoTime(address.removedAt),
+      })),
       cards: cardViews,
     });
     return 0;

@@ -12,6 +12,7 @@ import * as externalResponsesRequest from './migrations/009_external_responses_r
 import * as apiKeyLastUsed from './migrations/010_api_key_last_used.js';
 import * as cardRemoval from './migrations/011_card_removal.js';
 import * as vaultErasure from './migrations/012_vault_erasure.js';
+import * as addressRemoval from './migrations/013_address_removal.js';
 
 type EngineMigration = { up(db: Parameters<Migration['up']>[0], engine: Engine): Promise<void> };
 
@@ -32,6 +33,7 @@ const MIGRATIONS: Record<string, EngineMigration> = {
   '010_api_key_last_used': apiKeyLastUsed,
   '011_card_removal': cardRemoval,
   '012_vault_erasure': vaultErasure,
+  '013_address_removal': addressRemoval,
 };
 
 export class MigrationError extends Error {}

@@ -73,6 +73,8 @@ export interface AddressesTable {
   is_default_billing: number;
   is_default_shipping: number;
   created_at: number;
+  /** When the shopper removed it from the wallet; null while it is in the wallet. */
+  removed_at: number | null;
 }
 
 export interface CardsTable {

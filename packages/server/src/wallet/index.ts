@@ -1,3 +1,10 @@
-export { MAX_CARDS, type NewAddress, type NewCard, type NewShopper, Wallet } from './service.js';
+export {
+  MAX_ADDRESSES,
+  MAX_CARDS,
+  type NewAddress,
+  type NewCard,
+  type NewShopper,
+  Wallet,
+} from './service.js';
 export { Sessions } from './sessions.js';
 export type { Address, Card, Session, Shopper } from './types.js';

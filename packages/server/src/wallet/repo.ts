@@ -99,6 +99,10 @@ export async function findShopper(db: Q, id: string): Promise<Shopper | undefine
   return row && toShopper(row);
 }
 
+export async function updateAddress(db: Q, id: number, changes: Updateable<AddressesTable>): Promise<void> {
+  await db.updateTable('addresses').set(changes).where('id', '=', id).execute();
+}
+
 export async function clearDefaultAddress(
   db: Q,
   shopperId: string,
@@ -117,21 +121,31 @@ export async function insertAddress(db: Q, row: Insertable<AddressesTable>): Pro
   return toAddress(inserted);
 }
 
+/** The addresses in the wallet, removed ones left out. */
 export async function countAddresses(db: Q, shopperId: string): Promise<number> {
   const { count } = await db
     .selectFrom('addresses')
     .select((eb) => eb.fn.countAll<number | string>().as('count'))
     .where('shopper_id', '=', shopperId)
+    .where('removed_at', 'is', null)
     .executeTakeFirstOrThrow();
   return Number(count);
 }
 
-/** Default billing first, then default shipping, then newest. */
-export async function listAddresses(db: Q, shopperId: string): Promise<Address[]> {
+/**
+ * The addresses in the wallet, default billing first, then default shipping, then newest; with
+ * `removed`, the removed ones too.
+ */
+export async function listAddresses(
+  db: Q,
+  shopperId: string,
+  options: { removed?: boolean } = {},
+): Promise<Address[]> {
   const rows = await db
     .selectFrom('addresses')
     .selectAll()
     .where('shopper_id', '=', shopperId)
+    .$if(options.removed !== true, (query) => query.where('removed_at', 'is', null))
     .orderBy('is_default_billing', 'desc')
     .orderBy('is_default_shipping', 'desc')
     .orderBy('id', 'desc')

@@ -5,7 +5,7 @@ import { visaNumber } from '../test-support/cards.js';
 import { engines, openTestDb } from '../test-support/db.js';
 import { KeyRing } from '../vault/keyring.js';
 import { CardVault } from '../vault/vault.js';
-import { MAX_CARDS, type NewAddress, Wallet } from './index.js';
+import { MAX_ADDRESSES, MAX_CARDS, type NewAddress, Wallet } from './index.js';
 
 const ADDRESS: NewAddress = {
   firstName: 'Ada',
@@ -120,6 +120,68 @@ describe.each(engines())('Wallet on %s', (engine) => {
       expect(listed[1]).toMatchObject({ id: shipping.id, isDefaultBilling: false, isDefaultShipping: true });
     });
 
+    it('removes an address: the defaults pass to the newest left, and a card cannot take it', async () => {
+      const { shopper, address: first } = await newShopper();
+      const second = await wallet.addAddress(shopper.id, { ...ADDRESS, address1: '2 Side St' });
+      await wallet.addAddress(shopper.id, { ...ADDRESS, address1: '3 Last St' });
+
+      await wallet.removeAddress(shopper.id, first.id);
+      const listed = await wallet.listAddresses(shopper.id);
+      expect(
+        listed.map((address) => [address.address1, address.isDefaultBilling, address.isDefaultShipping]),
+      ).toEqual([
+        ['3 Last St', true, true],
+        ['2 Side St', false, false],
+      ]);
+      const removed = await wallet.findAddress(first.id);
+      expect(removed).toMatchObject({ removedAt: expect.any(Number), isDefaultBilling: false });
+      expect(
+        (await wallet.listAddresses(shopper.id, { removed: true })).map((address) => address.id),
+      ).toContain(first.id);
+      // Removing it again changes nothing; another shopper's address is not found.
+      await wallet.removeAddress(shopper.id, first.id);
+      expect(await wallet.findAddress(first.id)).toEqual(removed);
+      const { shopper: other } = await newShopper();
+      expect((await errorOf(wallet.removeAddress(other.id, second.id))).errorCode).toBe('ADDRESS_NOT_FOUND');
+      // A removed address is no billing address for a card.
+      const refused = await errorOf(saveVisa(shopper.id, 301, first.id));
+      expect([refused.errorCode, refused.message]).toEqual([
+        'VALIDATION_ERROR',
+        "billingAddressId: no such address in the shopper's wallet",
+      ]);
+    });
+
+    it('keeps the billing address of a card in the wallet until that card leaves or takes another', async () => {
+      const { shopper, address } = await newShopper();
+      const other = await wallet.addAddress(shopper.id, { ...ADDRESS, address1: '2 Side St' });
+      const { card } = await saveVisa(shopper.id, 310, address.id);
+      const inUse = await errorOf(wallet.removeAddress(shopper.id, address.id));
+      expect([inUse.errorCode, inUse.status]).toEqual(['ADDRESS_IN_USE', 409]);
+      expect(inUse.message).toContain('Visa card ending in');
+      // Saved again with the other address, the card lets go of this one.
+      await saveVisa(shopper.id, 310, other.id);
+      await wallet.removeAddress(shopper.id, address.id);
+      expect((await wallet.findAddress(address.id))?.removedAt).toEqual(expect.any(Number));
+      // A removed card holds nothing.
+      await wallet.removeCard(shopper.id, card.id);
+      await wallet.removeAddress(shopper.id, other.id);
+      expect(await wallet.listAddresses(shopper.id)).toEqual([]);
+    });
+
+    it(`holds at most ${MAX_ADDRESSES} addresses; removing one makes room`, async () => {
+      const { shopper, address } = await newShopper();
+      for (let n = 2; n <= MAX_ADDRESSES; n++) {
+        await wallet.addAddress(shopper.id, { ...ADDRESS, address1: `${n} Main St` });
+      }
+      const full = await errorOf(wallet.addAddress(shopper.id, ADDRESS));
+      expect([full.errorCode, full.message]).toEqual([
+        'WALLET_FULL',
+        `The wallet already holds ${MAX_ADDRESSES} addresses, the most it can; remove one first.`,
+      ]);
+      await wallet.removeAddress(shopper.id, address.id);
+      expect((await wallet.addAddress(shopper.id, ADDRESS)).address1).toBe('1 Main St');
+    });
+
     it('refuses an address for an unknown shopper', async () => {
       expect((await errorOf(wallet.addAddress('shp_missing', ADDRESS))).errorCode).toBe('SHOPPER_NOT_FOUND');
     });
@@ -170,6 +232,7 @@ describe.each(engines())('Wallet on %s', (engine) => {
         phoneNumber: null,
         isDefaultBilling: true,
         isDefaultShipping: true,
+        removedAt: null,
       });
       expect(await wallet.listCards(shopper.id)).toStrictEqual([await wallet.findCard(card.id)]);
     });

@@ -75,6 +75,9 @@ function isExpired(card: { expMonth: number; expYear: number }, now: Date): bool
 /** The most cards one wallet holds. */
 export const MAX_CARDS = 20;
 
+/** The most addresses one wallet holds. */
+export const MAX_ADDRESSES = 20;
+
 /**
  * The card back in the wallet if it was removed, with a later expiry and the name and billing address
  * given now; with `isDefault`, the default card.
@@ -91,6 +94,9 @@ async function renewCard(trx: repo.Q, card: Card, input: NewCard, isDefault: boo
   });
   return mustFindCard(trx, card.id);
 }
+
+/** The network as a sentence names it: `visa` → `Visa`. */
+const titled = (brand: string): string => brand.charAt(0).toUpperCase() + brand.slice(1);
 
 /** Takes a card out of its wallet at `now`, and schedules the erasure of its number. */
 async function takeOut(trx: repo.Q, card: Card, now: number): Promise<void> {
@@ -153,13 +159,20 @@ export class Wallet {
 
   /**
    * Making an address a default takes that default away from the shopper's other addresses. Addresses
-   * saved at the same moment leave one default of each kind.
+   * saved at the same moment leave one default of each kind. A wallet holds at most MAX_ADDRESSES.
    */
   async addAddress(shopperId: string, input: NewAddress): Promise<Address> {
     await this.getShopper(shopperId);
     return this.db.kysely.transaction().execute(async (trx) => {
       await repo.lockShopper(trx, this.db.engine, shopperId);
-      const first = (await repo.countAddresses(trx, shopperId)) === 0;
+      const count = await repo.countAddresses(trx, shopperId);
+      if (count >= MAX_ADDRESSES) {
+        throw new DomainError(
+          'WALLET_FULL',
+          `The wallet already holds ${MAX_ADDRESSES} addresses, the most it can; remove one first.`,
+        );
+      }
+      const first = count === 0;
       const isDefaultBilling = input.isDefaultBilling ?? first;
       const isDefaultShipping = input.isDefaultShipping ?? first;
       if (isDefaultBilling) await repo.clearDefaultAddress(trx, shopperId, 'is_default_billing');
@@ -180,13 +193,54 @@ export class Wallet {
         is_default_billing: isDefaultBilling ? 1 : 0,
         is_default_shipping: isDefaultShipping ? 1 : 0,
         created_at: Date.now(),
+        removed_at: null,
       });
     });
   }
 
-  /** Defaults first, then newest. */
-  listAddresses(shopperId: string): Promise<Address[]> {
-    return repo.listAddresses(this.db.kysely, shopperId);
+  /**
+   * Takes an address out of the wallet: it is no longer listed, and new payments and cards refuse it,
+   * while cards and orders that name it still read it. The billing address of a card in the wallet
+   * stays (`ADDRESS_IN_USE`): that card is saved again with another one, or removed, first. A default
+   * passes to the newest address left. Removing a removed address changes nothing.
+   */
+  async removeAddress(shopperId: string, addressId: number): Promise<void> {
+    await this.db.kysely.transaction().execute(async (trx) => {
+      await repo.lockShopper(trx, this.db.engine, shopperId);
+      const address = await repo.findAddress(trx, addressId);
+      if (address?.shopperId !== shopperId) {
+        throw new NotFoundError(
+          'ADDRESS_NOT_FOUND',
+          `addressId: no address ${addressId} in the shopper's wallet.`,
+        );
+      }
+      if (address.removedAt !== null) return;
+      const user = (await repo.listCards(trx, shopperId)).find((card) => card.billingAddressId === addressId);
+      if (user) {
+        throw new DomainError(
+          'ADDRESS_IN_USE',
+          `The address is the billing address of the ${titled(user.brand)} card ending in ${user.last4}: add that card again with another billing address, or remove it, first.`,
+        );
+      }
+      await repo.updateAddress(trx, addressId, {
+        removed_at: Date.now(),
+        is_default_billing: 0,
+        is_default_shipping: 0,
+      });
+      const [newest] = (await repo.listAddresses(trx, shopperId)).sort((a, b) => b.id - a.id);
+      if (!newest) return;
+      if (address.isDefaultBilling) {
+        await repo.updateAddress(trx, newest.id, { is_default_billing: 1 });
+      }
+      if (address.isDefaultShipping) {
+        await repo.updateAddress(trx, newest.id, { is_default_shipping: 1 });
+      }
+    });
+  }
+
+  /** Defaults first, then newest; with `removed`, the removed ones too. */
+  listAddresses(shopperId: string, options: { removed?: boolean } = {}): Promise<Address[]> {
+    return repo.listAddresses(this.db.kysely, shopperId, options);
   }
 
   findAddress(id: number): Promise<Address | undefined> {
@@ -224,7 +278,7 @@ export class Wallet {
     const brand = brandOf(pan);
     await this.getShopper(input.shopperId);
     const billing = await repo.findAddress(this.db.kysely, input.billingAddressId);
-    if (billing?.shopperId !== input.shopperId) {
+    if (billing?.shopperId !== input.shopperId || billing.removedAt !== null) {
       throw new ValidationError("billingAddressId: no such address in the shopper's wallet");
     }
     return this.db.kysely.transaction().execute(async (trx) => {
@@ -318,7 +372,7 @@ export class Wallet {
   async holdings(shopperId: string): Promise<{ addresses: Address[]; cards: Card[]; liveSessions: number }> {
     const { kysely } = this.db;
     const [addresses, cards, liveSessions] = await Promise.all([
-      repo.listAddresses(kysely, shopperId),
+      repo.listAddresses(kysely, shopperId, { removed: true }),
       repo.listAllCards(kysely, shopperId),
       repo.countLiveSessions(kysely, shopperId, Date.now()),
     ]);

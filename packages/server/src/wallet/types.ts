@@ -23,6 +23,11 @@ export interface Address {
   phoneNumber: string | null;
   isDefaultBilling: boolean;
   isDefaultShipping: boolean;
+  /**
+   * When the shopper removed the address (epoch ms): it is no longer listed or offered, while cards and
+   * orders that name it still read it. Null while it is in the wallet.
+   */
+  removedAt: number | null;
 }
 
 /** A saved card as the wallet knows it: never the card number, only a reference into the vault. */

@@ -77,12 +77,13 @@ export const walletRoutes =
         schema: {
           tags: CHECKOUT_TAG,
           summary: "Add an address to the signed-in shopper's wallet",
-          description: "The shopper's first address becomes both defaults unless told otherwise.",
+          description:
+            "The shopper's first address becomes both defaults unless told otherwise. A wallet holds at most 20 addresses (`409 WALLET_FULL`).",
           security: SHOPPER_SECURITY,
           body: NewAddressBody,
           response: {
             201: WalletAddress,
-            ...errorResponses(['VALIDATION_ERROR', 'SHOPPER_UNAUTHORIZED']),
+            ...errorResponses(['VALIDATION_ERROR', 'SHOPPER_UNAUTHORIZED', 'WALLET_FULL']),
           },
         },
       },
@@ -135,6 +136,33 @@ export const walletRoutes =
       async (request) => {
         const shopperId = await deps.checkout.authenticate(shopperTokenOf(request));
         return deps.checkout.removeCard(shopperId, request.params.paymentId);
+      },
+    );
+
+    app.delete(
+      '/checkout/api/wallet/addresses/:addressId',
+      {
+        schema: {
+          tags: CHECKOUT_TAG,
+          summary: "Remove an address from the signed-in shopper's wallet",
+          description:
+            'The address is no longer listed, and new payments and cards answer `ADDRESS_NOT_FOUND` for it; cards and orders that name it still read it. The billing address of a card in the wallet is refused (`409 ADDRESS_IN_USE`): add that card again with another billing address, or remove it, first. A default passes to the newest address left. Removing it again answers the same. Answers the wallet as it is then.',
+          security: SHOPPER_SECURITY,
+          params: Type.Object({ addressId: AddressId('The `addressId` of an address in the wallet.') }),
+          response: {
+            200: WalletView,
+            ...errorResponses([
+              'VALIDATION_ERROR',
+              'SHOPPER_UNAUTHORIZED',
+              'ADDRESS_NOT_FOUND',
+              'ADDRESS_IN_USE',
+            ]),
+          },
+        },
+      },
+      async (request) => {
+        const shopperId = await deps.checkout.authenticate(shopperTokenOf(request));
+        return deps.checkout.removeAddress(shopperId, request.params.addressId);
       },
     );
   };
