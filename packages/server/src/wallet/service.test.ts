@@ -168,6 +168,19 @@ describe.each(engines())('Wallet on %s', (engine) => {
       expect(await wallet.listAddresses(shopper.id)).toEqual([]);
     });
 
+    it('never saves a card on an address removed at the same moment', async () => {
+      const { shopper } = await newShopper();
+      for (let round = 0; round < 10; round++) {
+        const address = await wallet.addAddress(shopper.id, { ...ADDRESS, address1: `${round} Race St` });
+        const [removed, saved] = await Promise.allSettled([
+          wallet.removeAddress(shopper.id, address.id),
+          saveVisa(shopper.id, 400 + round, address.id),
+        ]);
+        // One of the two wins: the card holds the address, or the address went before the card came.
+        expect([removed.status, saved.status].sort()).toEqual(['fulfilled', 'rejected']);
+      }
+    });
+
     it(`holds at most ${MAX_ADDRESSES} addresses; removing one makes room`, async () => {
       const { shopper, address } = await newShopper();
       for (let n = 2; n <= MAX_ADDRESSES; n++) {

@@ -277,12 +277,13 @@ export class Wallet {
     validateCard(input, now);
     const brand = brandOf(pan);
     await this.getShopper(input.shopperId);
-    const billing = await repo.findAddress(this.db.kysely, input.billingAddressId);
-    if (billing?.shopperId !== input.shopperId || billing.removedAt !== null) {
-      throw new ValidationError("billingAddressId: no such address in the shopper's wallet");
-    }
     return this.db.kysely.transaction().execute(async (trx) => {
       await repo.lockShopper(trx, this.db.engine, input.shopperId);
+      // Within the lock: an address removed meanwhile is no billing address.
+      const billing = await repo.findAddress(trx, input.billingAddressId);
+      if (billing?.shopperId !== input.shopperId || billing.removedAt !== null) {
+        throw new ValidationError("billingAddressId: no such address in the shopper's wallet");
+      }
       const vaultId = await this.vault.store(trx, pan);
       const existing = await repo.findCardByVaultId(trx, input.shopperId, vaultId);
       if (existing && !renew) return { card: existing, created: false };
