@@ -5,6 +5,7 @@
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import { type Database, type Db, type Engine, prepared } from '../db/index.js';
 import type { AddressesTable, CardsTable, SessionsTable, ShoppersTable } from '../db/schema.js';
+import { DomainError } from '../errors.js';
 import type { Address, Card, Session, Shopper } from './types.js';
 
 export type Q = Kysely<Database>;
@@ -172,13 +173,25 @@ export async function findCardByVaultId(
   return row && toCard(row);
 }
 
+/** What an erased shopper's email becomes (`blankShopper`): no address, so no sign-in matches it. */
+const erasedEmail = (shopperId: string): string => `erased:${shopperId}`;
+
 /**
- * Makes the transactions that move a shopper's defaults, or count its cards, wait for each other: on
- * PostgreSQL by locking the shopper's row until the commit; SQLite runs one write transaction at a time.
+ * Makes the transactions that change a shopper's wallet wait for each other: on PostgreSQL by locking the
+ * shopper's row until the commit; SQLite runs one write transaction at a time. A wallet erased meanwhile
+ * (`blankShopper`) takes nothing more: its sign-ins went first, and a request that got in before them
+ * is answered as theirs would be now.
  */
 export async function lockShopper(db: Q, engine: Engine, shopperId: string): Promise<void> {
-  if (engine !== 'postgres') return;
-  await db.selectFrom('shoppers').select('id').where('id', '=', shopperId).forUpdate().execute();
+  const shopper = await db
+    .selectFrom('shoppers')
+    .select('email')
+    .where('id', '=', shopperId)
+    .$if(engine === 'postgres', (query) => query.forUpdate())
+    .executeTakeFirst();
+  if (shopper?.email === erasedEmail(shopperId)) {
+    throw new DomainError('SHOPPER_UNAUTHORIZED', 'This wallet was erased; sign in again.');
+  }
 }
 
 export async function clearDefaultCard(db: Q, shopperId: string): Promise<void> {
@@ -236,7 +249,7 @@ export async function listAllCards(db: Q, shopperId: string): Promise<Card[]> {
  * which lose every field and default. The rows stay, for what refers to them. Says how many addresses.
  */
 export async function blankShopper(db: Q, shopperId: string): Promise<number> {
-  const erased = `erased:${shopperId}`;
+  const erased = erasedEmail(shopperId);
   await db
     .updateTable('shoppers')
     .set({ email: erased, email_normalized: erased, phone: null, first_name: '', last_name: '' })

@@ -503,6 +503,37 @@ describe.each(engines())('Wallet on %s', (engine) => {
       );
     });
 
+    it('erases a shopper: cards out and their numbers scheduled, everything that names it emptied, no more writes', async () => {
+      const { shopper, address } = await newShopper();
+      const { card } = await saveVisa(shopper.id, 501, address.id);
+      const erased = await wallet.eraseShopper(shopper.id);
+      expect(erased).toEqual({ cardsRemoved: 1, addressesEmptied: 1, sessionsEnded: 0 });
+      expect(await wallet.findShopperByEmail(shopper.email)).toBeUndefined();
+      expect(await wallet.getShopper(shopper.id)).toEqual({
+        id: shopper.id,
+        email: `erased:${shopper.id}`,
+        phone: null,
+        firstName: '',
+        lastName: '',
+      });
+      expect(await wallet.findCard(card.id)).toMatchObject({ removedAt: expect.any(Number), nameOnCard: '' });
+      expect(await wallet.findAddress(address.id)).toMatchObject({ address1: '', city: '', zip: '' });
+      const scheduled = await handle.db.kysely
+        .selectFrom('vault_erasures')
+        .select('vault_id')
+        .where('vault_id', '=', card.vaultId)
+        .execute();
+      expect(scheduled).toHaveLength(1);
+      // A request that was under way when the wallet was erased adds nothing to it.
+      for (const late of [wallet.addAddress(shopper.id, ADDRESS), saveVisa(shopper.id, 502, address.id)]) {
+        expect((await errorOf(late)).errorCode).toBe('SHOPPER_UNAUTHORIZED');
+      }
+      // The email is free for a new wallet.
+      expect(
+        (await wallet.createShopper({ email: shopper.email, firstName: 'A', lastName: 'L' })).id,
+      ).not.toBe(shopper.id);
+    });
+
     it('treats a card as expired only after the last day of its expiry month (UTC)', async () => {
       const { shopper, address } = await newShopper();
       const card = await wallet.addCard({
