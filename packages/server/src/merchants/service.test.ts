@@ -334,7 +334,8 @@ describe.each(engines())('merchants on %s', (engine) => {
       const other = new Merchants({ db: handle.db, keyRing, env: 'staging', now, cacheTtlMs: 0 });
       const { merchant, apiKey } = await local.create({ name: 'Last used' });
       const unused = await local.createApiKey(merchant.id);
-      const [used] = await local.listApiKeys(merchant.id);
+      // Both keys may share their creation millisecond: the listing's order cannot tell them apart.
+      const used = (await local.listApiKeys(merchant.id)).find((key) => key.id !== unused.id);
       const usedId = used?.id as string;
       const lastUsed = async () =>
         Object.fromEntries((await local.listApiKeys(merchant.id)).map((key) => [key.id, key.lastUsedAt]));
