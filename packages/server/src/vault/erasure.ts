@@ -13,12 +13,20 @@ export const RECHECK_AFTER_MS = 10 * 60_000;
 
 /**
  * Schedules the erasure of a card's number, in the transaction that removes the card from its wallet:
- * due ERASE_AFTER_MS from `now`, the latest removal of a number held by several wallets counting.
+ * due ERASE_AFTER_MS from `now`, the latest removal of a number held by several wallets counting. A
+ * number already erased is left alone.
  */
 export async function scheduleErasure(trx: Kysely<Database>, vaultId: string, now: number): Promise<void> {
   await trx
     .insertInto('vault_erasures')
-    .values({ vault_id: vaultId, due_at: now + ERASE_AFTER_MS })
+    .columns(['vault_id', 'due_at'])
+    .expression((eb) =>
+      eb
+        .selectFrom('vault_cards')
+        .select((inner) => ['id', inner.val(now + ERASE_AFTER_MS).as('due_at')])
+        .where('id', '=', vaultId)
+        .where('erased_at', 'is', null),
+    )
     .onConflict((conflict) =>
       conflict.column('vault_id').doUpdateSet((eb) => ({ due_at: eb.ref('excluded.due_at') })),
     )

@@ -506,6 +506,17 @@ describe.each(engines())('Wallet on %s', (engine) => {
     it('erases a shopper: cards out and their numbers scheduled, everything that names it emptied, no more writes', async () => {
       const { shopper, address } = await newShopper();
       const { card } = await saveVisa(shopper.id, 501, address.id);
+      // Removed through a version before the erasure: never scheduled. And one whose number went.
+      const { kysely } = handle.db;
+      const unscheduled = (await saveVisa(shopper.id, 503, address.id)).card;
+      const gone = (await saveVisa(shopper.id, 504, address.id)).card;
+      for (const removed of [unscheduled, gone]) await wallet.removeCard(shopper.id, removed.id);
+      await kysely
+        .deleteFrom('vault_erasures')
+        .where('vault_id', 'in', [unscheduled.vaultId, gone.vaultId])
+        .execute();
+      await kysely.updateTable('vault_cards').set({ erased_at: 1 }).where('id', '=', gone.vaultId).execute();
+
       const erased = await wallet.eraseShopper(shopper.id);
       expect(erased).toEqual({ cardsRemoved: 1, addressesEmptied: 1, sessionsEnded: 0 });
       expect(await wallet.findShopperByEmail(shopper.email)).toBeUndefined();
@@ -518,12 +529,14 @@ describe.each(engines())('Wallet on %s', (engine) => {
       });
       expect(await wallet.findCard(card.id)).toMatchObject({ removedAt: expect.any(Number), nameOnCard: '' });
       expect(await wallet.findAddress(address.id)).toMatchObject({ address1: '', city: '', zip: '' });
-      const scheduled = await handle.db.kysely
+      const scheduled = await kysely
         .selectFrom('vault_erasures')
         .select('vault_id')
-        .where('vault_id', '=', card.vaultId)
+        .where('vault_id', 'in', [card.vaultId, unscheduled.vaultId, gone.vaultId])
         .execute();
-      expect(scheduled).toHaveLength(1);
+      expect(scheduled.map((entry) => entry.vault_id).sort()).toEqual(
+        [card.vaultId, unscheduled.vaultId].sort(),
+      );
       // A request that was under way when the wallet was erased adds nothing to it.
       for (const late of [wallet.addAddress(shopper.id, ADDRESS), saveVisa(shopper.id, 502, address.id)]) {
         expect((await errorOf(late)).errorCode).toBe('SHOPPER_UNAUTHORIZED');

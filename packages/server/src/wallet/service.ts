@@ -351,7 +351,7 @@ export class Wallet {
 
   /**
    * Erases a shopper at their request (`wallet-checkout shopper erase`): every card leaves the wallet, its
-   * number erased from the vault an hour later as for a removal; the shopper's name, email and phone, the
+   * number erased from the vault an hour later as for a removal (cards removed before included); the shopper's name, email and phone, the
    * names on the cards and every address are emptied; the payment-carousel sessions end. The rows stay,
    * emptied, because orders and credentials requests refer to them; the email is free for a new wallet.
    */
@@ -361,11 +361,14 @@ export class Wallet {
     const now = Date.now();
     return this.db.kysely.transaction().execute(async (trx) => {
       await repo.lockShopper(trx, this.db.engine, shopperId);
-      const cards = await repo.listCards(trx, shopperId);
-      for (const card of cards) await takeOut(trx, card, now);
+      const cards = await repo.listAllCards(trx, shopperId);
+      const inWallet = cards.filter((card) => card.removedAt === null);
+      for (const card of inWallet) await takeOut(trx, card, now);
+      // Removed before, its number may still wait for its erasure, or never have been scheduled.
+      for (const card of cards) if (card.removedAt !== null) await scheduleErasure(trx, card.vaultId, now);
       const addressesEmptied = await repo.blankShopper(trx, shopperId);
       const sessionsEnded = await repo.endSessions(trx, shopperId, now);
-      return { cardsRemoved: cards.length, addressesEmptied, sessionsEnded };
+      return { cardsRemoved: inWallet.length, addressesEmptied, sessionsEnded };
     });
   }
 
