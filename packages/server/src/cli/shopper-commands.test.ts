@@ -30,8 +30,9 @@ describe.each(engines())('wallet-checkout shopper … on %s', (engine) => {
   });
 
   it('shows what the wallet holds, then erases it: signed out, sessions ended, numbers erased within the hour', async () => {
-    // Its webhook URL is never called: the credentials request is refused.
+    // Nothing listens at its webhook URL, nor at the sandbox gateway's: what was sent is what counts.
     const { merchantId, apiKey } = await service.merchant({
+      name: 'Sent Data Shop',
       allowedOrigins: [SHOP],
       webhookUrl: 'http://127.0.0.1:9/webhooks',
     });
@@ -49,6 +50,16 @@ describe.each(engines())('wallet-checkout shopper … on %s', (engine) => {
     });
     expect(added.status).toBe(201);
     const session = await service.session(apiKey);
+    const acknowledged = await service.call('POST', '/payments/credentials', {
+      apiKey,
+      body: credentialsBody(session, { paymentId: added.json.paymentId }),
+    });
+    expect(acknowledged.status).toBe(200);
+    const paid = await service.call('POST', `/checkout/api/orders/${orderId}/pay`, {
+      headers,
+      body: { paymentId: added.json.paymentId, cvv: '123' },
+    });
+    expect(paid.json.outcome).toBe('error');
     const removed = wallet.cards.find((card: { isDefault: boolean }) => !card.isDefault);
     await service.call('DELETE', `/checkout/api/wallet/cards/${removed.paymentId}`, { headers });
 
@@ -66,8 +77,15 @@ describe.each(engines())('wallet-checkout shopper … on %s', (engine) => {
       shopperId: string;
       addresses: unknown[];
       cards: { paymentId: string; last4: string; removedAt: string | null }[];
+      merchants: unknown[];
     };
     expect(holdings.cards.map((card) => card.paymentId)).toContain(added.json.paymentId);
+    expect(holdings.merchants).toEqual([
+      { merchantId, name: 'Sent Data Shop', credentialsRequests: 1, orders: { FAILED: 1 } },
+    ]);
+    expect(shown.stdout).toContain(
+      `Sent Data Shop (${merchantId}): 1 credentials webhooks; orders: 1 FAILED`,
+    );
     expect(holdings.cards.filter((card) => card.removedAt !== null).map((card) => card.paymentId)).toEqual([
       removed.paymentId,
     ]);
@@ -95,7 +113,11 @@ describe.each(engines())('wallet-checkout shopper … on %s', (engine) => {
       body: credentialsBody(session, { paymentId: added.json.paymentId }),
     });
     expect([refused.status, refused.json.errorCode]).toEqual([422, 'SESSION_EXPIRED']);
-    const asked = await service.call('POST', `/checkout/api/orders/${orderId}/otp`, {
+    const next = await service.call('POST', '/checkout/orders', {
+      body: { merchantId, order: { lineItems: [{ SKU: 'TEE', amount: 2500 }] } },
+      headers: { origin: SHOP },
+    });
+    const asked = await service.call('POST', `/checkout/api/orders/${next.json.orderId}/otp`, {
       body: { email: TEST_SHOPPER_EMAIL },
     });
     expect(asked.json.status).toBe('enrol');

@@ -3,10 +3,12 @@
  * wallet holds about them, never a card number); `erase` one for erasure.
  */
 import { NotFoundError } from '../errors.js';
+import { countShopperOrders } from '../orders/index.js';
+import { PaymentsRepo } from '../payments/repo.js';
 import { RateLimits } from '../rate-limits.js';
 import { forgetSignIns } from '../shopper-auth/index.js';
 import { CardVault } from '../vault/vault.js';
-import { type Address, type Shopper, Wallet } from '../wallet/index.js';
+import { type Address, type Card, type Shopper, Wallet } from '../wallet/index.js';
 import { type Command, defineCommand, UsageError } from './args.js';
 import type { Context } from './context.js';
 import { isoTime, table } from './output.js';
@@ -22,6 +24,9 @@ async function requireShopper(wallet: Wallet, email: string): Promise<Shopper> {
   return shopper;
 }
 
+/** A time for the JSON output: ISO 8601, or null for none. */
+const when = (ms: number | null): string | null => (ms === null ? null : isoTime(ms));
+
 function addressLine(address: Address): string {
   const defaults = [
     address.isDefaultBilling ? 'default billing' : '',
@@ -35,14 +40,36 @@ function addressLine(address: Address): string {
   return `${who}: ${place}, ${address.country}${notes.length > 0 ? ` (${notes.join(', ')})` : ''}`;
 }
 
+/**
+ * The merchants that received the shopper's data: the orders it paid (or tried to) with each, by status,
+ * and the credentials webhooks, each with card data, sent for its cards.
+ */
+async function merchantsOf(context: Context, shopperId: string, cards: Card[]) {
+  const [orders, requests] = await Promise.all([
+    countShopperOrders(context.db.kysely, shopperId),
+    new PaymentsRepo(context.db).countByCards(cards.map((card) => card.id)),
+  ]);
+  const ids = [...new Set([...orders, ...requests].map((row) => row.merchantId))].sort();
+  return Promise.all(
+    ids.map(async (merchantId) => ({
+      merchantId,
+      name: (await context.merchants.get(merchantId))?.name ?? '(deleted)',
+      credentialsRequests: requests.find((row) => row.merchantId === merchantId)?.count ?? 0,
+      orders: Object.fromEntries(
+        orders.filter((row) => row.merchantId === merchantId).map((row) => [row.status, row.count]),
+      ),
+    })),
+  );
+}
+
 const shopperShow = defineCommand<string>({
   name: 'shopper show',
   summary: 'Show what the wallet holds about a shopper, for a request for access (never a card number).',
   positionals: ['email'],
   details: [
     "Lists the profile, and every address and card saved, removed ones included, with when a card's",
-    "number was erased from the vault. Orders and credentials requests are the merchants' records: see",
-    'GET /orders/{orderId} and GET /payments/credentials/{requestId}.',
+    'number was erased from the vault, and the merchants that received its data: the orders paid (or',
+    'tried) with each, and the credentials webhooks that carried its card.',
   ],
   prepare: ({ positionals }) => positionals[0] as string,
   async execute(context, email) {
@@ -50,6 +77,7 @@ const shopperShow = defineCommand<string>({
     const shopper = await requireShopper(wallet, email);
     const { addresses, cards, liveSessions } = await wallet.holdings(shopper.id);
     const erased = await vault.erasedAt(cards.map((card) => card.vaultId));
+    const merchants = await merchantsOf(context, shopper.id, cards);
     const cardViews = cards.map((card) => ({
       paymentId: card.id,
       brand: card.brand,
@@ -59,8 +87,8 @@ const shopperShow = defineCommand<string>({
       nameOnCard: card.nameOnCard,
       nickname: card.nickname,
       isDefault: card.isDefault,
-      removedAt: card.removedAt === null ? null : isoTime(card.removedAt),
-      numberErasedAt: erased.get(card.vaultId) ? isoTime(erased.get(card.vaultId) ?? null) : null,
+      removedAt: when(card.removedAt),
+      numberErasedAt: when(erased.get(card.vaultId) ?? null),
     }));
     const text = [
       `shopper:  ${shopper.id}`,
@@ -84,6 +112,16 @@ const shopperShow = defineCommand<string>({
             : `removed ${card.removedAt}; number ${card.numberErasedAt ? `erased ${card.numberErasedAt}` : 'to be erased'}`,
         ]),
       ),
+      '',
+      `Merchants it paid or sent card data to (${merchants.length}):`,
+      ...merchants.map(
+        (merchant) =>
+          `  ${merchant.name} (${merchant.merchantId}): ${merchant.credentialsRequests} credentials webhooks; orders: ${
+            Object.entries(merchant.orders)
+              .map(([status, count]) => `${count} ${status}`)
+              .join(', ') || 'none'
+          }`,
+      ),
     ].join('\n');
     context.print(text, {
       shopperId: shopper.id,
@@ -94,9 +132,10 @@ const shopperShow = defineCommand<string>({
       liveSessions,
       addresses: addresses.map((address) => ({
         ...address,
-        removedAt: address.removedAt === null ? null : isoTime(address.removedAt),
+        removedAt: when(address.removedAt),
       })),
       cards: cardViews,
+      merchants,
     });
     return 0;
   },

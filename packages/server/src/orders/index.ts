@@ -1,6 +1,11 @@
 /** Orders of the default checkout; see README.md in this folder. Other areas use this face, never the table. */
 export { ORDER_EVENTS, type OrderEventPayload, OrderPayloadBuilder } from './payload.js';
-export { deleteAbandonedOrders, type ExternalResponseTarget, linkExternalResponse } from './repo.js';
+export {
+  countShopperOrders,
+  deleteAbandonedOrders,
+  type ExternalResponseTarget,
+  linkExternalResponse,
+} from './repo.js';
 export {
   DEFAULT_ORDER_LIFETIME_MS,
   ORDER_FAILED,

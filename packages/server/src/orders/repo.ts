@@ -35,6 +35,30 @@ export async function linkExternalResponse(
 }
 
 /**
+ * How many orders a shopper paid (or tried to) with each merchant, by status: for the shopper's request
+ * for access (`wallet-checkout shopper show`). Reads the whole table, as no index leads with the shopper:
+ * a command's occasional read, not a request's.
+ */
+export async function countShopperOrders(
+  executor: Executor,
+  shopperId: string,
+): Promise<{ merchantId: string; status: OrderState; count: number }[]> {
+  const rows = await executor
+    .selectFrom('orders')
+    .select((eb) => ['merchant_id', 'status', eb.fn.countAll<number | string>().as('count')])
+    .where('shopper_id', '=', shopperId)
+    .groupBy(['merchant_id', 'status'])
+    .orderBy('merchant_id')
+    .orderBy('status')
+    .execute();
+  return rows.map((row) => ({
+    merchantId: row.merchant_id,
+    status: row.status as OrderState,
+    count: Number(row.count),
+  }));
+}
+
+/**
  * Deletes up to `limit` ABANDONED orders whose life ended before `before`, in the caller's transaction
  * (the retention sweep's), walking the (status, expires_at) index; says how many. On PostgreSQL the rows
  * are locked as they are chosen, skipping locked ones, so two processes sweeping at once take different

@@ -60,6 +60,23 @@ export class PaymentsRepo {
     );
   }
 
+  /**
+   * How many credentials requests each merchant made for these cards, each one a webhook with card data:
+   * for the shopper's request for access (`wallet-checkout shopper show`). No index leads with the card:
+   * a command's occasional read, not a request's.
+   */
+  async countByCards(paymentIds: readonly string[]): Promise<{ merchantId: string; count: number }[]> {
+    if (paymentIds.length === 0) return [];
+    const rows = await this.db.kysely
+      .selectFrom('credentials_requests')
+      .select((eb) => ['merchant_id', eb.fn.countAll<number | string>().as('count')])
+      .where('payment_id', 'in', paymentIds)
+      .groupBy('merchant_id')
+      .orderBy('merchant_id')
+      .execute();
+    return rows.map((row) => ({ merchantId: row.merchant_id, count: Number(row.count) }));
+  }
+
   /** In the caller's transaction. */
   insertRequests(executor: Executor, requests: CredentialsRequest[]): Promise<void> {
     return insertRequestRows(executor, requests.map(toRequestRow));
