@@ -264,10 +264,9 @@ export class ShopperAuth {
   }
 }
 
-/** The shared counter of codes sent to a (normalized) email. */
 /**
  * Forgets an erased shopper's sign-ins (`wallet-checkout shopper erase`): its open checkouts' tokens, so
- * they answer 401 from then on, the codes sent to `email` and the sandbox's copies of them, and the count
+ * they answer 401 from then on, the codes sent to its email and the sandbox's copies of them, and the count
  * of codes sent to it today, whose key names the address. Says how many rows went.
  */
 export async function forgetSignIns(
@@ -280,6 +279,7 @@ export async function forgetSignIns(
   return repo.deleteSignIns(db.kysely, { email, shopperId: shopper.id });
 }
 
+/** The shared counter of codes sent to a (normalized) email. */
 function dailyKey(email: string): string {
   return `codes:email:${email}`;
 }
