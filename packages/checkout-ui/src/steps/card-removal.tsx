@@ -1,6 +1,6 @@
 import type { WalletCard } from '../api.js';
 import { brandName } from '../ui.js';
-import { type Removal, RemovalControls } from './removal.js';
+import { type Removal, RemovalControls, type RemovalProps } from './removal.js';
 
 /** "Visa ending in 1111": the card as the step's sentences name it. */
 export const cardName = (card: WalletCard): string =>
@@ -24,12 +24,6 @@ export function removalOf(cards: WalletCard[], from: string): Removal<WalletCard
     done: `The ${cards.length} expired cards were removed from your wallet.`,
   };
 }
-
-/** What a step gives its removal links; the kind of item decides the rest. */
-export type RemovalProps<T> = Omit<
-  Parameters<typeof RemovalControls<T>>[0],
-  'idOf' | 'offers' | 'describe' | 'noun'
->;
 
 /** "Remove this card" (the selected one) and "Remove expired cards" (which cannot be selected). */
 export function CardRemoval(props: RemovalProps<WalletCard> & { selected: WalletCard | null }) {

@@ -141,3 +141,9 @@ export function RemovalControls<T>(props: {
     </>
   );
 }
+
+/** What a step gives its removal links; the kind of item decides the rest. */
+export type RemovalProps<T> = Omit<
+  Parameters<typeof RemovalControls<T>>[0],
+  'idOf' | 'offers' | 'describe' | 'noun'
+>;

@@ -37,8 +37,8 @@ import {
   StepTitle,
   Submit,
 } from '../ui.js';
-import { CardRemoval, cardName, type RemovalProps } from './card-removal.js';
-import { type Removal, RemovalControls } from './removal.js';
+import { CardRemoval, cardName } from './card-removal.js';
+import { type Removal, RemovalControls, type RemovalProps } from './removal.js';
 
 /** The card's accessible name: what a screen reader says and what tests select by. */
 export const cardLabel = (card: WalletCard): string =>
