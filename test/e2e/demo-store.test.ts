@@ -13,6 +13,7 @@ import {
   type StoreMerchant,
   startDemoStore,
 } from '../../examples/demo-store/src/index.js';
+import { TEST_ACTOR } from '../../packages/server/src/test-support/actor.js';
 import { startTestService, type TestService } from '../../packages/server/src/test-support/service.js';
 import { until } from '../../packages/server/src/test-support/wait.js';
 import {
@@ -71,7 +72,11 @@ describe('the demo store in real Chromium', () => {
       [wallet, settings.wallet],
       [ownProcessor, settings.ownProcessor],
     ] as const) {
-      await service.services.merchants.update(merchant.merchantId, { allowedOrigins, webhookUrl });
+      await service.services.merchants.update(
+        merchant.merchantId,
+        { allowedOrigins, webhookUrl },
+        TEST_ACTOR,
+      );
     }
     browser = await launchChromium();
     closers.push(() => browser.close());

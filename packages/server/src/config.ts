@@ -57,6 +57,8 @@ export interface Config {
   retentionDays: number | undefined;
   /** Where `GET /metrics` (Prometheus) listens; no port, no metrics. */
   metrics: { host: string; port: number } | undefined;
+  /** Commands only: the person the audit trail names for their actions (`WALLET_OPERATOR`), if set. */
+  operator: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -248,6 +250,22 @@ function smtpFrom(raw: string | undefined, withSmtpUrl: boolean): string | undef
   return raw;
 }
 
+/** 100 characters: a name or an e-mail address, never a paragraph. */
+const MAX_OPERATOR_LENGTH = 100;
+
+function operator(raw: string | undefined): string | undefined {
+  const value = raw?.trim() ?? '';
+  if (value === '') return undefined;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused.
+  if (value.length > MAX_OPERATOR_LENGTH || /[\u0000-\u001f\u007f]/.test(value)) {
+    throw new ConfigError(
+      'WALLET_OPERATOR',
+      `must be at most ${MAX_OPERATOR_LENGTH} characters, without control characters`,
+    );
+  }
+  return value;
+}
+
 function trustProxy(raw: string | undefined): boolean | number | string[] {
   const value = raw?.trim() ?? '';
   if (value === '' || value === 'false') return false;
@@ -352,5 +370,6 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     retentionDays: retentionDays(env),
     metrics: metricsAddress(env, port),
+    operator: operator(env.WALLET_OPERATOR),
   };
 }

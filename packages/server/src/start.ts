@@ -2,6 +2,7 @@
  * What `wallet-checkout serve` and `start` (`npm start`) run: the service, and for `start` in staging the
  * sandbox gateway and the demo store beside it, with the demo store's two merchants ready to use.
  */
+import { SERVICE_ACTOR } from './audit/index.js';
 import { type Config, ConfigError } from './config.js';
 import { createLogger } from './log.js';
 import type { CreateMerchantInput, CredentialType, Merchants } from './merchants/index.js';
@@ -176,18 +177,18 @@ async function demoMerchant(
 ): Promise<DemoStoreMerchant> {
   const existing = (await merchants.list()).find((merchant) => merchant.name === settings.name);
   if (!existing) {
-    const created = await merchants.create(settings);
+    const created = await merchants.create(settings, SERVICE_ACTOR);
     return { merchantId: created.merchant.id, apiKey: created.apiKey, webhookSecret: created.webhookSecret };
   }
   const { credentialTypes, ...patch } = settings;
-  await merchants.update(existing.id, patch);
+  await merchants.update(existing.id, patch, SERVICE_ACTOR);
   if (credentialTypes.join() !== existing.credentialTypes.join()) {
-    await merchants.approveCredentials(existing.id, credentialTypes);
+    await merchants.approveCredentials(existing.id, credentialTypes, SERVICE_ACTOR);
   }
   for (const key of await merchants.listApiKeys(existing.id)) {
-    if (!key.revokedAt) await merchants.revokeApiKey(key.id);
+    if (!key.revokedAt) await merchants.revokeApiKey(key.id, SERVICE_ACTOR);
   }
-  const { apiKey } = await merchants.createApiKey(existing.id);
+  const { apiKey } = await merchants.createApiKey(existing.id, SERVICE_ACTOR);
   const [webhookSecret] = await merchants.activeWebhookSecrets(existing.id);
   if (!webhookSecret) throw new Error(`merchant ${existing.id} has no active webhook secret`);
   return { merchantId: existing.id, apiKey, webhookSecret };

@@ -195,6 +195,41 @@ export function requiredOption(values: OptionValues, name: string, command: stri
   return value;
 }
 
+/** An RFC 3339 time with its zone, as the API's `since` takes: a time without one would be the machine's. */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
+
+/** The option's time in ms since the epoch, or undefined when it is not given. */
+export function timeOption(values: OptionValues, name: string, command: string): number | undefined {
+  const value = stringOption(values, name);
+  if (value === undefined) return undefined;
+  if (!RFC3339.test(value) || Number.isNaN(Date.parse(value))) {
+    throw new UsageError(
+      `--${name} must be an RFC 3339 time with its zone, such as 2026-11-25T08:00:00Z`,
+      command,
+    );
+  }
+  return Date.parse(value);
+}
+
+/** The option's whole number from `min` to `max`, or undefined when it is not given. */
+export function wholeNumberOption(
+  values: OptionValues,
+  name: string,
+  range: { min: number; max: number },
+  command: string,
+): number | undefined {
+  const value = stringOption(values, name);
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  if (!/^\d+$/.test(value) || number < range.min || number > range.max) {
+    throw new UsageError(
+      `--${name} must be a whole number from ${range.min} to ${range.max}, got "${value}"`,
+      command,
+    );
+  }
+  return number;
+}
+
 /** `A,B` → `['A', 'B']`; an empty value gives `[]`. */
 export function commaList(value: string): string[] {
   return value

@@ -46,6 +46,11 @@ const backup = defineCommand<{ file: string }>({
     copy.close();
     if (check !== 'ok') throw new Error(`the copy in ${file} failed its check: ${String(check)}`);
     const bytes = fs.statSync(file).size;
+    await context.audit.record({
+      actor: context.actor,
+      action: 'database.backed_up',
+      details: { file, bytes },
+    });
     const keys = config.vaultKeys
       ? 'VAULT_KEYS'
       : `the key file ${path.join(config.dataDir, STAGING_KEYS_FILE)}`;

@@ -2,6 +2,7 @@
  * What every command gets: configuration from the environment, the key ring and the database (migrated
  * first). Opened per command and closed when it ends.
  */
+import { type Actor, AuditTrail, operatorActor } from '../audit/index.js';
 import { type Config, loadConfig } from '../config.js';
 import { createDb, type Db } from '../db/index.js';
 import { migrate } from '../db/migrate.js';
@@ -23,6 +24,10 @@ export interface Context {
   db: Db;
   keyRing: KeyRing;
   merchants: Merchants;
+  /** Whom the audit trail names for this command's actions: the person at the command line. */
+  actor: Actor;
+  /** For actions that record their event on their own (reads, and work of many transactions). */
+  audit: AuditTrail;
   /** Migrations applied by this run (usually none). */
   migrated: string[];
   /** Writes `json` as one line with --json, else the text. */
@@ -59,6 +64,8 @@ export async function openContext(
       db,
       keyRing,
       merchants,
+      actor: operatorActor(config.operator, io.env),
+      audit: new AuditTrail(db),
       migrated,
       print: (text, value) => io.stdout(`${json ? toJson(value) : text}\n`),
       close: async () => {

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuditTrail } from '../audit/index.js';
 import { createDb } from '../db/index.js';
 import { GatewayAccounts } from '../gateways/index.js';
-import { json as jsonLine, type Outcome, runCli } from '../test-support/cli.js';
+import { cliEnv, json as jsonLine, type Outcome, runCli } from '../test-support/cli.js';
 import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
 import { parseKeyRing } from '../vault/keyring.js';
 
@@ -33,8 +33,7 @@ describe.each(engines())('wallet-checkout gateway … on %s', (engine) => {
   beforeAll(async () => {
     database = await testDatabase(engine);
     env = {
-      DATABASE_URL: engine === 'sqlite' ? `sqlite:${path.join(database.dataDir, 'w.db')}` : database.url,
-      DATA_DIR: database.dataDir,
+      ...cliEnv(engine, database),
       VAULT_KEYS,
       SANDBOX_GATEWAY_URL: 'http://127.0.0.1:4010',
       GW_KEY: SECRET,
@@ -103,6 +102,9 @@ describe.each(engines())('wallet-checkout gateway … on %s', (engine) => {
         sandboxGatewayUrl: 'http://127.0.0.1:4010',
       });
       expect((await accounts.gatewayOf(merchantId)).credentials.apiKey?.reveal()).toBe(SECRET);
+      const [event] = await new AuditTrail(db).list({ merchantId, action: 'gateway_account.set' });
+      expect(event).toMatchObject({ details: { gateway: 'sandbox', credentialNames: ['apiKey'] } });
+      expect(JSON.stringify(event)).not.toContain(SECRET);
     } finally {
       await db.close();
     }
@@ -127,6 +129,14 @@ describe.each(engines())('wallet-checkout gateway … on %s', (engine) => {
       stderr: '',
     });
     expect(json(await recorded(cli('gateway', 'show', merchantId, '--json'))).settings).toBeNull();
+    const db = createDb(env.DATABASE_URL as string);
+    try {
+      // The second removal found nothing to remove, and recorded nothing.
+      const removals = await new AuditTrail(db).list({ merchantId, action: 'gateway_account.removed' });
+      expect(removals).toHaveLength(1);
+    } finally {
+      await db.close();
+    }
   });
 
   it.each([

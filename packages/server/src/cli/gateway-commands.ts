@@ -144,7 +144,7 @@ const gatewaySet = defineCommand<SetInput>({
         return [name, value];
       }),
     );
-    const account = await accountsOf(context).set(merchantId, settings, values);
+    const account = await accountsOf(context).set(merchantId, settings, values, context.actor);
     context.print(`Set the gateway account of ${merchantId}.\n${describeAccount(account)}`, account);
     return 0;
   },
@@ -183,7 +183,7 @@ const gatewayRemove = defineCommand<string>({
   prepare: ({ positionals }) => positionals[0] as string,
   async execute(context, merchantId) {
     await requireMerchant(context, merchantId);
-    const removed = await accountsOf(context).remove(merchantId);
+    const removed = await accountsOf(context).remove(merchantId, context.actor);
     context.print(
       removed
         ? `Removed the gateway account of ${merchantId}.`

@@ -106,7 +106,7 @@ const merchantCreate = defineCommand<CreateMerchantInput>({
     return input;
   },
   async execute(context, input) {
-    const { merchant, apiKey, webhookSecret } = await context.merchants.create(input);
+    const { merchant, apiKey, webhookSecret } = await context.merchants.create(input, context.actor);
     context.print(
       [
         `Created merchant ${merchant.id} (${merchant.name}).`,
@@ -184,7 +184,7 @@ const merchantUpdate = defineCommand<{ id: string; patch: MerchantPatch }>({
     return { id: positionals[0] as string, patch };
   },
   async execute(context, { id, patch }) {
-    const merchant = await context.merchants.update(id, patch);
+    const merchant = await context.merchants.update(id, patch, context.actor);
     context.print(`Updated merchant ${merchant.id}.\n${describeMerchant(merchant)}`, merchant);
     return 0;
   },
@@ -206,7 +206,7 @@ const merchantApprove = defineCommand<{ id: string; types: CredentialType[] }>({
     return { id: positionals[0] as string, types: types as CredentialType[] };
   },
   async execute(context, { id, types }) {
-    const merchant = await context.merchants.approveCredentials(id, types);
+    const merchant = await context.merchants.approveCredentials(id, types, context.actor);
     const text =
       merchant.credentialTypes.length > 0
         ? `Merchant ${merchant.id} is approved for ${merchant.credentialTypes.join(', ')}.`
@@ -222,7 +222,7 @@ const apikeyCreate = defineCommand<string>({
   positionals: ['merchantId'],
   prepare: ({ positionals }) => positionals[0] as string,
   async execute(context, merchantId) {
-    const { id, apiKey } = await context.merchants.createApiKey(merchantId);
+    const { id, apiKey } = await context.merchants.createApiKey(merchantId, context.actor);
     context.print(
       `Created API key ${id} for ${merchantId}:\n  ${apiKey}\nStore it now: it is not shown again.`,
       { id, merchantId, apiKey },
@@ -250,7 +250,7 @@ const apikeyRevoke = defineCommand<string>({
   positionals: ['keyIdOrKey'],
   prepare: ({ positionals }) => positionals[0] as string,
   async execute(context, keyIdOrKey) {
-    const key = await context.merchants.revokeApiKey(keyIdOrKey);
+    const key = await context.merchants.revokeApiKey(keyIdOrKey, context.actor);
     context.print(`Revoked API key ${key.id} (${key.prefix}…) at ${isoTime(key.revokedAt)}.`, key);
     return 0;
   },
@@ -279,7 +279,9 @@ const webhookSecretRotate = defineCommand<{ merchantId: string; overlapSeconds: 
     return { merchantId: positionals[0] as string, overlapSeconds: Math.round(Number(raw) * 3600) };
   },
   async execute(context, { merchantId, overlapSeconds }) {
-    const webhookSecret = await context.merchants.rotateWebhookSecret(merchantId, { overlapSeconds });
+    const webhookSecret = await context.merchants.rotateWebhookSecret(merchantId, context.actor, {
+      overlapSeconds,
+    });
     const previousSecretsExpireAt = Date.now() + overlapSeconds * 1000;
     const until =
       overlapSeconds > 0

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb } from '../db/index.js';
 import { Merchants } from '../merchants/index.js';
-import { json, runCli } from '../test-support/cli.js';
+import { cliEnv, json, runCli } from '../test-support/cli.js';
 import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
 import { loadKeyRing, parseKeyRing, STAGING_KEYS_FILE } from '../vault/keyring.js';
 import { run } from './run.js';
@@ -31,6 +31,8 @@ const COMMAND_NAMES = [
   'webhooks status',
   'webhooks recover',
   'backup',
+  'audit list',
+  'audit verify',
 ];
 
 const vaultKey = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;
@@ -66,8 +68,7 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
   beforeAll(async () => {
     database = await testDatabase(engine);
     env = {
-      DATABASE_URL: engine === 'sqlite' ? `sqlite:${path.join(database.dataDir, 'w.db')}` : database.url,
-      DATA_DIR: database.dataDir,
+      ...cliEnv(engine, database),
     };
   });
   afterAll(() => database.drop());
@@ -360,8 +361,7 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     try {
       const oldKey = vaultKey('old');
       const vaultEnv = {
-        DATABASE_URL: engine === 'sqlite' ? `sqlite:${path.join(other.dataDir, 'w.db')}` : other.url,
-        DATA_DIR: other.dataDir,
+        ...cliEnv(engine, other),
         VAULT_KEYS: oldKey,
       };
       const created = json(await runCli(vaultEnv, ['merchant', 'create', '--name', 'Keys', '--json'])) as {

@@ -8,6 +8,7 @@ import { ConfigError } from '../config.js';
 import { DomainError } from '../errors.js';
 import { scrub } from '../log.js';
 import { type Command, commandHelp, parseCommandLine, UsageError } from './args.js';
+import { AUDIT_COMMANDS } from './audit-commands.js';
 import { BACKUP_COMMANDS } from './backup-command.js';
 import { type CliIo, openContext } from './context.js';
 import { GATEWAY_COMMANDS } from './gateway-commands.js';
@@ -27,6 +28,7 @@ const COMMANDS: Command[] = [
   ...SHOPPER_COMMANDS,
   ...WEBHOOK_COMMANDS,
   ...BACKUP_COMMANDS,
+  ...AUDIT_COMMANDS,
   ...SMTP_COMMANDS,
 ];
 

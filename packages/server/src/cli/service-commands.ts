@@ -138,6 +138,11 @@ const vaultRotateKey = defineCommand<void>({
       io.stderr('warning: VAULT_KEYS holds one key, so this re-encrypts under the same key.\n');
     }
     const { reencrypted } = await reencryptAll(context.db, keyRing);
+    await context.audit.record({
+      actor: context.actor,
+      action: 'vault.key_rotated',
+      details: { primaryKeyId: keyRing.primaryKeyId, reencrypted },
+    });
     const restart = config.vaultKeys ? '' : '\nRestart running services so that they load the new key.';
     context.print(
       `Re-encrypted ${reencrypted} value(s) under the primary key ${keyRing.primaryKeyId}.${restart}`,

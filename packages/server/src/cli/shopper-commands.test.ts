@@ -157,6 +157,27 @@ describe.each(engines())('wallet-checkout shopper … on %s', (engine) => {
     expect(due.map((entry) => entry.vault_id)).toEqual(
       expect.arrayContaining(cards.map((card) => card.vault_id)),
     );
+
+    // The audit trail names the shopper by id only: the email is what was erased.
+    const audited = await kysely
+      .selectFrom('audit_events')
+      .select(['actor', 'action', 'subject', 'details'])
+      .where('action', 'in', ['shopper.viewed', 'shopper.erased'])
+      .orderBy('seq')
+      .execute();
+    // Shown twice, erased; the show after it found no one, and recorded nothing.
+    expect(audited.map(({ action, subject }) => [action, subject])).toEqual([
+      ['shopper.viewed', holdings.shopperId],
+      ['shopper.viewed', holdings.shopperId],
+      ['shopper.erased', holdings.shopperId],
+    ]);
+    expect(audited.every((event) => event.actor.startsWith('operator:'))).toBe(true);
+    expect(JSON.parse(audited.at(-1)?.details ?? '{}')).toEqual({
+      cardsRemoved: holdings.cards.length - 1,
+      addressesEmptied: holdings.addresses.length,
+      sessionsEnded: 1,
+    });
+    expect(JSON.stringify(audited)).not.toContain(TEST_SHOPPER_EMAIL);
   });
 
   it('answers an unknown email with SHOPPER_NOT_FOUND, exit code 1', async () => {

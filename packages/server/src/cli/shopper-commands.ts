@@ -75,6 +75,7 @@ const shopperShow = defineCommand<string>({
   async execute(context, email) {
     const { wallet, vault } = walletOf(context);
     const shopper = await requireShopper(wallet, email);
+    await context.audit.record({ actor: context.actor, action: 'shopper.viewed', subject: shopper.id });
     const { addresses, cards, liveSessions } = await wallet.holdings(shopper.id);
     const erased = await vault.erasedAt(cards.map((card) => card.vaultId));
     const merchants = await merchantsOf(context, shopper.id, cards);
@@ -165,7 +166,7 @@ const shopperErase = defineCommand<string>({
     // Sign-ins first: they are found by the email, which the wallet's erasure empties. A run cut short
     // is finished by running it again.
     const signIns = await forgetSignIns(context.db, new RateLimits(context.db), shopper);
-    const erased = await wallet.eraseShopper(shopper.id);
+    const erased = await wallet.eraseShopper(shopper.id, context.actor);
     context.print(
       `Erased shopper ${shopper.id}: ${erased.cardsRemoved} cards taken out of the wallet (their numbers are erased from the vault within the hour), ${erased.addressesEmptied} addresses emptied, ${erased.sessionsEnded} sessions ended, ${signIns} sign-in records deleted.`,
       { shopperId: shopper.id, ...erased, signInsDeleted: signIns },

@@ -1,7 +1,6 @@
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../db/index.js';
-import { json, runCli } from '../test-support/cli.js';
+import { cliEnv, json, runCli } from '../test-support/cli.js';
 import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
 import { insertMerchantRow } from '../test-support/rows.js';
 import { insertMessages, type WebhookMessageRow } from '../webhooks/index.js';
@@ -19,8 +18,7 @@ describe.each(engines())('wallet-checkout webhooks … on %s', (engine) => {
   beforeAll(async () => {
     database = await testDatabase(engine);
     env = {
-      DATABASE_URL: engine === 'sqlite' ? `sqlite:${path.join(database.dataDir, 'w.db')}` : database.url,
-      DATA_DIR: database.dataDir,
+      ...cliEnv(engine, database),
     };
     // Migrates the database.
     expect((await cli('migrate')).code).toBe(0);

@@ -6,12 +6,9 @@ import { DbClock } from '../db/clock.js';
 import { NotFoundError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { type Backlog, WakeUps, Webhooks } from '../webhooks/index.js';
-import { type Command, defineCommand, requiredOption, stringOption, UsageError } from './args.js';
+import { type Command, defineCommand, requiredOption, stringOption, timeOption } from './args.js';
 import type { Context } from './context.js';
 import { isoTime, table } from './output.js';
-
-/** An RFC 3339 time with its zone, as the API's `since` takes: a time without one would be the machine's. */
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
 
 /** The service's webhooks read and changed in the database's time, as leases and due times are written. */
 async function webhooksOf(context: Context): Promise<{ webhooks: Webhooks; now: () => number }> {
@@ -92,14 +89,9 @@ const webhooksRecover = defineCommand<RecoverInput>({
     'With --json: {"recovered": <count>}.',
   ],
   prepare({ values }) {
-    const since = requiredOption(values, 'since', 'webhooks recover');
-    if (!RFC3339.test(since) || Number.isNaN(Date.parse(since))) {
-      throw new UsageError(
-        '--since must be an RFC 3339 time with its zone, such as 2026-11-25T08:00:00Z',
-        'webhooks recover',
-      );
-    }
-    return { since: Date.parse(since), merchantId: stringOption(values, 'merchant') };
+    requiredOption(values, 'since', 'webhooks recover');
+    const since = timeOption(values, 'since', 'webhooks recover') as number;
+    return { since, merchantId: stringOption(values, 'merchant') };
   },
   async execute(context, { since, merchantId }) {
     if (merchantId !== undefined && !(await context.merchants.get(merchantId))) {
@@ -108,7 +100,7 @@ const webhooksRecover = defineCommand<RecoverInput>({
     const { webhooks } = await webhooksOf(context);
     let recovered = 0;
     for (;;) {
-      const batch = await webhooks.recover(merchantId, since);
+      const batch = await webhooks.recover(merchantId, since, context.actor);
       recovered += batch.recovered;
       // None taken although some are left: another recovery holds them (PostgreSQL); they are its.
       if (!batch.hasMore || batch.recovered === 0) break;

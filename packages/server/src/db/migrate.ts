@@ -13,6 +13,7 @@ import * as apiKeyLastUsed from './migrations/010_api_key_last_used.js';
 import * as cardRemoval from './migrations/011_card_removal.js';
 import * as vaultErasure from './migrations/012_vault_erasure.js';
 import * as addressRemoval from './migrations/013_address_removal.js';
+import * as auditTrail from './migrations/014_audit_trail.js';
 
 type EngineMigration = { up(db: Parameters<Migration['up']>[0], engine: Engine): Promise<void> };
 
@@ -34,6 +35,7 @@ const MIGRATIONS: Record<string, EngineMigration> = {
   '011_card_removal': cardRemoval,
   '012_vault_erasure': vaultErasure,
   '013_address_removal': addressRemoval,
+  '014_audit_trail': auditTrail,
 };
 
 export class MigrationError extends Error {}

@@ -304,6 +304,30 @@ export interface RateLimitWindowsTable {
   ends_at: number;
 }
 
+/** One action on the service's accounts, secrets and data (owned by `audit/`), chained by hash. */
+export interface AuditEventsTable {
+  seq: number;
+  at: number;
+  /** `operator:<name>@<host>`, `merchant:<id>` or `service`. */
+  actor: string;
+  action: string;
+  merchant_id: string | null;
+  /** The key, shopper or message acted on, when not the merchant itself. */
+  subject: string | null;
+  /** JSON object; never a secret or card data. */
+  details: string;
+  prev_hash: string;
+  /** SHA-256 of `prev_hash` and the event's fields (audit/chain.ts). */
+  hash: string;
+}
+
+/** The audit chain's head: the last event's `seq` and `hash`; one row, id 1. */
+export interface AuditHeadTable {
+  id: number;
+  seq: number;
+  hash: string;
+}
+
 export interface Database {
   merchants: MerchantsTable;
   api_keys: ApiKeysTable;
@@ -328,4 +352,6 @@ export interface Database {
   sandbox_messages: SandboxMessagesTable;
   gateway_accounts: GatewayAccountsTable;
   pending_enrolments: PendingEnrolmentsTable;
+  audit_events: AuditEventsTable;
+  audit_head: AuditHeadTable;
 }

@@ -3,6 +3,7 @@
  * credentials there (a key-ring envelope, associated data the merchant id). The only table read or
  * written here is `gateway_accounts` (migration `004_gateway_accounts`).
  */
+import { type Actor, recordAudit } from '../audit/index.js';
 import type { WalletEnv } from '../config.js';
 import type { Db } from '../db/index.js';
 import { ValidationError } from '../errors.js';
@@ -65,6 +66,7 @@ export class GatewayAccounts {
     merchantId: string,
     settings: unknown,
     credentials: Record<string, string>,
+    by: Actor,
   ): Promise<GatewayAccount> {
     let parsed: GatewaySettings;
     try {
@@ -86,17 +88,21 @@ export class GatewayAccounts {
       created_at: now,
       updated_at: now,
     };
-    await this.#db.kysely
-      .insertInto('gateway_accounts')
-      .values(row)
-      .onConflict((conflict) =>
-        conflict.column('merchant_id').doUpdateSet({
-          settings: row.settings,
-          credentials_ciphertext: row.credentials_ciphertext,
-          updated_at: now,
-        }),
-      )
-      .execute();
+    await this.#db.kysely.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('gateway_accounts')
+        .values(row)
+        .onConflict((conflict) =>
+          conflict.column('merchant_id').doUpdateSet({
+            settings: row.settings,
+            credentials_ciphertext: row.credentials_ciphertext,
+            updated_at: now,
+          }),
+        )
+        .execute();
+      const details = { gateway: parsed.gateway, credentialNames: Object.keys(credentials) };
+      await recordAudit(trx, { actor: by, action: 'gateway_account.set', merchantId, details }, now);
+    });
     const account = await this.find(merchantId);
     if (!account) throw new Error(`gateway account of ${merchantId} vanished while being saved`);
     return account;
@@ -120,12 +126,18 @@ export class GatewayAccounts {
   }
 
   /** Deletes the merchant's account; false when it had none. */
-  async remove(merchantId: string): Promise<boolean> {
-    const result = await this.#db.kysely
-      .deleteFrom('gateway_accounts')
-      .where('merchant_id', '=', merchantId)
-      .executeTakeFirst();
-    return Number(result.numDeletedRows) > 0;
+  async remove(merchantId: string, by: Actor): Promise<boolean> {
+    return this.#db.kysely.transaction().execute(async (trx) => {
+      const result = await trx
+        .deleteFrom('gateway_accounts')
+        .where('merchant_id', '=', merchantId)
+        .executeTakeFirst();
+      const removed = Number(result.numDeletedRows) > 0;
+      if (removed) {
+        await recordAudit(trx, { actor: by, action: 'gateway_account.removed', merchantId }, this.#now());
+      }
+      return removed;
+    });
   }
 
   /**

@@ -9,6 +9,7 @@
  * (5 s by default). A look-up that finds a live key records its use, at most once a minute per process.
  */
 import { createHash } from 'node:crypto';
+import { type Actor, recordAudit } from '../audit/index.js';
 import { NotFoundError } from '../errors.js';
 import { newId, randomToken } from '../ids.js';
 import { TtlCache } from './cache.js';
@@ -110,14 +111,22 @@ export class ApiKeys {
     return { id, apiKey };
   }
 
-  async create(merchantId: string): Promise<NewApiKey> {
-    await this.#requireMerchant(merchantId);
-    return this.issue(this.#repo, merchantId);
+  async create(merchantId: string, by: Actor): Promise<NewApiKey> {
+    return this.#repo.transaction(async (repo, trx) => {
+      await this.#requireMerchant(repo, merchantId);
+      const key = await this.issue(repo, merchantId);
+      await recordAudit(
+        trx,
+        { actor: by, action: 'api_key.created', merchantId, subject: key.id },
+        this.#now(),
+      );
+      return key;
+    });
   }
 
   /** The merchant's keys, oldest first, without secrets. */
   async list(merchantId: string): Promise<ApiKeyInfo[]> {
-    await this.#requireMerchant(merchantId);
+    await this.#requireMerchant(this.#repo, merchantId);
     return (await this.#repo.listApiKeys(merchantId)).map(toInfo);
   }
 
@@ -125,15 +134,28 @@ export class ApiKeys {
    * Revokes a key, named by its id (`key_…`) or given whole (`sk_…`, as whoever found it leaked has it);
    * a second revoke keeps the first time. It stops working in this process at once.
    */
-  async revoke(keyIdOrKey: string): Promise<ApiKeyInfo> {
+  async revoke(keyIdOrKey: string, by: Actor): Promise<ApiKeyInfo> {
     const whole = Object.values(API_KEY_PREFIXES).some((prefix) => keyIdOrKey.startsWith(prefix));
     const key = whole ? { hash: hashApiKey(keyIdOrKey) } : { id: keyIdOrKey };
-    const row = await this.#repo.revokeApiKey(key, this.#now());
-    if (!row) {
-      // Never echo a key: this message reaches terminals and logs.
-      const named = whole ? 'matching the key given' : keyIdOrKey;
-      throw new NotFoundError('API_KEY_NOT_FOUND', `API key ${named} does not exist`);
-    }
+    const row = await this.#repo.transaction(async (repo, trx) => {
+      const now = this.#now();
+      const revoked = await repo.revokeApiKey(key, now);
+      if (!revoked) {
+        // Never echo a key: this message reaches terminals and logs.
+        const named = whole ? 'matching the key given' : keyIdOrKey;
+        throw new NotFoundError('API_KEY_NOT_FOUND', `API key ${named} does not exist`);
+      }
+      const event = {
+        actor: by,
+        action: 'api_key.revoked',
+        merchantId: revoked.merchant_id,
+        subject: revoked.id,
+      } as const;
+      const details = { prefix: revoked.prefix, revokedAt: Number(revoked.revoked_at) };
+      await recordAudit(trx, { ...event, details }, now);
+      return revoked;
+    });
+    // After the commit: a look-up before it would find the key live and cache it again.
     this.#cache.delete(row.hash);
     this.#invalidate();
     return toInfo(row);
@@ -200,8 +222,8 @@ export class ApiKeys {
     this.#inflight.clear();
   }
 
-  async #requireMerchant(merchantId: string): Promise<void> {
-    if (!(await this.#repo.findMerchant(merchantId))) {
+  async #requireMerchant(repo: MerchantsRepo, merchantId: string): Promise<void> {
+    if (!(await repo.findMerchant(merchantId))) {
       throw new NotFoundError('MERCHANT_NOT_FOUND', `merchant ${merchantId} does not exist`);
     }
   }

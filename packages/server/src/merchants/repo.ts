@@ -47,12 +47,12 @@ export class MerchantsRepo {
     this.#engine = db.engine;
   }
 
-  /** Runs `work` in one transaction, with a repository bound to it. */
-  transaction<T>(work: (repo: MerchantsRepo) => Promise<T>): Promise<T> {
+  /** Runs `work` in one transaction, with a repository bound to it and the transaction itself. */
+  transaction<T>(work: (repo: MerchantsRepo, trx: Transaction<Database>) => Promise<T>): Promise<T> {
     return this.#kysely
       .transaction()
       .execute((trx: Transaction<Database>) =>
-        work(new MerchantsRepo({ kysely: trx, engine: this.#engine })),
+        work(new MerchantsRepo({ kysely: trx, engine: this.#engine }), trx),
       );
   }
 

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Actor, AuditTrail } from '../audit/index.js';
 import { DomainError } from '../errors.js';
+import { TEST_ACTOR } from '../test-support/actor.js';
 import { engines, openTestDb } from '../test-support/db.js';
 import { KeyRing } from '../vault/keyring.js';
 import { hashApiKey, Merchants } from './index.js';
@@ -31,7 +33,7 @@ describe.each(engines())('merchants on %s', (engine) => {
 
   describe('accounts', () => {
     it('creates a merchant with defaults, one API key and one webhook secret', async () => {
-      const created = await merchants.create({ name: '  Demo Shop ' });
+      const created = await merchants.create({ name: '  Demo Shop ' }, TEST_ACTOR);
       expect(created.merchant).toEqual({
         id: expect.stringMatching(/^mch_[0-9A-Za-z]{22}$/),
         name: 'Demo Shop',
@@ -50,19 +52,22 @@ describe.each(engines())('merchants on %s', (engine) => {
     });
 
     it('stores every setting and normalizes origins', async () => {
-      const { merchant } = await merchants.create({
-        name: 'Full',
-        webhookUrl: 'https://shop.example/hooks?x=1',
-        allowedOrigins: ['https://Shop.Example:443', 'http://localhost:5173', 'https://shop.example'],
-        credentialTypes: ['PAN', 'NETWORK_TOKEN', 'PAN'],
-        variant: 'connected',
-        authorizationMode: 'merchant',
-        shippingMethods: [
-          { externalId: 'ground', name: 'Ground', price: 599 },
-          { name: 'Pickup', price: 0 },
-        ],
-        taxSettings: { ratesByState: { TX: 825, OR: 0 } },
-      });
+      const { merchant } = await merchants.create(
+        {
+          name: 'Full',
+          webhookUrl: 'https://shop.example/hooks?x=1',
+          allowedOrigins: ['https://Shop.Example:443', 'http://localhost:5173', 'https://shop.example'],
+          credentialTypes: ['PAN', 'NETWORK_TOKEN', 'PAN'],
+          variant: 'connected',
+          authorizationMode: 'merchant',
+          shippingMethods: [
+            { externalId: 'ground', name: 'Ground', price: 599 },
+            { name: 'Pickup', price: 0 },
+          ],
+          taxSettings: { ratesByState: { TX: 825, OR: 0 } },
+        },
+        TEST_ACTOR,
+      );
       expect(merchant).toMatchObject({
         webhookUrl: 'https://shop.example/hooks?x=1',
         allowedOrigins: ['https://shop.example', 'http://localhost:5173'],
@@ -126,7 +131,7 @@ describe.each(engines())('merchants on %s', (engine) => {
       [{ name: 'A', taxSettings: { ratesByState: { texas: 1 } } }, /^taxSettings\.ratesByState keys must be/],
       [{ name: 'A', taxSettings: {} }, /^taxSettings must be an object/],
     ])('refuses %j with a message naming the field', async (input, message) => {
-      const error = await rejection(merchants.create(input as never));
+      const error = await rejection(merchants.create(input as never, TEST_ACTOR));
       expect(error.errorCode).toBe('VALIDATION_ERROR');
       expect(error.status).toBe(400);
       expect(error.message).toMatch(message);
@@ -142,28 +147,38 @@ describe.each(engines())('merchants on %s', (engine) => {
         ['https://localhost:8443/hooks', /^webhookUrl must not point to a private/],
         ['https://[64:ff9b::a00:1]/hooks', /^webhookUrl must not point to a private.*\(private\)$/],
       ] as const) {
-        const error = await rejection(production.create({ name: 'Prod', webhookUrl }));
+        const error = await rejection(production.create({ name: 'Prod', webhookUrl }, TEST_ACTOR));
         expect(error.message).toMatch(message);
       }
-      const { merchant } = await production.create({ name: 'Prod', webhookUrl: 'https://shop.example/h' });
+      const { merchant } = await production.create(
+        { name: 'Prod', webhookUrl: 'https://shop.example/h' },
+        TEST_ACTOR,
+      );
       expect(merchant.webhookUrl).toBe('https://shop.example/h');
-      const literal = await production.create({ name: 'Prod', webhookUrl: 'https://8.8.8.8/h' });
+      const literal = await production.create({ name: 'Prod', webhookUrl: 'https://8.8.8.8/h' }, TEST_ACTOR);
       expect(literal.merchant.webhookUrl).toBe('https://8.8.8.8/h');
       // Staging is for development: a local receiver is fine there.
-      const local = await merchants.create({ name: 'Dev', webhookUrl: 'http://127.0.0.1:3000/hooks' });
+      const local = await merchants.create(
+        { name: 'Dev', webhookUrl: 'http://127.0.0.1:3000/hooks' },
+        TEST_ACTOR,
+      );
       expect(local.merchant.webhookUrl).toBe('http://127.0.0.1:3000/hooks');
     });
 
     it('lists, updates and approves', async () => {
-      const { merchant } = await merchants.create({ name: 'Before' });
+      const { merchant } = await merchants.create({ name: 'Before' }, TEST_ACTOR);
       clock += 1000;
-      const updated = await merchants.update(merchant.id, {
-        name: 'After',
-        webhookUrl: 'https://after.example/hooks',
-        allowedOrigins: ['https://after.example'],
-        variant: 'connected',
-        authorizationMode: 'merchant',
-      });
+      const updated = await merchants.update(
+        merchant.id,
+        {
+          name: 'After',
+          webhookUrl: 'https://after.example/hooks',
+          allowedOrigins: ['https://after.example'],
+          variant: 'connected',
+          authorizationMode: 'merchant',
+        },
+        TEST_ACTOR,
+      );
       expect(updated).toMatchObject({
         id: merchant.id,
         name: 'After',
@@ -173,10 +188,10 @@ describe.each(engines())('merchants on %s', (engine) => {
         authorizationMode: 'merchant',
         createdAt: merchant.createdAt,
       });
-      expect((await merchants.update(merchant.id, { webhookUrl: null })).webhookUrl).toBeNull();
-      expect(await merchants.update(merchant.id, {})).toEqual({ ...updated, webhookUrl: null });
+      expect((await merchants.update(merchant.id, { webhookUrl: null }, TEST_ACTOR)).webhookUrl).toBeNull();
+      expect(await merchants.update(merchant.id, {}, TEST_ACTOR)).toEqual({ ...updated, webhookUrl: null });
 
-      const approved = await merchants.approveCredentials(merchant.id, ['PAN', 'NETWORK_TOKEN']);
+      const approved = await merchants.approveCredentials(merchant.id, ['PAN', 'NETWORK_TOKEN'], TEST_ACTOR);
       expect(approved.credentialTypes).toEqual(['NETWORK_TOKEN', 'PAN']);
       const row = await handle.db.kysely
         .selectFrom('merchants')
@@ -184,7 +199,7 @@ describe.each(engines())('merchants on %s', (engine) => {
         .where('id', '=', merchant.id)
         .executeTakeFirstOrThrow();
       expect(row.credentials_approved_at).toBe(clock);
-      const revoked = await merchants.approveCredentials(merchant.id, []);
+      const revoked = await merchants.approveCredentials(merchant.id, [], TEST_ACTOR);
       expect(revoked.credentialTypes).toEqual([]);
 
       const listed = await merchants.list();
@@ -193,21 +208,23 @@ describe.each(engines())('merchants on %s', (engine) => {
     });
 
     it('refuses bad updates and unknown merchants', async () => {
-      const { merchant } = await merchants.create({ name: 'Strict' });
-      const bad = await rejection(merchants.update(merchant.id, { name: '' }));
+      const { merchant } = await merchants.create({ name: 'Strict' }, TEST_ACTOR);
+      const bad = await rejection(merchants.update(merchant.id, { name: '' }, TEST_ACTOR));
       expect(bad.errorCode).toBe('VALIDATION_ERROR');
       expect(bad.message).toMatch(/^name must be/);
-      const badTypes = await rejection(merchants.approveCredentials(merchant.id, ['CARD' as never]));
+      const badTypes = await rejection(
+        merchants.approveCredentials(merchant.id, ['CARD' as never], TEST_ACTOR),
+      );
       expect(badTypes.message).toMatch(/^credentialTypes\[0\] must be one of/);
 
       expect(await merchants.get('mch_missing')).toBeUndefined();
       for (const attempt of [
-        () => merchants.update('mch_missing', { name: 'X' }),
-        () => merchants.update('mch_missing', {}),
-        () => merchants.approveCredentials('mch_missing', ['PAN']),
-        () => merchants.createApiKey('mch_missing'),
+        () => merchants.update('mch_missing', { name: 'X' }, TEST_ACTOR),
+        () => merchants.update('mch_missing', {}, TEST_ACTOR),
+        () => merchants.approveCredentials('mch_missing', ['PAN'], TEST_ACTOR),
+        () => merchants.createApiKey('mch_missing', TEST_ACTOR),
         () => merchants.listApiKeys('mch_missing'),
-        () => merchants.rotateWebhookSecret('mch_missing'),
+        () => merchants.rotateWebhookSecret('mch_missing', TEST_ACTOR),
       ]) {
         const error = await rejection(attempt());
         expect(error.errorCode).toBe('MERCHANT_NOT_FOUND');
@@ -218,8 +235,8 @@ describe.each(engines())('merchants on %s', (engine) => {
 
   describe('API keys', () => {
     it('stores the hash and a short prefix, never the key', async () => {
-      const { merchant, apiKey } = await merchants.create({ name: 'Hashed' });
-      const second = await merchants.createApiKey(merchant.id);
+      const { merchant, apiKey } = await merchants.create({ name: 'Hashed' }, TEST_ACTOR);
+      const second = await merchants.createApiKey(merchant.id, TEST_ACTOR);
       expect(second.id).toMatch(/^key_/);
       const rows = await handle.db.kysely
         .selectFrom('api_keys')
@@ -239,15 +256,15 @@ describe.each(engines())('merchants on %s', (engine) => {
     });
 
     it('authenticates several keys per merchant and refuses revoked, unknown and malformed ones', async () => {
-      const { merchant, apiKey } = await merchants.create({ name: 'Keys' });
+      const { merchant, apiKey } = await merchants.create({ name: 'Keys' }, TEST_ACTOR);
       clock += 1;
-      const second = await merchants.createApiKey(merchant.id);
+      const second = await merchants.createApiKey(merchant.id, TEST_ACTOR);
       const usedAt = clock;
       expect((await merchants.authenticate(apiKey))?.id).toBe(merchant.id);
       expect((await merchants.authenticate(second.apiKey))?.id).toBe(merchant.id);
 
       clock += 1000;
-      const revoked = await merchants.revokeApiKey(second.id);
+      const revoked = await merchants.revokeApiKey(second.id, TEST_ACTOR);
       expect(revoked).toMatchObject({ id: second.id, merchantId: merchant.id, revokedAt: clock });
       // The entry cached by the call above is dropped at once.
       expect(await merchants.authenticate(second.apiKey)).toBeUndefined();
@@ -255,7 +272,7 @@ describe.each(engines())('merchants on %s', (engine) => {
 
       // Revoking again keeps the first time.
       clock += 1000;
-      expect((await merchants.revokeApiKey(second.id)).revokedAt).toBe(clock - 1000);
+      expect((await merchants.revokeApiKey(second.id, TEST_ACTOR)).revokedAt).toBe(clock - 1000);
 
       const listed = await merchants.listApiKeys(merchant.id);
       expect(listed).toEqual([
@@ -288,40 +305,40 @@ describe.each(engines())('merchants on %s', (engine) => {
       ]) {
         expect(await merchants.authenticate(wrong)).toBeUndefined();
       }
-      const unknown = await rejection(merchants.revokeApiKey('key_missing'));
+      const unknown = await rejection(merchants.revokeApiKey('key_missing', TEST_ACTOR));
       expect(unknown.errorCode).toBe('API_KEY_NOT_FOUND');
     });
 
     it("refuses a key of the other environment's prefix", async () => {
       const production = new Merchants({ db: handle.db, keyRing, env: 'production', now });
-      const live = await production.create({ name: 'Live' });
+      const live = await production.create({ name: 'Live' }, TEST_ACTOR);
       expect(live.apiKey).toMatch(/^sk_live_[0-9A-Za-z]{32}$/);
       expect((await production.authenticate(live.apiKey))?.id).toBe(live.merchant.id);
       // Same database, same stored hash: the staging service still refuses it, and the reverse.
       expect(await merchants.authenticate(live.apiKey)).toBeUndefined();
-      const test = await merchants.create({ name: 'Test' });
+      const test = await merchants.create({ name: 'Test' }, TEST_ACTOR);
       expect(await production.authenticate(test.apiKey)).toBeUndefined();
     });
 
     it('serves later look-ups from memory and drops them on a local update', async () => {
-      const { merchant, apiKey } = await merchants.create({ name: 'Cached' });
+      const { merchant, apiKey } = await merchants.create({ name: 'Cached' }, TEST_ACTOR);
       const first = await merchants.authenticate(apiKey);
       const [a, b] = await Promise.all([merchants.authenticate(apiKey), merchants.authenticate(apiKey)]);
       expect(a).toBe(first);
       expect(b).toBe(first);
-      await merchants.approveCredentials(merchant.id, ['PAN']);
+      await merchants.approveCredentials(merchant.id, ['PAN'], TEST_ACTOR);
       expect((await merchants.authenticate(apiKey))?.credentialTypes).toEqual(['PAN']);
-      await merchants.update(merchant.id, { name: 'Renamed' });
+      await merchants.update(merchant.id, { name: 'Renamed' }, TEST_ACTOR);
       expect((await merchants.authenticate(apiKey))?.name).toBe('Renamed');
     });
 
     it('lets another process see a revoke within the cache lifetime', async () => {
       const other = new Merchants({ db: handle.db, keyRing, env: 'staging', now, cacheTtlMs: 5_000 });
-      const { apiKey } = await merchants.create({ name: 'Two processes' });
+      const { apiKey } = await merchants.create({ name: 'Two processes' }, TEST_ACTOR);
       const keyId =
         (await merchants.listApiKeys((await merchants.authenticate(apiKey))?.id ?? ''))[0]?.id ?? '';
       expect(await other.authenticate(apiKey)).toBeDefined();
-      await merchants.revokeApiKey(keyId);
+      await merchants.revokeApiKey(keyId, TEST_ACTOR);
       expect(await merchants.authenticate(apiKey)).toBeUndefined();
       clock += 4_999;
       expect(await other.authenticate(apiKey)).toBeDefined();
@@ -332,8 +349,8 @@ describe.each(engines())('merchants on %s', (engine) => {
     it('records when each key was last used, at most a minute behind, once a minute per process', async () => {
       const local = new Merchants({ db: handle.db, keyRing, env: 'staging', now, cacheTtlMs: 0 });
       const other = new Merchants({ db: handle.db, keyRing, env: 'staging', now, cacheTtlMs: 0 });
-      const { merchant, apiKey } = await local.create({ name: 'Last used' });
-      const unused = await local.createApiKey(merchant.id);
+      const { merchant, apiKey } = await local.create({ name: 'Last used' }, TEST_ACTOR);
+      const unused = await local.createApiKey(merchant.id, TEST_ACTOR);
       // Both keys may share their creation millisecond: the listing's order cannot tell them apart.
       const used = (await local.listApiKeys(merchant.id)).find((key) => key.id !== unused.id);
       const usedId = used?.id as string;
@@ -366,10 +383,83 @@ describe.each(engines())('merchants on %s', (engine) => {
       expect((await lastUsed())[usedId]).toBe(start + 60_000);
 
       // A revoked key is not counted as used.
-      await local.revokeApiKey(usedId);
+      await local.revokeApiKey(usedId, TEST_ACTOR);
       clock = start + 600_000;
       expect(await local.authenticate(apiKey)).toBeUndefined();
       expect(await lastUsed()).toEqual({ [usedId]: start + 60_000, [unused.id]: null });
+    });
+  });
+
+  describe('audit trail', () => {
+    it('records every change with who made it, in its own transaction, and never a secret', async () => {
+      const trail = new AuditTrail(handle.db);
+      const after = (await trail.list({ limit: 1000 })).at(-1)?.seq ?? 0;
+      const alice: Actor = 'operator:alice@ops1';
+      const created = await merchants.create({ name: 'Audited', credentialTypes: ['PAN'] }, alice);
+      const id = created.merchant.id;
+      await merchants.update(id, { webhookUrl: 'https://audited.example/hooks', shippingMethods: [] }, alice);
+      await merchants.approveCredentials(id, ['NETWORK_TOKEN', 'PAN'], TEST_ACTOR);
+      await merchants.approveCredentials(id, [], TEST_ACTOR);
+      const key = await merchants.createApiKey(id, alice);
+      await merchants.revokeApiKey(key.apiKey, alice);
+      const secret = await merchants.rotateWebhookSecret(id, alice, { overlapSeconds: 60 });
+      // Refused changes leave no event.
+      await rejection(merchants.update(id, { webhookUrl: 'ftp://nowhere' }, alice));
+      await rejection(merchants.revokeApiKey('key_missing', alice));
+
+      const events = await trail.list({ afterSeq: after, merchantId: id });
+      expect(
+        events.map(({ actor, action, subject, details }) => ({ actor, action, subject, details })),
+      ).toEqual([
+        {
+          actor: alice,
+          action: 'merchant.created',
+          subject: null,
+          details: {
+            name: 'Audited',
+            webhookUrl: null,
+            allowedOrigins: [],
+            variant: 'standard',
+            authorizationMode: 'service',
+            credentialTypes: ['PAN'],
+            apiKeyId: expect.stringMatching(/^key_/),
+          },
+        },
+        {
+          actor: alice,
+          action: 'merchant.updated',
+          subject: null,
+          details: {
+            changed: ['webhookUrl', 'shippingMethods'],
+            webhookUrl: 'https://audited.example/hooks',
+          },
+        },
+        {
+          actor: TEST_ACTOR,
+          action: 'merchant.credentials_approved',
+          subject: null,
+          details: { credentialTypes: ['NETWORK_TOKEN', 'PAN'] },
+        },
+        {
+          actor: TEST_ACTOR,
+          action: 'merchant.credentials_withdrawn',
+          subject: null,
+          details: { credentialTypes: [] },
+        },
+        { actor: alice, action: 'api_key.created', subject: key.id, details: {} },
+        {
+          actor: alice,
+          action: 'api_key.revoked',
+          subject: key.id,
+          details: { prefix: key.apiKey.slice(0, 12), revokedAt: clock },
+        },
+        { actor: alice, action: 'webhook_secret.rotated', subject: null, details: { overlapSeconds: 60 } },
+      ]);
+      const stored = JSON.stringify(await handle.db.kysely.selectFrom('audit_events').selectAll().execute());
+      for (const value of [created.apiKey, key.apiKey, created.webhookSecret, secret]) {
+        expect(stored).not.toContain(value);
+      }
+      expect(await trail.verify()).toMatchObject({ ok: true });
     });
   });
 });

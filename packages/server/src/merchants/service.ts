@@ -1,3 +1,4 @@
+import { type Actor, type AuditAction, type AuditDetails, recordAudit } from '../audit/index.js';
 import type { Db } from '../db/index.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { newId } from '../ids.js';
@@ -56,6 +57,24 @@ function toChanges(settings: MerchantSettings): MerchantChanges {
   return changes;
 }
 
+/**
+ * The settings an audit event shows as they became: what decides where card data and orders go, and how
+ * payments are taken. Shipping methods and tax settings are only named as changed.
+ */
+function auditedSettings(merchant: Merchant): AuditDetails {
+  return {
+    name: merchant.name,
+    webhookUrl: merchant.webhookUrl,
+    allowedOrigins: merchant.allowedOrigins,
+    variant: merchant.variant,
+    authorizationMode: merchant.authorizationMode,
+  };
+}
+
+function pick(details: AuditDetails, keys: readonly string[]): AuditDetails {
+  return Object.fromEntries(Object.entries(details).filter(([key]) => keys.includes(key)));
+}
+
 function notFound(id: string): NotFoundError {
   return new NotFoundError('MERCHANT_NOT_FOUND', `merchant ${id} does not exist`);
 }
@@ -90,7 +109,7 @@ export class Merchants {
   }
 
   /** Creates a merchant with its first API key and webhook secret, all in one transaction. */
-  async create(input: CreateMerchantInput): Promise<CreatedMerchant> {
+  async create(input: CreateMerchantInput, by: Actor): Promise<CreatedMerchant> {
     if (typeof input !== 'object' || input === null) throw new ValidationError('merchant must be an object');
     const name = validateName(input.name);
     const settings = validateSettings({ ...input, name }, this.#env);
@@ -111,11 +130,14 @@ export class Merchants {
       created_at: now,
       updated_at: now,
     };
-    return this.#repo.transaction(async (repo) => {
+    return this.#repo.transaction(async (repo, trx) => {
       await repo.insertMerchant(row);
-      const { apiKey } = await this.#apiKeys.issue(repo, row.id);
+      const key = await this.#apiKeys.issue(repo, row.id);
       const webhookSecret = await this.#webhookSecrets.issue(repo, row.id);
-      return { merchant: toMerchant(row), apiKey, webhookSecret };
+      const merchant = toMerchant(row);
+      const details = { ...auditedSettings(merchant), credentialTypes: credentialTypes, apiKeyId: key.id };
+      await recordAudit(trx, { actor: by, action: 'merchant.created', merchantId: row.id, details }, now);
+      return { merchant, apiKey: key.apiKey, webhookSecret };
     });
   }
 
@@ -139,31 +161,50 @@ export class Merchants {
   }
 
   /** Changes the fields present in `patch`, with the same rules as `create`. */
-  async update(id: string, patch: MerchantPatch): Promise<Merchant> {
-    const changes = toChanges(validateSettings(patch, this.#env));
+  async update(id: string, patch: MerchantPatch, by: Actor): Promise<Merchant> {
+    const settings = validateSettings(patch, this.#env);
+    const changes = toChanges(settings);
     if (Object.keys(changes).length === 0) {
       const current = await this.get(id);
       if (!current) throw notFound(id);
       return current;
     }
-    return this.#write(id, changes);
+    return this.#write(id, changes, by, (merchant) => ({
+      action: 'merchant.updated',
+      details: { changed: Object.keys(settings), ...pick(auditedSettings(merchant), Object.keys(settings)) },
+    }));
   }
 
   /**
    * Approves the merchant for the credentials flow with these credential types (the webhook carries one
    * entry per type). An empty list withdraws the approval.
    */
-  async approveCredentials(id: string, types: CredentialType[]): Promise<Merchant> {
+  async approveCredentials(id: string, types: CredentialType[], by: Actor): Promise<Merchant> {
     const credentialTypes = validateCredentialTypes(types);
-    return this.#write(id, {
+    const changes = {
       credential_types: JSON.stringify(credentialTypes),
       credentials_approved_at: credentialTypes.length > 0 ? this.#now() : null,
-    });
+    };
+    return this.#write(id, changes, by, () => ({
+      action: credentialTypes.length > 0 ? 'merchant.credentials_approved' : 'merchant.credentials_withdrawn',
+      details: { credentialTypes },
+    }));
   }
 
-  async #write(id: string, changes: MerchantChanges): Promise<Merchant> {
-    const row = await this.#repo.updateMerchant(id, changes, this.#now());
-    if (!row) throw notFound(id);
+  /** Writes the changes and their audit event, which `audited` describes from the merchant as changed. */
+  async #write(
+    id: string,
+    changes: MerchantChanges,
+    by: Actor,
+    audited: (merchant: Merchant) => { action: AuditAction; details: AuditDetails },
+  ): Promise<Merchant> {
+    const row = await this.#repo.transaction(async (repo, trx) => {
+      const now = this.#now();
+      const updated = await repo.updateMerchant(id, changes, now);
+      if (!updated) throw notFound(id);
+      await recordAudit(trx, { actor: by, merchantId: id, ...audited(toMerchant(updated)) }, now);
+      return updated;
+    });
     this.#apiKeys.forgetMerchant(id);
     this.#byId.delete(id);
     this.#generation++;
@@ -173,8 +214,8 @@ export class Merchants {
   // --- API keys ---
 
   /** A new key for the merchant (several may be live at once, e.g. while one is being replaced). */
-  createApiKey(merchantId: string): Promise<NewApiKey> {
-    return this.#apiKeys.create(merchantId);
+  createApiKey(merchantId: string, by: Actor): Promise<NewApiKey> {
+    return this.#apiKeys.create(merchantId, by);
   }
 
   listApiKeys(merchantId: string): Promise<ApiKeyInfo[]> {
@@ -182,8 +223,8 @@ export class Merchants {
   }
 
   /** By its id (`key_…`) or the key itself (`sk_…`). */
-  revokeApiKey(keyIdOrKey: string): Promise<ApiKeyInfo> {
-    return this.#apiKeys.revoke(keyIdOrKey);
+  revokeApiKey(keyIdOrKey: string, by: Actor): Promise<ApiKeyInfo> {
+    return this.#apiKeys.revoke(keyIdOrKey, by);
   }
 
   /**
@@ -197,8 +238,12 @@ export class Merchants {
   // --- webhook secrets ---
 
   /** A new current secret (returned once); older ones keep signing for `overlapSeconds` (24 h by default). */
-  rotateWebhookSecret(merchantId: string, options: { overlapSeconds?: number } = {}): Promise<string> {
-    return this.#webhookSecrets.rotate(merchantId, options);
+  rotateWebhookSecret(
+    merchantId: string,
+    by: Actor,
+    options: { overlapSeconds?: number } = {},
+  ): Promise<string> {
+    return this.#webhookSecrets.rotate(merchantId, by, options);
   }
 
   /** Secrets to sign a delivery with: current first, then unexpired older ones; [] for an unknown merchant. */

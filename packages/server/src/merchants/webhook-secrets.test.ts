@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../errors.js';
+import { TEST_ACTOR } from '../test-support/actor.js';
 import { engines, openTestDb } from '../test-support/db.js';
 import { KeyRing } from '../vault/keyring.js';
 import { Merchants } from './index.js';
@@ -31,7 +32,7 @@ describe.each(engines())('webhook secrets on %s', (engine) => {
   }
 
   it('makes a Standard Webhooks secret and stores it encrypted under the merchant id', async () => {
-    const { merchant, webhookSecret } = await merchants.create({ name: 'Signed' });
+    const { merchant, webhookSecret } = await merchants.create({ name: 'Signed' }, TEST_ACTOR);
     expect(Buffer.from(webhookSecret.slice('whsec_'.length), 'base64')).toHaveLength(24);
 
     const rows = await storedRows(merchant.id);
@@ -66,10 +67,10 @@ describe.each(engines())('webhook secrets on %s', (engine) => {
   });
 
   it('keeps the old secret signing during the overlap, then only the new one', async () => {
-    const { merchant, webhookSecret: first } = await merchants.create({ name: 'Rotating' });
+    const { merchant, webhookSecret: first } = await merchants.create({ name: 'Rotating' }, TEST_ACTOR);
     expect(await merchants.activeWebhookSecrets(merchant.id)).toEqual([first]);
 
-    const second = await merchants.rotateWebhookSecret(merchant.id);
+    const second = await merchants.rotateWebhookSecret(merchant.id, TEST_ACTOR);
     expect(second).toMatch(/^whsec_/);
     expect(second).not.toBe(first);
     expect(await merchants.activeWebhookSecrets(merchant.id)).toEqual([second, first]);
@@ -100,38 +101,40 @@ describe.each(engines())('webhook secrets on %s', (engine) => {
   });
 
   it('honours a shorter overlap, caps older secrets to it and prunes expired ones', async () => {
-    const { merchant, webhookSecret: first } = await merchants.create({ name: 'Leaked' });
-    const second = await merchants.rotateWebhookSecret(merchant.id, { overlapSeconds: 3600 });
+    const { merchant, webhookSecret: first } = await merchants.create({ name: 'Leaked' }, TEST_ACTOR);
+    const second = await merchants.rotateWebhookSecret(merchant.id, TEST_ACTOR, { overlapSeconds: 3600 });
     clock += 1000;
-    const third = await merchants.rotateWebhookSecret(merchant.id);
+    const third = await merchants.rotateWebhookSecret(merchant.id, TEST_ACTOR);
     // `first` keeps its 1 h expiry; the 24 h overlap of this rotation does not extend it.
     expect(await merchants.activeWebhookSecrets(merchant.id)).toEqual([third, second, first]);
     clock += HOUR;
     expect(await merchants.activeWebhookSecrets(merchant.id)).toEqual([third, second]);
 
     // After a leak: no overlap, the older secrets stop at once.
-    const fourth = await merchants.rotateWebhookSecret(merchant.id, { overlapSeconds: 0 });
+    const fourth = await merchants.rotateWebhookSecret(merchant.id, TEST_ACTOR, { overlapSeconds: 0 });
     expect(await merchants.activeWebhookSecrets(merchant.id)).toEqual([fourth]);
     clock += 1;
-    await merchants.rotateWebhookSecret(merchant.id, { overlapSeconds: 0 });
+    await merchants.rotateWebhookSecret(merchant.id, TEST_ACTOR, { overlapSeconds: 0 });
     // Expired rows are deleted by the next rotation: only the last two remain.
     expect(await storedRows(merchant.id)).toHaveLength(2);
   });
 
   it('shows a rotation to another process within the cache lifetime', async () => {
     const other = new Merchants({ db: handle.db, keyRing, env: 'staging', now });
-    const { merchant, webhookSecret: first } = await merchants.create({ name: 'Elsewhere' });
+    const { merchant, webhookSecret: first } = await merchants.create({ name: 'Elsewhere' }, TEST_ACTOR);
     expect(await other.activeWebhookSecrets(merchant.id)).toEqual([first]);
-    const second = await merchants.rotateWebhookSecret(merchant.id, { overlapSeconds: 60 });
+    const second = await merchants.rotateWebhookSecret(merchant.id, TEST_ACTOR, { overlapSeconds: 60 });
     expect(await other.activeWebhookSecrets(merchant.id)).toEqual([first]);
     clock += 5_000;
     expect(await other.activeWebhookSecrets(merchant.id)).toEqual([second, first]);
   });
 
   it('refuses a bad overlap and answers [] for an unknown merchant', async () => {
-    const { merchant } = await merchants.create({ name: 'Checks' });
+    const { merchant } = await merchants.create({ name: 'Checks' }, TEST_ACTOR);
     for (const overlapSeconds of [-1, 1.5, 31 * 24 * 3600]) {
-      const error = await merchants.rotateWebhookSecret(merchant.id, { overlapSeconds }).catch((e) => e);
+      const error = await merchants
+        .rotateWebhookSecret(merchant.id, TEST_ACTOR, { overlapSeconds })
+        .catch((e) => e);
       expect(error).toBeInstanceOf(DomainError);
       expect(error.errorCode).toBe('VALIDATION_ERROR');
       expect(error.message).toMatch(/^overlapSeconds must be/);

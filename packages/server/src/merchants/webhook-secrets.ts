@@ -9,6 +9,7 @@
  * for a few seconds: a rotation in this process shows at once, in another within that time.
  */
 import { randomBytes } from 'node:crypto';
+import { type Actor, recordAudit } from '../audit/index.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { KeyRing } from '../vault/keyring.js';
@@ -72,21 +73,27 @@ export class WebhookSecrets {
    * Replaces the current secret and returns the new one (shown once). Older secrets keep signing for
    * `overlapSeconds` (never longer than they already would); 0 stops them at once, e.g. after a leak.
    */
-  async rotate(merchantId: string, options: { overlapSeconds?: number } = {}): Promise<string> {
+  async rotate(merchantId: string, by: Actor, options: { overlapSeconds?: number } = {}): Promise<string> {
     const overlapSeconds = options.overlapSeconds ?? DEFAULT_OVERLAP_SECONDS;
     if (!Number.isInteger(overlapSeconds) || overlapSeconds < 0 || overlapSeconds > MAX_OVERLAP_SECONDS) {
       throw new ValidationError(
         `overlapSeconds must be a whole number of seconds from 0 to ${MAX_OVERLAP_SECONDS}, got ${overlapSeconds}`,
       );
     }
-    const secret = await this.#repo.transaction(async (repo) => {
+    const secret = await this.#repo.transaction(async (repo, trx) => {
       if (!(await repo.lockMerchant(merchantId))) {
         throw new NotFoundError('MERCHANT_NOT_FOUND', `merchant ${merchantId} does not exist`);
       }
       const now = this.#now();
       await repo.deleteExpiredWebhookSecrets(merchantId, now);
       await repo.expireWebhookSecrets(merchantId, now + overlapSeconds * 1000);
-      return this.issue(repo, merchantId);
+      const issued = await this.issue(repo, merchantId);
+      await recordAudit(
+        trx,
+        { actor: by, action: 'webhook_secret.rotated', merchantId, details: { overlapSeconds } },
+        now,
+      );
+      return issued;
     });
     this.#cache.delete(merchantId);
     return secret;

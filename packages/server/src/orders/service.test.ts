@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Database } from '../db/index.js';
 import { DomainError } from '../errors.js';
 import { type Merchant, Merchants } from '../merchants/index.js';
+import { TEST_ACTOR } from '../test-support/actor.js';
 import { engines, openTestDb } from '../test-support/db.js';
 import { KeyRing } from '../vault/keyring.js';
 import { insertMessages, newMessage, type WebhookMessageRow } from '../webhooks/index.js';
@@ -54,8 +55,8 @@ describe.each(engines())('orders on %s', (engine) => {
     handle = await openTestDb(engine);
     clock = 1_700_000_000_000;
     const merchants = new Merchants({ db: handle.db, keyRing, env: 'staging' });
-    merchant = (await merchants.create({ name: 'Shop', allowedOrigins: [ORIGIN] })).merchant;
-    other = (await merchants.create({ name: 'Other', allowedOrigins: [ORIGIN] })).merchant;
+    merchant = (await merchants.create({ name: 'Shop', allowedOrigins: [ORIGIN] }, TEST_ACTOR)).merchant;
+    other = (await merchants.create({ name: 'Other', allowedOrigins: [ORIGIN] }, TEST_ACTOR)).merchant;
     orders = new Orders({
       db: handle.db,
       keyRing,

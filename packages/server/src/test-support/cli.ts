@@ -1,11 +1,22 @@
 /** Runs `wallet-checkout` commands in-process, as the CLI tests do, and reads what they printed. */
+import path from 'node:path';
 import { expect } from 'vitest';
 import { type CliIo, run } from '../cli/run.js';
+import type { Engine } from '../db/index.js';
+import type { TestDatabase } from './db.js';
 
 export interface Outcome {
   code: number;
   stdout: string;
   stderr: string;
+}
+
+/** What a command needs to reach a test database: its URL (on SQLite a file in its folder) and that folder. */
+export function cliEnv(engine: Engine, database: TestDatabase): { DATABASE_URL: string; DATA_DIR: string } {
+  return {
+    DATABASE_URL: engine === 'sqlite' ? `sqlite:${path.join(database.dataDir, 'w.db')}` : database.url,
+    DATA_DIR: database.dataDir,
+  };
 }
 
 export async function runCli(

@@ -11,6 +11,7 @@ import type { CreateMerchantInput } from '../merchants/index.js';
 import { TEST_SHOPPER_EMAIL } from '../sandbox/seed.js';
 import { type RunningService, startService } from '../server.js';
 import { TEST_SHOPPER_CODE } from '../shopper-auth/index.js';
+import { TEST_ACTOR } from './actor.js';
 import { type TestDatabase, testDatabase } from './db.js';
 
 export interface TestService extends RunningService {
@@ -127,11 +128,14 @@ export async function startTestService(
     dataDir: database.dataDir,
     logs,
     async merchant(input = {}) {
-      const created = await running.services.merchants.create({
-        name: 'Test Shop',
-        credentialTypes: ['NETWORK_TOKEN', 'PAN'],
-        ...input,
-      });
+      const created = await running.services.merchants.create(
+        {
+          name: 'Test Shop',
+          credentialTypes: ['NETWORK_TOKEN', 'PAN'],
+          ...input,
+        },
+        TEST_ACTOR,
+      );
       return {
         merchantId: created.merchant.id,
         apiKey: created.apiKey,

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../errors.js';
+import { TEST_ACTOR } from '../test-support/actor.js';
 import { visaNumber } from '../test-support/cards.js';
 import { engines, openTestDb } from '../test-support/db.js';
 import { KeyRing } from '../vault/keyring.js';
@@ -517,7 +518,7 @@ describe.each(engines())('Wallet on %s', (engine) => {
         .execute();
       await kysely.updateTable('vault_cards').set({ erased_at: 1 }).where('id', '=', gone.vaultId).execute();
 
-      const erased = await wallet.eraseShopper(shopper.id);
+      const erased = await wallet.eraseShopper(shopper.id, TEST_ACTOR);
       expect(erased).toEqual({ cardsRemoved: 1, addressesEmptied: 1, sessionsEnded: 0 });
       expect(await wallet.findShopperByEmail(shopper.email)).toBeUndefined();
       expect(await wallet.getShopper(shopper.id)).toEqual({
@@ -538,8 +539,11 @@ describe.each(engines())('Wallet on %s', (engine) => {
         [card.vaultId, unscheduled.vaultId].sort(),
       );
       // A request that was under way when the wallet was erased adds nothing to it.
-      for (const late of [wallet.addAddress(shopper.id, ADDRESS), saveVisa(shopper.id, 502, address.id)]) {
-        expect((await errorOf(late)).errorCode).toBe('SHOPPER_UNAUTHORIZED');
+      for (const late of [
+        () => wallet.addAddress(shopper.id, ADDRESS),
+        () => saveVisa(shopper.id, 502, address.id),
+      ]) {
+        expect((await errorOf(late())).errorCode).toBe('SHOPPER_UNAUTHORIZED');
       }
       // The email is free for a new wallet.
       expect(

@@ -1,3 +1,4 @@
+import { type Actor, recordAudit } from '../audit/index.js';
 import type { Db } from '../db/index.js';
 import { DomainError, NotFoundError, ValidationError } from '../errors.js';
 import { newId, newUuid } from '../ids.js';
@@ -357,6 +358,7 @@ export class Wallet {
    */
   async eraseShopper(
     shopperId: string,
+    by: Actor,
   ): Promise<{ cardsRemoved: number; addressesEmptied: number; sessionsEnded: number }> {
     const now = Date.now();
     return this.db.kysely.transaction().execute(async (trx) => {
@@ -368,7 +370,14 @@ export class Wallet {
       for (const card of cards) if (card.removedAt !== null) await scheduleErasure(trx, card.vaultId, now);
       const addressesEmptied = await repo.blankShopper(trx, shopperId);
       const sessionsEnded = await repo.endSessions(trx, shopperId, now);
-      return { cardsRemoved: inWallet.length, addressesEmptied, sessionsEnded };
+      const erased = { cardsRemoved: inWallet.length, addressesEmptied, sessionsEnded };
+      // The shopper's id only: the email it names is what was just erased.
+      await recordAudit(
+        trx,
+        { actor: by, action: 'shopper.erased', subject: shopperId, details: erased },
+        now,
+      );
+      return erased;
     });
   }
 

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../db/index.js';
 import { migrate } from '../db/migrate.js';
 import { createLogger } from '../log.js';
+import { TEST_ACTOR } from '../test-support/actor.js';
 import { engines, testDatabase } from '../test-support/db.js';
 import { insertMerchantRow } from '../test-support/rows.js';
 import { until } from '../test-support/wait.js';
@@ -396,7 +397,7 @@ describe.each(engines())('dispatcher on %s', (engine) => {
     const second = dispatcher({ url: hooks.url(), secrets: [SECRET] }, { retryDelaysMs: delays });
     await second.start();
     const webhooks = new Webhooks({ db, dispatcher: second });
-    expect(await webhooks.resend(MERCHANT, id as string)).toMatchObject({
+    expect(await webhooks.resend(MERCHANT, id as string, TEST_ACTOR)).toMatchObject({
       state: 'PENDING',
       attemptCount: 0,
     });

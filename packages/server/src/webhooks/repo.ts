@@ -389,14 +389,20 @@ export class WebhookRepo {
   /**
    * DELIVERED or FAILED → PENDING, due now, with the attempt count back to 0 so the whole schedule
    * applies again; earlier attempts stay in the history. The lease is left free for any dispatcher.
+   * `q` may be the caller's transaction.
    */
-  async resend(merchantId: string, messageId: string, now: number): Promise<MessageSummary> {
+  async resend(
+    merchantId: string,
+    messageId: string,
+    now: number,
+    q: Kysely<Database> = this.db.kysely,
+  ): Promise<MessageSummary> {
     // An optimistic update guarded by the state read: a concurrent resend or delivery makes it miss,
     // and the state is read again so the state machine judges the new one.
     for (;;) {
-      const current = await this.#find(merchantId, messageId);
+      const current = await this.#find(merchantId, messageId, q);
       const state = transition(current.state, 'RESEND');
-      const updated = await this.db.kysely
+      const updated = await q
         .updateTable('webhook_messages')
         .set({ state, attempt_count: 0, next_attempt_at: now, lease_until: now, updated_at: now })
         .where('id', '=', messageId)
@@ -411,15 +417,16 @@ export class WebhookRepo {
   /**
    * Sends again, as `resend` does, the merchant's FAILED messages given up at or after `since` (every
    * merchant's when `merchantId` is undefined), oldest first, at most `limit`; `hasMore` says whether
-   * others are left for another call.
+   * others are left for another call. `kysely` may be the caller's transaction.
    */
   async recoverFailed(
     merchantId: string | undefined,
     since: number,
     now: number,
     limit: number,
+    kysely: Kysely<Database> = this.db.kysely,
   ): Promise<{ recovered: number; hasMore: boolean }> {
-    const { kysely, engine } = this.db;
+    const { engine } = this.db;
     const failed = () =>
       kysely
         .selectFrom('webhook_messages')
@@ -557,8 +564,12 @@ export class WebhookRepo {
     return new Map(rows.map((row) => [row.id, row.state]));
   }
 
-  async #find(merchantId: string, messageId: string): Promise<WebhookMessagesTable> {
-    const row = await this.db.kysely
+  async #find(
+    merchantId: string,
+    messageId: string,
+    q: Kysely<Database> = this.db.kysely,
+  ): Promise<WebhookMessagesTable> {
+    const row = await q
       .selectFrom('webhook_messages')
       .selectAll()
       .where('id', '=', messageId)

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { type Actor, recordAudit } from '../audit/index.js';
 import type { Database, Db } from '../db/index.js';
 import {
   type Backlog,
@@ -26,11 +27,13 @@ export interface WebhooksOptions {
 
 /** What the API layer and other domain areas ask of webhooks, scoped to one merchant where it matters. */
 export class Webhooks {
+  readonly #db: Db;
   readonly #repo: WebhookRepo;
   readonly #dispatcher: { wake(): void };
   readonly #now: () => number;
 
   constructor(options: WebhooksOptions) {
+    this.#db = options.db;
     this.#repo = new WebhookRepo(options.db);
     this.#dispatcher = options.dispatcher;
     this.#now = options.now ?? Date.now;
@@ -58,8 +61,18 @@ export class Webhooks {
    * Sends a DELIVERED or FAILED message again, with a fresh retry schedule and the same webhook-id.
    * @throws DomainError WEBHOOK_MESSAGE_NOT_FOUND; WEBHOOK_NOT_RESENDABLE while the message is PENDING.
    */
-  async resend(merchantId: string, messageId: string): Promise<MessageSummary> {
-    const message = await this.#repo.resend(merchantId, messageId, this.#now());
+  async resend(merchantId: string, messageId: string, by: Actor): Promise<MessageSummary> {
+    const now = this.#now();
+    const message = await this.#db.kysely.transaction().execute(async (trx) => {
+      const resent = await this.#repo.resend(merchantId, messageId, now, trx);
+      const details = { eventName: resent.eventName };
+      await recordAudit(
+        trx,
+        { actor: by, action: 'webhook.resent', merchantId, subject: messageId, details },
+        now,
+      );
+      return resent;
+    });
     this.#dispatcher.wake();
     return message;
   }
@@ -73,8 +86,18 @@ export class Webhooks {
   async recover(
     merchantId: string | undefined,
     since: number,
+    by: Actor,
   ): Promise<{ recovered: number; hasMore: boolean }> {
-    const outcome = await this.#repo.recoverFailed(merchantId, since, this.#now(), RECOVER_BATCH);
+    const now = this.#now();
+    const outcome = await this.#db.kysely.transaction().execute(async (trx) => {
+      const batch = await this.#repo.recoverFailed(merchantId, since, now, RECOVER_BATCH, trx);
+      if (batch.recovered > 0) {
+        const details = { since: new Date(since).toISOString(), recovered: batch.recovered };
+        const event = { actor: by, action: 'webhooks.recovered', details } as const;
+        await recordAudit(trx, merchantId === undefined ? event : { ...event, merchantId }, now);
+      }
+      return batch;
+    });
     if (outcome.recovered > 0) this.#dispatcher.wake();
     return outcome;
   }

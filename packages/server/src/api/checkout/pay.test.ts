@@ -3,6 +3,7 @@ import type { AddressInfo as NetAddress } from 'node:net';
 import { request as httpRequest } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SHOPPER_EMAIL } from '../../sandbox/seed.js';
+import { TEST_ACTOR } from '../../test-support/actor.js';
 import { engines } from '../../test-support/db.js';
 import { type Receiver, startReceiver, verifiedBody } from '../../test-support/receiver.js';
 import { type SandboxGatewayServer, startSandboxGateway } from '../../test-support/sandbox-gateway.js';
@@ -147,6 +148,7 @@ describe.each(engines())('checkout page API: sign-in, wallet and payment on %s',
       xml,
       { gateway: 'sandbox', style: 'xml', url: proxy.url, timeoutMs: 5_000 },
       { apiKey: 'sk_sandbox_xml' },
+      TEST_ACTOR,
     );
     merchantMode = await service.merchant({ ...base, name: 'Own Processor', authorizationMode: 'merchant' });
   });

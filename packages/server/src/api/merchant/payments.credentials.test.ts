@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuditTrail } from '../../audit/index.js';
 import type { CredentialEntry, PaymentCredentialsPayload } from '../../payments/types.js';
+import { TEST_ACTOR } from '../../test-support/actor.js';
 import { engines } from '../../test-support/db.js';
 import { webhookSchemaErrors } from '../../test-support/openapi.js';
 import { type Receiver, startReceiver, verifiedBody } from '../../test-support/receiver.js';
@@ -205,9 +207,9 @@ describe.each(engines())('POST /payments/credentials on %s', (engine) => {
   });
 
   it('answers 401 for a revoked key', async () => {
-    const { id, apiKey } = await service.services.merchants.createApiKey(shop.merchantId);
+    const { id, apiKey } = await service.services.merchants.createApiKey(shop.merchantId, TEST_ACTOR);
     expect((await service.call('POST', '/payments/credentials', { apiKey, body: body() })).status).toBe(200);
-    await service.services.merchants.revokeApiKey(id);
+    await service.services.merchants.revokeApiKey(id, TEST_ACTOR);
     const response = await service.call('POST', '/payments/credentials', { apiKey, body: body() });
     expect(response.status).toBe(401);
   });
@@ -323,6 +325,17 @@ describe.each(engines())('POST /payments/credentials on %s', (engine) => {
         apiKey: late.apiKey,
       });
       expect(resent.status).toBe(200);
+      const audited = await new AuditTrail(service.services.db).list({
+        merchantId: late.merchantId,
+        action: 'webhook.resent',
+      });
+      expect(audited).toMatchObject([
+        {
+          actor: `merchant:${late.merchantId}`,
+          subject: failed.webhook.messageId,
+          details: { eventName: 'PAYMENT_CREDENTIALS' },
+        },
+      ]);
       const webhook = await up.next();
       expect(webhook.headers['webhook-id']).toBe(failed.webhook.messageId);
       await until(async () => {
@@ -454,7 +467,7 @@ describe.each(engines())('a credentials webhook after the approval was withdrawn
       return found.json.state === 'DELIVERED' && found.json;
     });
 
-    await service.services.merchants.approveCredentials(shop.merchantId, []);
+    await service.services.merchants.approveCredentials(shop.merchantId, [], TEST_ACTOR);
     const resent = await service.call('POST', `/webhooks/messages/${delivered.webhook.messageId}/resend`, {
       apiKey: shop.apiKey,
     });

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from '@sinclair/typebox';
+import { merchantActor } from '../../audit/index.js';
 import {
   type AttemptRecord,
   type MessageSummary,
@@ -144,7 +145,10 @@ export const webhookRoutes =
           },
         },
       },
-      async (request) => toMessage(await webhooks.resend(merchantOf(request).id, request.params.messageId)),
+      async (request) => {
+        const { id } = merchantOf(request);
+        return toMessage(await webhooks.resend(id, request.params.messageId, merchantActor(id)));
+      },
     );
 
     app.post(
@@ -175,7 +179,10 @@ export const webhookRoutes =
           },
         },
       },
-      async (request) => webhooks.recover(merchantOf(request).id, Date.parse(request.body.since)),
+      async (request) => {
+        const { id } = merchantOf(request);
+        return webhooks.recover(id, Date.parse(request.body.since), merchantActor(id));
+      },
     );
 
     app.post(

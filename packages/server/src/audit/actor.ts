@@ -1,0 +1,30 @@
+import os from 'node:os';
+
+/**
+ * Who took an action: a person at a command line (`operator:<name>@<host>`), a merchant's server through
+ * the API with one of its keys (`merchant:<merchantId>`), or the service on its own (`service`).
+ */
+export type Actor = `operator:${string}` | `merchant:${string}` | 'service';
+
+export const SERVICE_ACTOR: Actor = 'service';
+
+export function merchantActor(merchantId: string): Actor {
+  return `merchant:${merchantId}`;
+}
+
+/**
+ * The person running a command: `WALLET_OPERATOR` when set (for a shared account), else the user `sudo`
+ * was run by, else the account's own name; and the machine it runs on.
+ */
+export function operatorActor(named: string | undefined, env: Record<string, string | undefined>): Actor {
+  return `operator:${named ?? env.SUDO_USER ?? accountName()}@${os.hostname()}`;
+}
+
+function accountName(): string {
+  try {
+    return os.userInfo().username;
+  } catch {
+    // A container may run as a uid with no account: the uid names it.
+    return `uid ${process.getuid?.() ?? 'unknown'}`;
+  }
+}
