@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { AuditEvent } from './audit/index.js';
 import { createLogger } from './log.js';
 import { startMaintenance } from './maintenance.js';
 import type { Services } from './server.js';
@@ -6,6 +7,9 @@ import type { Services } from './server.js';
 /** The sweeps' owners faked (each records its calls), and the log kept, to check what runs when. */
 function fakeServices() {
   const calls: string[] = [];
+  /** Events the fake trail has not handed out yet; each copy hands out all of them. */
+  const uncopied: AuditEvent[] = [];
+  let copies = 0;
   const sweep =
     (name: string, fails = false) =>
     async () => {
@@ -28,8 +32,28 @@ function fakeServices() {
         calls.push('retention stopped');
       },
     },
+    audit: {
+      copyNew: async (emit: (event: AuditEvent) => void) => {
+        copies++;
+        for (const event of uncopied.splice(0)) emit(event);
+      },
+    },
   } as unknown as Services;
-  return { services, calls };
+  return { services, calls, uncopied, copies: () => copies };
+}
+
+function auditEvent(seq: number): AuditEvent {
+  return {
+    seq,
+    at: Date.UTC(2026, 10, 26, 6, 0, seq),
+    actor: 'operator:alice@ops1',
+    action: 'api_key.revoked',
+    merchantId: 'mch_1',
+    subject: `key_${seq}`,
+    details: { prefix: 'sk_test_Ab3x' },
+    prevHash: 'a'.repeat(64),
+    hash: 'b'.repeat(64),
+  };
 }
 
 describe('maintenance, with the sweeps faked', () => {
@@ -65,5 +89,38 @@ describe('maintenance, with the sweeps faked', () => {
     const count = calls.length;
     await vi.advanceTimersByTimeAsync(30 * 60_000);
     expect(calls).toHaveLength(count);
+  });
+
+  it('copies new audit events into the log at start and every 10 seconds, while it logs at info', async () => {
+    const { services, uncopied } = fakeServices();
+    const lines: string[] = [];
+    const log = createLogger('info', { write: (line: string) => lines.push(line) } as never);
+    uncopied.push(auditEvent(1), auditEvent(2));
+    const maintenance = startMaintenance(services, log);
+    await vi.advanceTimersByTimeAsync(0);
+    const audited = () =>
+      lines
+        .map((line) => JSON.parse(line) as { msg: string; audit?: { seq: number; at: string } })
+        .filter((line) => line.msg === 'audit event');
+    expect(audited().map((line) => line.audit)).toEqual([
+      { ...auditEvent(1), at: '2026-11-26T06:00:01.000Z' },
+      { ...auditEvent(2), at: '2026-11-26T06:00:02.000Z' },
+    ]);
+    uncopied.push(auditEvent(3));
+    await vi.advanceTimersByTimeAsync(9_999);
+    expect(audited()).toHaveLength(2);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(audited().map((line) => line.audit?.seq)).toEqual([1, 2, 3]);
+    await maintenance.stop();
+
+    // Logging at warn, it leaves the events for a process that logs them.
+    const quiet = fakeServices();
+    const stopped = startMaintenance(
+      quiet.services,
+      createLogger('warn', { write: () => undefined } as never),
+    );
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(quiet.copies()).toBe(0);
+    await stopped.stop();
   });
 });

@@ -1,14 +1,17 @@
 /**
- * The service's periodic clean-up: expired idempotency keys, orders left open past their life, sign-in
- * codes and tokens, enrolments and rate-limit windows every 10 minutes, and the retention sweep (which
- * also erases the card numbers no wallet holds) at start and with them. Every process runs it; each
- * sweep is safe to run in several processes at once.
+ * The service's periodic work: expired idempotency keys, orders left open past their life, sign-in codes
+ * and tokens, enrolments and rate-limit windows every 10 minutes, and the retention sweep (which also
+ * erases the card numbers no wallet holds) at start and with them; and every 10 seconds, the audit
+ * trail's new events copied into the log. Every process runs it; each part is safe to run in several
+ * processes at once.
  */
 import type { Logger } from './log.js';
 import type { Services } from './server.js';
 
 /** 10 min between sweeps of expired idempotency keys and orders left open past their life. */
 const SWEEP_INTERVAL_MS = 10 * 60_000;
+/** 10 s: a log server has an audit event within seconds of the action, a command's included. */
+const AUDIT_COPY_INTERVAL_MS = 10_000;
 
 /** Starts the sweeps; `stop()` ends them, and waits for a retention sweep under way to end its batch. */
 export function startMaintenance(services: Services, log: Logger): { stop(): Promise<void> } {
@@ -35,8 +38,26 @@ export function startMaintenance(services: Services, log: Logger): { stop(): Pro
       })
       .catch((error: unknown) => log.warn({ err: error }, 'retention sweep failed; it runs again later'));
   };
+  let copying: Promise<unknown> | undefined;
+  const copyAudit = () => {
+    // Below `info` the lines would go nowhere: the events wait for a process that logs them.
+    if (copying || !log.isLevelEnabled('info')) return;
+    copying = services.audit
+      .copyNew((event) =>
+        log.info({ audit: { ...event, at: new Date(event.at).toISOString() } }, 'audit event'),
+      )
+      .catch((error: unknown) =>
+        log.warn({ err: error }, 'copying the audit trail into the log failed; it is tried again'),
+      )
+      .finally(() => {
+        copying = undefined;
+      });
+  };
   // At start too: a process restarted more often than the sweeps run would never sweep otherwise.
   retain();
+  copyAudit();
+  const auditTimer = setInterval(copyAudit, AUDIT_COPY_INTERVAL_MS);
+  auditTimer.unref();
   const timer = setInterval(() => {
     retain();
     for (const [name, sweep] of sweeps) {
@@ -47,6 +68,8 @@ export function startMaintenance(services: Services, log: Logger): { stop(): Pro
   return {
     async stop() {
       clearInterval(timer);
+      clearInterval(auditTimer);
+      await copying;
       await services.retention.stop();
     },
   };

@@ -17,6 +17,7 @@ import { sandboxMessagesRoute } from './api/sandbox/messages.js';
 import { sandboxSessionsRoute } from './api/sandbox/sessions.js';
 import { SDK_PACKAGE_DIR, sdkRoutes } from './api/sdk.js';
 import { buildApp } from './app.js';
+import { AuditTrail } from './audit/index.js';
 import { Checkout } from './checkout/index.js';
 import { type Config, ConfigError } from './config.js';
 import { DbClock } from './db/clock.js';
@@ -95,6 +96,7 @@ export interface Services {
    * (never when `off`); erases the card numbers of removed cards once due.
    */
   retention: Retention;
+  audit: AuditTrail;
 }
 
 export async function createServices(config: Config, log: Logger): Promise<Services> {
@@ -293,6 +295,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     checkout,
     metrics,
     retention: new Retention({ db, days: config.retentionDays, webhooks, payments, now: clock.now }),
+    audit: new AuditTrail(db),
   };
 }
 

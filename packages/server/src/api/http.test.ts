@@ -1,7 +1,9 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_ACTOR } from '../test-support/actor.js';
 import { engines } from '../test-support/db.js';
 import { startTestService, type TestService } from '../test-support/service.js';
+import { until } from '../test-support/wait.js';
 
 /** How the service answers what is wrong at the HTTP level, before any domain code runs. */
 describe.each(engines())('HTTP edges on %s', (engine) => {
@@ -170,6 +172,36 @@ describe.each(engines())('HTTP edges on %s', (engine) => {
   it('checks the key before the body', async () => {
     const response = await service.call('POST', '/payments/credentials', { body: {} });
     expect(response.status).toBe(401);
+  });
+
+  it('logs each refused key with its first characters only, and where it came from', async () => {
+    const revoked = await service.merchant({ name: 'Revoked' });
+    await service.services.merchants.revokeApiKey(revoked.apiKey, TEST_ACTOR);
+    const calls = [{ apiKey: revoked.apiKey }, { headers: { authorization: 'Basic dXNlcjpwYXNz' } }, {}];
+    for (const options of calls) {
+      expect((await service.call('GET', '/webhooks/messages', options)).status).toBe(401);
+    }
+    const refused = await until(async () => {
+      const lines = service.logs
+        .flatMap((chunk) => chunk.split('\n'))
+        .filter((line) => line.includes('refused a merchant API request'))
+        .map((line) => JSON.parse(line));
+      return lines.length >= 3 && lines.slice(-3);
+    });
+    expect(refused).toEqual(
+      ['unknown or revoked key', 'not a Bearer key', 'no Authorization header'].map((reason, i) =>
+        expect.objectContaining({
+          level: 40,
+          reason,
+          ip: '127.0.0.1',
+          method: 'GET',
+          route: '/webhooks/messages',
+          requestId: expect.any(String),
+          ...(i === 0 ? { keyPrefix: revoked.apiKey.slice(0, 12) } : {}),
+        }),
+      ),
+    );
+    expect(service.logs.join('')).not.toContain(revoked.apiKey);
   });
 
   it('serves the singular /payment/credentials spelling', async () => {

@@ -19,7 +19,10 @@ describe.each(engines())('the audit trail on %s', (engine) => {
   beforeEach(async () => {
     clock = 1_700_000_000_000;
     await handle.db.kysely.deleteFrom('audit_events').execute();
-    await handle.db.kysely.updateTable('audit_head').set({ seq: 0, hash: GENESIS_HASH }).execute();
+    await handle.db.kysely
+      .updateTable('audit_head')
+      .set({ seq: 0, hash: GENESIS_HASH, logged_seq: 0 })
+      .execute();
   });
 
   async function recordSome(count: number): Promise<void> {
@@ -152,5 +155,38 @@ describe.each(engines())('the audit trail on %s', (engine) => {
       handle.db.kysely,
     );
     expect(await trail.verify()).toMatchObject({ ok: false, events: 1_499, seq: 1_500 });
+  });
+
+  it('hands each event to the log once, however many processes copy, oldest first', async () => {
+    await recordSome(3);
+    const other = new AuditTrail(handle.db);
+    const copied: number[] = [];
+    const emit = (event: { seq: number }) => copied.push(event.seq);
+    expect((await Promise.all([trail.copyNew(emit), other.copyNew(emit)])).sort()).toEqual([0, 3]);
+    expect(copied).toEqual([1, 2, 3]);
+    await recordSome(1);
+    expect(await other.copyNew(emit)).toBe(1);
+    expect(await trail.copyNew(emit)).toBe(0);
+    expect(copied).toEqual([1, 2, 3, 4]);
+
+    // More than one batch at a time.
+    await handle.db.kysely.transaction().execute(async (trx) => {
+      for (let i = 0; i < 1_200; i++)
+        await recordAudit(trx, { actor: 'service', action: 'audit.viewed' }, clock);
+    });
+    expect(await trail.copyNew(emit)).toBe(1_200);
+    expect(copied).toEqual(Array.from({ length: 1_204 }, (_, i) => i + 1));
+  });
+
+  it('copies an event again only when the copy fails before it is recorded', async () => {
+    await recordSome(2);
+    await expect(
+      trail.copyNew(() => {
+        throw new Error('the log is gone');
+      }),
+    ).rejects.toThrow('the log is gone');
+    const copied: number[] = [];
+    expect(await trail.copyNew((event) => copied.push(event.seq))).toBe(2);
+    expect(copied).toEqual([1, 2]);
   });
 });

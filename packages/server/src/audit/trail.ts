@@ -84,6 +84,8 @@ export const DEFAULT_LIST_LIMIT = 100;
 export const MAX_LIST_LIMIT = 1000;
 /** Events read a query while verifying. */
 const VERIFY_PAGE = 1000;
+/** Events copied to the log a transaction: a few milliseconds, during which writers of the trail wait. */
+const COPY_BATCH = 500;
 
 type Row = Selectable<AuditEventsTable>;
 
@@ -165,6 +167,50 @@ export class AuditTrail {
   /** Records an event alone, for an action that wrote nothing (a read) or wrote outside the database. */
   record(event: NewAuditEvent): Promise<AuditEvent> {
     return this.#kysely.transaction().execute((trx) => recordAudit(trx, event, this.#now()));
+  }
+
+  /**
+   * Hands `emit` every event not copied yet, oldest first, and records how far it got, so that each event
+   * is copied once across every process (again only after a crash between the two). Says how many.
+   */
+  async copyNew(emit: (event: AuditEvent) => void): Promise<number> {
+    let copied = 0;
+    for (;;) {
+      const head = await this.#kysely
+        .selectFrom('audit_head')
+        .select(['seq', 'logged_seq'])
+        .where('id', '=', 1)
+        .executeTakeFirstOrThrow();
+      // Read without a lock first: a process with nothing to copy never holds up the trail's writers.
+      if (Number(head.seq) <= Number(head.logged_seq)) return copied;
+      const batch = await this.#kysely.transaction().execute(async (trx) => {
+        // Taking the head waits for a writer's commit, so no event numbered below it is still to come.
+        const locked = await trx
+          .updateTable('audit_head')
+          .set((eb) => ({ logged_seq: eb.ref('logged_seq') }))
+          .where('id', '=', 1)
+          .returning('logged_seq')
+          .executeTakeFirstOrThrow();
+        const rows = await trx
+          .selectFrom('audit_events')
+          .selectAll()
+          .where('seq', '>', Number(locked.logged_seq))
+          .orderBy('seq')
+          .limit(COPY_BATCH)
+          .execute();
+        const last = rows.at(-1);
+        if (!last) return 0;
+        for (const row of rows) emit(toEvent(row));
+        await trx
+          .updateTable('audit_head')
+          .set({ logged_seq: Number(last.seq) })
+          .where('id', '=', 1)
+          .execute();
+        return rows.length;
+      });
+      copied += batch;
+      if (batch < COPY_BATCH) return copied;
+    }
   }
 
   /** Events matching the filter, oldest first. */

@@ -4,6 +4,8 @@ import type { AuditEvent } from '../audit/index.js';
 import { createDb } from '../db/index.js';
 import { cliEnv, json, runCli } from '../test-support/cli.js';
 import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
+import { startTestService } from '../test-support/service.js';
+import { until } from '../test-support/wait.js';
 
 describe.each(engines())('wallet-checkout audit on %s', (engine) => {
   let database: TestDatabase;
@@ -93,5 +95,29 @@ describe.each(engines())('wallet-checkout audit on %s', (engine) => {
     expect(operator.stderr).toBe(
       'error: WALLET_OPERATOR: must be at most 100 characters, without control characters\n',
     );
+  });
+
+  it("is copied into a running service's log, each event once, with its hash", async () => {
+    const last = (await list('--limit', '1000')).at(-1) as AuditEvent;
+    const service = await startTestService(
+      engine,
+      { DATABASE_URL: env.DATABASE_URL as string },
+      { database },
+    );
+    try {
+      const copied = await until(async () => {
+        const lines = service.logs
+          .flatMap((chunk) => chunk.split('\n'))
+          .filter((line) => line.includes('"audit event"'))
+          .map((line) => (JSON.parse(line) as { audit: AuditEvent }).audit);
+        return lines.length > last.seq && lines;
+      });
+      // The listing above recorded itself, once it had read the events: one more than it showed.
+      expect(copied.map((event) => event.seq)).toEqual(Array.from({ length: last.seq + 1 }, (_, i) => i + 1));
+      expect(copied[last.seq - 1]).toEqual({ ...last, at: new Date(last.at).toISOString() });
+      expect(copied.at(-1)).toMatchObject({ action: 'audit.viewed', prevHash: last.hash });
+    } finally {
+      await service.close();
+    }
   });
 });

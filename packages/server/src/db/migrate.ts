@@ -14,6 +14,7 @@ import * as cardRemoval from './migrations/011_card_removal.js';
 import * as vaultErasure from './migrations/012_vault_erasure.js';
 import * as addressRemoval from './migrations/013_address_removal.js';
 import * as auditTrail from './migrations/014_audit_trail.js';
+import * as auditLogCopy from './migrations/015_audit_log_copy.js';
 
 type EngineMigration = { up(db: Parameters<Migration['up']>[0], engine: Engine): Promise<void> };
 
@@ -36,6 +37,7 @@ const MIGRATIONS: Record<string, EngineMigration> = {
   '012_vault_erasure': vaultErasure,
   '013_address_removal': addressRemoval,
   '014_audit_trail': auditTrail,
+  '015_audit_log_copy': auditLogCopy,
 };
 
 export class MigrationError extends Error {}

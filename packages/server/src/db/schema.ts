@@ -326,6 +326,8 @@ export interface AuditHeadTable {
   id: number;
   seq: number;
   hash: string;
+  /** The last event copied into the service's log; 0 for none. */
+  logged_seq: Generated<number>;
 }
 
 export interface Database {

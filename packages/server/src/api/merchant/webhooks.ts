@@ -136,7 +136,8 @@ export const webhookRoutes =
         schema: {
           tags: ['Webhooks'],
           summary: 'Send a delivered or failed message again',
-          description: 'Same `webhook-id`, a fresh retry schedule; the payload is built again at delivery.',
+          description:
+            "Same `webhook-id`, a fresh retry schedule; the payload is built again at delivery. Recorded in the service's audit trail.",
           security: BEARER_SECURITY,
           params: MessageParams,
           response: {
@@ -158,7 +159,7 @@ export const webhookRoutes =
         schema: {
           tags: ['Webhooks'],
           summary: 'Send again every message given up since a time',
-          description: `After your endpoint was down for longer than the retry schedule: every message of yours that ended FAILED at or after \`since\` goes out again, oldest first, each with its own \`webhook-id\` and a fresh retry schedule. At most ${RECOVER_BATCH} a call; call again while \`hasMore\` is true.`,
+          description: `After your endpoint was down for longer than the retry schedule: every message of yours that ended FAILED at or after \`since\` goes out again, oldest first, each with its own \`webhook-id\` and a fresh retry schedule. At most ${RECOVER_BATCH} a call; call again while \`hasMore\` is true. A call that sends any again is recorded in the service's audit trail.`,
           security: BEARER_SECURITY,
           body: Type.Object(
             {
