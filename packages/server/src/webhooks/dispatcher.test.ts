@@ -493,10 +493,11 @@ describe.each(engines())('dispatcher on %s', (engine) => {
     expect((await repo().get(MERCHANT, id as string)).state).toBe('DELIVERED');
   });
 
-  it('records the result of an attempt that outlasts its lease, and sends it once', async () => {
-    const hooks = await receiver();
-    // The answer comes after the lease ran out and after the process's own polls claimed the message again.
-    hooks.respond = (_request, response) => void setTimeout(() => response.end('ok'), 600);
+  /**
+   * With a lease of 200 ms and polls every 50 ms, one message goes to `hooks` once and is DELIVERED with
+   * one attempt, whatever the process's own polls claimed meanwhile.
+   */
+  async function expectSentOnce(hooks: Receiver): Promise<void> {
     const sender = dispatcher({ url: hooks.url(), secrets: [SECRET] }, { leaseMs: 200, pollIntervalMs: 50 });
     await sender.start();
     const id = (await outbox(1, 0))[0]?.id as string;
@@ -506,7 +507,36 @@ describe.each(engines())('dispatcher on %s', (engine) => {
       return message.state === 'DELIVERED' && message;
     });
     expect(delivered.attemptCount).toBe(1);
+    expect(delivered.attempts).toHaveLength(1);
     expect(hooks.requests).toHaveLength(1);
+  }
+
+  it('records the result of an attempt that outlasts its lease, and sends it once', async () => {
+    const hooks = await receiver();
+    // The answer comes after the lease ran out and after the process's own polls claimed the message again.
+    hooks.respond = (_request, response) => void setTimeout(() => response.end('ok'), 600);
+    await expectSentOnce(hooks);
+  });
+
+  it('records the result of an attempt whose lease runs out while the result is written, and sends it once', async () => {
+    const hooks = await receiver();
+    // The first result's write takes longer than the lease, as on a loaded machine: meanwhile the
+    // process's own polls find the lease run out.
+    const record = WebhookRepo.prototype.recordResults;
+    let slowed = false;
+    WebhookRepo.prototype.recordResults = async function (this: WebhookRepo, results) {
+      if (!slowed) {
+        slowed = true;
+        await new Promise((resolve) => setTimeout(resolve, 400));
+      }
+      return record.call(this, results);
+    };
+    try {
+      await expectSentOnce(hooks);
+      expect(slowed).toBe(true);
+    } finally {
+      WebhookRepo.prototype.recordResults = record;
+    }
   });
 
   describe('a receiver that hangs holds at most its share of the delivery slots', () => {

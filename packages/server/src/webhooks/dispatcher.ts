@@ -143,6 +143,12 @@ export class Dispatcher {
   readonly #tasks = new Set<Promise<void>>();
   #results: AttemptResult[] = [];
   #flushing: Promise<void> | undefined;
+  /**
+   * The end of this process's last claim or result write: each waits for the one before. A claim that
+   * took back a message whose result was being written (its lease having run out meanwhile) would move
+   * the lease the write is fenced by: the result would be lost and the message sent again.
+   */
+  #lastTurn: Promise<unknown> = Promise.resolve();
   #committed: LeasedMessage[] = [];
   #committedScheduled = false;
   #polling = false;
@@ -320,9 +326,12 @@ export class Dispatcher {
     try {
       const now = this.#now();
       const skip = this.#shares.saturated();
-      const claimed = await this.#repo.claimDue(now, this.leaseMs, limit, skip);
-      this.#backlog = claimed.length === limit;
-      this.#enqueue(claimed.filter((message) => !this.#adoptLease(message)));
+      const claimed = await this.#inTurn(async () => {
+        const messages = await this.#repo.claimDue(now, this.leaseMs, limit, skip);
+        return { count: messages.length, fresh: messages.filter((message) => !this.#adoptLease(message)) };
+      });
+      this.#backlog = claimed.count === limit;
+      this.#enqueue(claimed.fresh);
       // Messages set aside for a receiver at its share leave room: claim again, for the other merchants.
       if (this.#backlog && this.#room() >= Math.min(this.#shares.concurrency, BATCH)) this.#pollSoon();
       if (!this.#backlog) {
@@ -522,9 +531,13 @@ export class Dispatcher {
 
   async #flushLoop(): Promise<void> {
     while (this.#results.length > 0) {
-      const batch = this.#results.splice(0, BATCH);
+      let batch: AttemptResult[] = [];
       try {
-        await this.#repo.recordResults(batch);
+        await this.#inTurn(() => {
+          // Taken in the turn: a claim that adopts a lease before it still finds these results.
+          batch = this.#results.splice(0, BATCH);
+          return this.#writeResults(batch);
+        });
       } catch (error) {
         this.#log.error({ err: error, results: batch.length }, 'could not record webhook attempts');
         if (!this.#running) {
@@ -534,13 +547,24 @@ export class Dispatcher {
         }
         this.#results.unshift(...batch);
         await new Promise((resolve) => setTimeout(resolve, FLUSH_RETRY_MS));
-        continue;
-      }
-      for (const result of batch) {
-        this.#held.delete(result.messageId);
-        if (result.state === 'PENDING') this.#armRetryTimer(result.nextAttemptAt);
       }
     }
+  }
+
+  /** Writes results and lets their messages go, in one turn: a claim after it finds them settled. */
+  async #writeResults(batch: AttemptResult[]): Promise<void> {
+    await this.#repo.recordResults(batch);
+    for (const result of batch) {
+      this.#held.delete(result.messageId);
+      if (result.state === 'PENDING') this.#armRetryTimer(result.nextAttemptAt);
+    }
+  }
+
+  /** Runs `work` once this process's previous claim or result write has ended. */
+  #inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const turn = this.#lastTurn.then(work);
+    this.#lastTurn = turn.catch(() => undefined);
+    return turn;
   }
 
   async #flush(): Promise<void> {
