@@ -10,6 +10,7 @@ import { createOrderRoute } from './api/checkout/orders.create.js';
 import { checkoutPageRoute } from './api/checkout/page.js';
 import { checkoutApiRoutes } from './api/checkout/shopper-routes.js';
 import { shopperLookupRoute } from './api/checkout/shoppers.lookup.js';
+import { auditEventsRoute } from './api/merchant/audit-events.get.js';
 import { credentialsLookupRoutes } from './api/merchant/credentials-requests.get.js';
 import { orderGetRoute } from './api/merchant/orders.get.js';
 import { webhookRoutes } from './api/merchant/webhooks.js';
@@ -305,6 +306,7 @@ export async function createApp(services: Services): Promise<FastifyInstance> {
     credentialsLookupRoutes(services),
     webhookRoutes({ webhooks: services.webhooks, tester: services.webhookTester }),
     orderGetRoute(services.orders),
+    auditEventsRoute(services),
     createOrderRoute(services),
     shopperLookupRoute(services),
     checkoutPageRoute({ orders: services.orders, assets: readCheckoutAssets() }),

@@ -9,6 +9,9 @@ export const ErrorBody = Type.Object(
   { $id: 'ErrorBody', description: 'Every failure of the API has this body (interface section 2.4).' },
 );
 
+/** A time in the API: RFC 3339 in UTC, e.g. `2026-11-26T06:00:00.000Z`. */
+export const Timestamp = Type.String({ format: 'date-time' });
+
 export const Acknowledgement = Type.Object(
   {
     code: Type.Integer({ description: '200 on success.', examples: [200] }),

@@ -213,6 +213,25 @@ export class AuditTrail {
     }
   }
 
+  /**
+   * One merchant's events, newest first, `limit` of them from before `before` (an event's number), with
+   * whether older ones follow.
+   */
+  async merchantPage(
+    merchantId: string,
+    page: { limit: number; before?: number },
+  ): Promise<{ events: AuditEvent[]; hasMore: boolean }> {
+    const rows = await this.#kysely
+      .selectFrom('audit_events')
+      .selectAll()
+      .where('merchant_id', '=', merchantId)
+      .$if(page.before !== undefined, (q) => q.where('seq', '<', page.before as number))
+      .orderBy('seq', 'desc')
+      .limit(page.limit + 1)
+      .execute();
+    return { events: rows.slice(0, page.limit).map(toEvent), hasMore: rows.length > page.limit };
+  }
+
   /** Events matching the filter, oldest first. */
   async list(filter: AuditFilter = {}): Promise<AuditEvent[]> {
     const limit = filter.limit ?? DEFAULT_LIST_LIMIT;

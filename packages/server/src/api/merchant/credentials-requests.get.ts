@@ -2,10 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from '@sinclair/typebox';
 import type { CredentialsLookup, CredentialsRequestView } from '../../payments/lookup.js';
 import { merchantOf } from '../plugins/auth.js';
-import { BEARER_SECURITY, errorResponses } from '../schemas.js';
+import { BEARER_SECURITY, errorResponses, Timestamp } from '../schemas.js';
 import { Attempt, toAttempt } from './webhooks.js';
-
-const Timestamp = Type.String({ format: 'date-time' });
 
 const CredentialsRequestResource = Type.Object({
   requestId: Type.String(),

@@ -2,10 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { ORDER_STATES, type Orders, toOrderView } from '../../orders/index.js';
 import { merchantOf } from '../plugins/auth.js';
-import { BEARER_SECURITY, errorResponses } from '../schemas.js';
+import { BEARER_SECURITY, errorResponses, Timestamp } from '../schemas.js';
 
 const Cents = Type.Integer({ description: 'Integer cents.' });
-const Timestamp = Type.String({ format: 'date-time' });
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
 const ShippingMethod = Type.Object({ externalId: Type.String(), name: Type.String(), price: Cents });

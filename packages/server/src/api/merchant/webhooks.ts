@@ -10,9 +10,7 @@ import {
   type WebhookTester,
 } from '../../webhooks/index.js';
 import { merchantOf } from '../plugins/auth.js';
-import { BEARER_SECURITY, errorResponses } from '../schemas.js';
-
-const Timestamp = Type.String({ format: 'date-time' });
+import { BEARER_SECURITY, errorResponses, Timestamp } from '../schemas.js';
 
 export const Attempt = Type.Object({
   attemptedAt: Timestamp,
