@@ -174,10 +174,18 @@ describe.each(engines())('HTTP edges on %s', (engine) => {
     expect(response.status).toBe(401);
   });
 
-  it('logs each refused key with its first characters only, and where it came from', async () => {
+  it('logs each refused key with its first characters only, why, and where it came from', async () => {
     const revoked = await service.merchant({ name: 'Revoked' });
-    await service.services.merchants.revokeApiKey(revoked.apiKey, TEST_ACTOR);
-    const calls = [{ apiKey: revoked.apiKey }, { headers: { authorization: 'Basic dXNlcjpwYXNz' } }, {}];
+    const key = await service.services.merchants.revokeApiKey(revoked.apiKey, TEST_ACTOR);
+    const unknown = `sk_test_${'U'.repeat(32)}`;
+    const live = `sk_live_${'L'.repeat(32)}`;
+    const calls = [
+      { apiKey: revoked.apiKey },
+      { apiKey: unknown },
+      { apiKey: live },
+      { headers: { authorization: 'Basic dXNlcjpwYXNz' } },
+      {},
+    ];
     for (const options of calls) {
       expect((await service.call('GET', '/webhooks/messages', options)).status).toBe(401);
     }
@@ -186,22 +194,30 @@ describe.each(engines())('HTTP edges on %s', (engine) => {
         .flatMap((chunk) => chunk.split('\n'))
         .filter((line) => line.includes('refused a merchant API request'))
         .map((line) => JSON.parse(line));
-      return lines.length >= 3 && lines.slice(-3);
+      return lines.length >= calls.length && lines.slice(-calls.length);
     });
-    expect(refused).toEqual(
-      ['unknown or revoked key', 'not a Bearer key', 'no Authorization header'].map((reason, i) =>
-        expect.objectContaining({
-          level: 40,
-          reason,
-          ip: '127.0.0.1',
-          method: 'GET',
-          route: '/webhooks/messages',
-          requestId: expect.any(String),
-          ...(i === 0 ? { keyPrefix: revoked.apiKey.slice(0, 12) } : {}),
-        }),
-      ),
-    );
-    expect(service.logs.join('')).not.toContain(revoked.apiKey);
+    const where = {
+      level: 40,
+      ip: '127.0.0.1',
+      method: 'GET',
+      route: '/webhooks/messages',
+      requestId: expect.any(String),
+    };
+    expect(refused).toEqual([
+      expect.objectContaining({
+        ...where,
+        reason: 'revoked key',
+        merchantId: revoked.merchantId,
+        keyId: key.id,
+        keyPrefix: revoked.apiKey.slice(0, 12),
+      }),
+      expect.objectContaining({ ...where, reason: 'unknown key', keyPrefix: 'sk_test_UUUU' }),
+      expect.objectContaining({ ...where, reason: 'a production key', keyPrefix: 'sk_live_LLLL' }),
+      expect.objectContaining({ ...where, reason: 'not a Bearer key' }),
+      expect.objectContaining({ ...where, reason: 'no Authorization header' }),
+    ]);
+    expect(refused[1].merchantId).toBeUndefined();
+    for (const whole of [revoked.apiKey, unknown, live]) expect(service.logs.join('')).not.toContain(whole);
   });
 
   it('serves the singular /payment/credentials spelling', async () => {

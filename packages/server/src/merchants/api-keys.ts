@@ -36,6 +36,13 @@ export interface ApiKeyInfo {
   lastUsedAt: number | null;
 }
 
+/** Why a key was refused; a revoked one names its merchant and its id, never the key. */
+export interface RefusedKey {
+  reason: string;
+  merchantId?: string;
+  keyId?: string;
+}
+
 export interface NewApiKey {
   id: string;
   /** The whole key; shown once, never stored. */
@@ -159,6 +166,21 @@ export class ApiKeys {
     this.#cache.delete(row.hash);
     this.#invalidate();
     return toInfo(row);
+  }
+
+  /**
+   * Why `authenticate` refused a key, for the log: a key of the other environment, one revoked (whose,
+   * and which), or one unknown. A database look-up: called only for refusals that are logged.
+   */
+  async explainRefusal(apiKey: string): Promise<RefusedKey> {
+    if (!apiKey.startsWith(this.#keyPrefix)) {
+      const other = Object.entries(API_KEY_PREFIXES).find(([, prefix]) => apiKey.startsWith(prefix));
+      return { reason: other ? `a ${other[0]} key` : 'not an API key' };
+    }
+    if (!KEY_BODY.test(apiKey.slice(this.#keyPrefix.length))) return { reason: 'not an API key' };
+    const found = await this.#repo.findByKeyHash(hashApiKey(apiKey));
+    if (found?.revokedAt == null) return { reason: 'unknown key' };
+    return { reason: 'revoked key', merchantId: found.merchant.id, keyId: found.keyId };
   }
 
   async authenticate(apiKey: string): Promise<Merchant | undefined> {

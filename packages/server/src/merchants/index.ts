@@ -6,7 +6,13 @@
  * default). A change made through this process's instance applies at once; with several processes, a
  * revoked key, a merchant update or a rotated secret is seen by the others within that time.
  */
-export { API_KEY_PREFIXES, type ApiKeyInfo, hashApiKey, type NewApiKey } from './api-keys.js';
+export {
+  API_KEY_PREFIXES,
+  type ApiKeyInfo,
+  hashApiKey,
+  type NewApiKey,
+  type RefusedKey,
+} from './api-keys.js';
 export { type CreatedMerchant, Merchants, type MerchantsOptions } from './service.js';
 export * from './types.js';
 export type { CreateMerchantInput, MerchantPatch, ShippingMethodInput } from './validation.js';

@@ -3,7 +3,7 @@ import type { Db } from '../db/index.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { KeyRing } from '../vault/keyring.js';
-import { type ApiKeyInfo, ApiKeys, type NewApiKey } from './api-keys.js';
+import { type ApiKeyInfo, ApiKeys, type NewApiKey, type RefusedKey } from './api-keys.js';
 import { TtlCache } from './cache.js';
 import { type MerchantChanges, type MerchantRow, MerchantsRepo, toMerchant } from './repo.js';
 import type { CredentialType, Merchant } from './types.js';
@@ -135,7 +135,7 @@ export class Merchants {
       const key = await this.#apiKeys.issue(repo, row.id);
       const webhookSecret = await this.#webhookSecrets.issue(repo, row.id);
       const merchant = toMerchant(row);
-      const details = { ...auditedSettings(merchant), credentialTypes: credentialTypes, apiKeyId: key.id };
+      const details = { ...auditedSettings(merchant), credentialTypes, apiKeyId: key.id };
       await recordAudit(trx, { actor: by, action: 'merchant.created', merchantId: row.id, details }, now);
       return { merchant, apiKey: key.apiKey, webhookSecret };
     });
@@ -233,6 +233,11 @@ export class Merchants {
    */
   authenticate(apiKey: string): Promise<Merchant | undefined> {
     return this.#apiKeys.authenticate(apiKey);
+  }
+
+  /** Why `authenticate` refused this key: another environment's, revoked (whose), or unknown. */
+  explainRefusal(apiKey: string): Promise<RefusedKey> {
+    return this.#apiKeys.explainRefusal(apiKey);
   }
 
   // --- webhook secrets ---

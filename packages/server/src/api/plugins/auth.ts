@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { UnauthorizedError } from '../../errors.js';
-import { API_KEY_PREFIXES } from '../../merchants/index.js';
+import { API_KEY_PREFIXES, type RefusedKey } from '../../merchants/index.js';
 import type { Merchant } from '../../merchants/types.js';
 
 declare module 'fastify' {
@@ -16,6 +16,7 @@ declare module 'fastify' {
 
 export interface Authenticator {
   authenticate(apiKey: string): Promise<Merchant | undefined>;
+  explainRefusal(apiKey: string): Promise<RefusedKey>;
 }
 
 const BEARER = /^Bearer ([A-Za-z0-9_]{1,200})$/i;
@@ -70,13 +71,24 @@ export const authPlugin = fp(async (app: FastifyInstance, options: { merchants: 
    * A refused request is logged (PCI DSS asks for invalid access attempts), with the key's first
    * characters when it has our shape, so that an operator can tell a merchant which old key still calls.
    */
-  const refuse = (request: FastifyRequest, reason: string, message: string, key?: string) => {
+  const refuse = async (
+    request: FastifyRequest,
+    message: string,
+    refused: { reason: string } | { key: string },
+  ): Promise<UnauthorizedError> => {
     const unlogged = refusals.take();
     if (unlogged !== undefined) {
       const attempt = { ip: request.ip, method: request.method, route: request.routeOptions.url };
-      const keyPrefix = key === undefined ? undefined : shownPrefix(key);
+      // A key is explained: another environment's, unknown, or revoked, naming its merchant to tell.
+      const why =
+        'key' in refused
+          ? await options.merchants
+              .explainRefusal(refused.key)
+              .catch(() => ({ reason: 'unknown or revoked key (the database did not say which)' }))
+          : refused;
+      const keyPrefix = 'key' in refused ? shownPrefix(refused.key) : undefined;
       request.log.warn(
-        { ...attempt, reason, keyPrefix, unloggedBefore: unlogged > 0 ? unlogged : undefined },
+        { ...attempt, ...why, keyPrefix, unloggedBefore: unlogged > 0 ? unlogged : undefined },
         'refused a merchant API request for its API key',
       );
     }
@@ -86,19 +98,18 @@ export const authPlugin = fp(async (app: FastifyInstance, options: { merchants: 
     if (request.routeOptions.config.auth !== 'merchant') return;
     const header = request.headers.authorization;
     if (!header) {
-      throw refuse(
-        request,
-        'no Authorization header',
-        'The Authorization header is missing; send "Bearer <apiKey>".',
-      );
+      throw await refuse(request, 'The Authorization header is missing; send "Bearer <apiKey>".', {
+        reason: 'no Authorization header',
+      });
     }
     const match = BEARER.exec(header);
     if (!match?.[1]) {
-      throw refuse(request, 'not a Bearer key', 'The Authorization header must be "Bearer <apiKey>".');
+      throw await refuse(request, 'The Authorization header must be "Bearer <apiKey>".', {
+        reason: 'not a Bearer key',
+      });
     }
     const merchant = await options.merchants.authenticate(match[1]);
-    if (!merchant)
-      throw refuse(request, 'unknown or revoked key', 'The API key is unknown or revoked.', match[1]);
+    if (!merchant) throw await refuse(request, 'The API key is unknown or revoked.', { key: match[1] });
     request.merchant = merchant;
   });
 });
