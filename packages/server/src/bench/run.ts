@@ -13,6 +13,8 @@
  *    connections: the ack path alone), then a delivering process started: how fast the queue empties.
  * 4. Retention: with the clock moved past RETENTION_DAYS, one sweep deletes every settled message of
  *    the steps above, with its attempts and its credentials request; how fast, batch by batch.
+ * 5. The audit trail, on the same database: an event recorded in a transaction of its own, then
+ *    BENCH_AUDIT_EVENTS more, the whole chain verified, and every event copied into a log.
  * Around both closed loops it reads the service's threads' time on a core and waiting for one (Linux),
  * and before them the disk's own fdatasync time: where the acknowledgements' latency comes from.
  */
@@ -25,6 +27,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { Pool } from 'undici';
+import { AuditTrail, recordAudit } from '../audit/index.js';
 import { createDb } from '../db/index.js';
 import { PaymentsRepo } from '../payments/repo.js';
 import { Retention } from '../retention.js';
@@ -35,6 +38,7 @@ const MAIN = path.join(DIST, 'main.js');
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const STEADY_RATE = Number(process.env.BENCH_RATE ?? 2_000);
 const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 100_000);
+const AUDIT_EVENTS = Number(process.env.BENCH_AUDIT_EVENTS ?? 100_000);
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -368,6 +372,43 @@ async function sweepAll(
   return { ...deleted, seconds };
 }
 
+/**
+ * The audit trail on the bench's database: 200 events each in a transaction of its own (what an action
+ * pays), AUDIT_EVENTS more a thousand to a transaction, then the chain verified and copied to a sink.
+ */
+async function auditTrail(dataDir: string) {
+  const db = createDb(`sqlite:${path.join(dataDir, 'wallet.db')}`);
+  const trail = new AuditTrail(db);
+  const event = {
+    actor: 'operator:bench@localhost',
+    action: 'api_key.revoked',
+    merchantId: 'mch_0Vc3Ui0v82pIdA8Bojn1TD',
+    subject: 'key_0Vc3UimEUGOLOxUvri5clf',
+    details: { prefix: 'sk_test_Mn9O', revokedAt: Date.now() },
+  } as const;
+  const single: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    const started = performance.now();
+    await trail.record(event);
+    single.push(performance.now() - started);
+  }
+  for (let done = 0; done < AUDIT_EVENTS; done += 1_000) {
+    await db.kysely.transaction().execute(async (trx) => {
+      for (let i = 0; i < 1_000; i++) await recordAudit(trx, event, Date.now());
+    });
+  }
+  let started = performance.now();
+  const verified = await trail.verify();
+  const verifyS = (performance.now() - started) / 1000;
+  started = performance.now();
+  const copied = await trail.copyNew(() => undefined);
+  const copyS = (performance.now() - started) / 1000;
+  await db.close();
+  if (!verified.ok) throw new Error(`the bench's audit trail does not verify: ${verified.problem}`);
+  single.sort((a, b) => a - b);
+  return { single, events: verified.events, verifyS, copied, copyS };
+}
+
 async function main(): Promise<void> {
   const command = 'npm run bench';
   const lines: string[] = [];
@@ -429,6 +470,7 @@ async function main(): Promise<void> {
     0,
   );
   const swept = await sweepAll(dataDir);
+  const audit = await auditTrail(dataDir);
   fs.rmSync(dataDir, { recursive: true, force: true });
 
   report('| measure | result |');
@@ -468,6 +510,15 @@ async function main(): Promise<void> {
   );
   report(
     `| retention sweep of every settled message (500 a transaction) | ${swept.messages} messages and ${swept.credentialsRequests} credentials requests in ${swept.seconds.toFixed(2)} s: ${(swept.messages / swept.seconds).toFixed(0)} messages/s, ${((swept.seconds * 1000 * 500) / swept.messages).toFixed(2)} ms a batch |`,
+  );
+  report(
+    `| audit trail: one event in a transaction of its own (200) | p50 ${ms(percentile(audit.single, 50))}, p99 ${ms(percentile(audit.single, 99))} |`,
+  );
+  report(
+    `| audit trail: the chain of ${audit.events} events verified | ${audit.verifyS.toFixed(2)} s: ${(audit.events / audit.verifyS).toFixed(0)} events/s |`,
+  );
+  report(
+    `| audit trail: ${audit.copied} events copied into the log | ${audit.copyS.toFixed(2)} s: ${(audit.copied / audit.copyS).toFixed(0)} events/s |`,
   );
 }
 
