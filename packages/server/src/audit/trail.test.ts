@@ -141,6 +141,10 @@ describe.each(engines())('the audit trail on %s', (engine) => {
     expect(await seqs({ merchantId: 'mch_a' })).toEqual([1, 4]);
     expect(await seqs({ action: 'api_key.revoked' })).toEqual([2, 4, 6]);
     expect(await seqs({ action: 'api_key.revoked', afterSeq: 2, limit: 1 })).toEqual([4]);
+    // Without a starting point, the latest, still oldest first.
+    expect(await seqs({ limit: 2 })).toEqual([5, 6]);
+    expect(await seqs({ merchantId: 'mch_b', limit: 2 })).toEqual([5, 6]);
+    expect(await seqs({ since: 1_700_000_001_000, limit: 2 })).toEqual([1, 2]);
     await expect(trail.list({ limit: 0 })).rejects.toThrow('limit must be an integer from 1 to 1000');
     await expect(trail.list({ limit: 1001 })).rejects.toThrow('limit must be an integer from 1 to 1000');
   });

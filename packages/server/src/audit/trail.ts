@@ -72,7 +72,10 @@ export interface AuditFilter {
   afterSeq?: number;
   merchantId?: string;
   action?: AuditAction;
-  /** At most this many, oldest first; 100 unless said otherwise. */
+  /**
+   * At most this many, oldest first; 100 unless said otherwise. The first ones at or after `since` or
+   * `afterSeq` when either is given, else the latest.
+   */
   limit?: number;
 }
 
@@ -232,12 +235,14 @@ export class AuditTrail {
     return { events: rows.slice(0, page.limit).map(toEvent), hasMore: rows.length > page.limit };
   }
 
-  /** Events matching the filter, oldest first. */
+  /** Events matching the filter, oldest first: the latest `limit`, or the first from `since` or `afterSeq`. */
   async list(filter: AuditFilter = {}): Promise<AuditEvent[]> {
     const limit = filter.limit ?? DEFAULT_LIST_LIMIT;
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
       throw new ValidationError(`limit must be an integer from 1 to ${MAX_LIST_LIMIT}`);
     }
+    // From a point on, the first events after it; else the latest.
+    const fromStart = filter.since !== undefined || filter.afterSeq !== undefined;
     const rows = await this.#kysely
       .selectFrom('audit_events')
       .selectAll()
@@ -245,10 +250,10 @@ export class AuditTrail {
       .$if(filter.afterSeq !== undefined, (q) => q.where('seq', '>', filter.afterSeq as number))
       .$if(filter.merchantId !== undefined, (q) => q.where('merchant_id', '=', filter.merchantId as string))
       .$if(filter.action !== undefined, (q) => q.where('action', '=', filter.action as string))
-      .orderBy('seq')
+      .orderBy('seq', fromStart ? 'asc' : 'desc')
       .limit(limit)
       .execute();
-    return rows.map(toEvent);
+    return (fromStart ? rows : rows.reverse()).map(toEvent);
   }
 
   /**

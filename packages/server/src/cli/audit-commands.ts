@@ -36,13 +36,13 @@ const auditList = defineCommand<AuditFilter>({
     limit: {
       type: 'string',
       value: 'N',
-      description: `at most N events, oldest first (default ${DEFAULT_LIST_LIMIT}, at most ${MAX_LIST_LIMIT})`,
+      description: `at most N events (default ${DEFAULT_LIST_LIMIT}, at most ${MAX_LIST_LIMIT}): the latest, or the first from --since or --after`,
     },
   },
   details: [
     `Actions: ${AUDIT_ACTIONS.join(', ')}.`,
     'Actors: operator:<name>@<host> (a command; WALLET_OPERATOR names the person), merchant:<id> (the API),',
-    'service. This listing is itself recorded, as audit.viewed.',
+    'service. Events are shown oldest first. This listing is itself recorded, as audit.viewed.',
     'With --json: {"events": [{"seq", "at", "actor", "action", "merchantId", "subject", "details",',
     '"prevHash", "hash"}]}, `at` in ms.',
   ],
