@@ -41,8 +41,15 @@ export const AUDIT_ACTIONS = [
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-/** Plain values only: never a secret, a key or card data. */
-export type AuditDetails = Record<string, string | number | boolean | null | readonly string[]>;
+/** JSON values: never a secret, a key or card data. */
+export type AuditValue =
+  | string
+  | number
+  | boolean
+  | null
+  | readonly AuditValue[]
+  | { readonly [key: string]: AuditValue };
+export type AuditDetails = Record<string, AuditValue>;
 
 export interface NewAuditEvent {
   actor: Actor;

@@ -432,19 +432,20 @@ describe.each(engines())('merchants on %s', (engine) => {
           details: {
             changed: ['webhookUrl', 'shippingMethods'],
             webhookUrl: 'https://audited.example/hooks',
+            previous: { webhookUrl: null },
           },
         },
         {
           actor: TEST_ACTOR,
           action: 'merchant.credentials_approved',
           subject: null,
-          details: { credentialTypes: ['NETWORK_TOKEN', 'PAN'] },
+          details: { credentialTypes: ['NETWORK_TOKEN', 'PAN'], previous: { credentialTypes: ['PAN'] } },
         },
         {
           actor: TEST_ACTOR,
           action: 'merchant.credentials_withdrawn',
           subject: null,
-          details: { credentialTypes: [] },
+          details: { credentialTypes: [], previous: { credentialTypes: ['NETWORK_TOKEN', 'PAN'] } },
         },
         { actor: alice, action: 'api_key.created', subject: key.id, details: {} },
         {

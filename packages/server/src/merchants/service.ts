@@ -169,9 +169,14 @@ export class Merchants {
       if (!current) throw notFound(id);
       return current;
     }
-    return this.#write(id, changes, by, (merchant) => ({
+    const changed = Object.keys(settings);
+    return this.#write(id, changes, by, (merchant, before) => ({
       action: 'merchant.updated',
-      details: { changed: Object.keys(settings), ...pick(auditedSettings(merchant), Object.keys(settings)) },
+      details: {
+        changed,
+        ...pick(auditedSettings(merchant), changed),
+        previous: pick(auditedSettings(before), changed),
+      },
     }));
   }
 
@@ -185,24 +190,30 @@ export class Merchants {
       credential_types: JSON.stringify(credentialTypes),
       credentials_approved_at: credentialTypes.length > 0 ? this.#now() : null,
     };
-    return this.#write(id, changes, by, () => ({
+    return this.#write(id, changes, by, (_merchant, before) => ({
       action: credentialTypes.length > 0 ? 'merchant.credentials_approved' : 'merchant.credentials_withdrawn',
-      details: { credentialTypes },
+      details: { credentialTypes, previous: { credentialTypes: before.credentialTypes } },
     }));
   }
 
-  /** Writes the changes and their audit event, which `audited` describes from the merchant as changed. */
+  /**
+   * Writes the changes and their audit event, which `audited` describes from the merchant as it became and
+   * as it was.
+   */
   async #write(
     id: string,
     changes: MerchantChanges,
     by: Actor,
-    audited: (merchant: Merchant) => { action: AuditAction; details: AuditDetails },
+    audited: (merchant: Merchant, before: Merchant) => { action: AuditAction; details: AuditDetails },
   ): Promise<Merchant> {
     const row = await this.#repo.transaction(async (repo, trx) => {
       const now = this.#now();
-      const updated = await repo.updateMerchant(id, changes, now);
-      if (!updated) throw notFound(id);
-      await recordAudit(trx, { actor: by, merchantId: id, ...audited(toMerchant(updated)) }, now);
+      // Locked (PostgreSQL) before it is read: the event's "before" is what this change replaced.
+      const before = (await repo.lockMerchant(id)) ? await repo.findMerchant(id) : undefined;
+      const updated = before && (await repo.updateMerchant(id, changes, now));
+      if (!before || !updated) throw notFound(id);
+      const event = audited(toMerchant(updated), toMerchant(before));
+      await recordAudit(trx, { actor: by, merchantId: id, ...event }, now);
       return updated;
     });
     this.#apiKeys.forgetMerchant(id);

@@ -55,7 +55,11 @@ describe.each(engines())('GET /audit-events on %s', (engine) => {
       actor: 'service',
       action: 'merchant.updated',
       subject: null,
-      details: { changed: ['webhookUrl'], webhookUrl: 'https://audited.example/hooks' },
+      details: {
+        changed: ['webhookUrl'],
+        webhookUrl: 'https://audited.example/hooks',
+        previous: { webhookUrl: null },
+      },
     });
     // The operator's name stays in the service's own trail.
     expect(response.text).not.toContain(TEST_ACTOR.slice('operator:'.length));
