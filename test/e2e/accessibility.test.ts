@@ -94,6 +94,10 @@ describe('accessibility of the button and the checkout in real Chromium (axe-cor
       await checkout.getByRole('button', { name: 'Remove card' }).waitFor();
       await audit('cards, removal asked');
       await checkout.getByRole('button', { name: 'Keep it' }).click();
+      await checkout.getByRole('button', { name: 'Delete my wallet' }).click();
+      await checkout.getByRole('button', { name: 'Delete wallet' }).waitFor();
+      await audit('cards, wallet deletion asked');
+      await checkout.getByRole('button', { name: 'Keep it' }).click();
       await checkout.getByRole('button', { name: 'Add a card' }).click();
       await checkout.getByLabel('Card number').waitFor();
       await audit('new card form');

@@ -300,6 +300,11 @@ export function createApi(
      * The billing address of a card in the wallet is refused (409 ADDRESS_IN_USE), with the reason.
      */
     removeAddress: (addressId: number) => call<Wallet>('DELETE', `${base}/wallet/addresses/${addressId}`),
+    /** "Delete my wallet": the wallet is erased and this sign-in, like every other, ends. */
+    async deleteWallet(): Promise<void> {
+      await call<{ deleted: true }>('DELETE', `${base}/wallet`);
+      token = null;
+    },
     quote: (selection: Selection) => call<Quote>('POST', `${order}/quote`, selection),
     /** One `Idempotency-Key` per distinct payment attempt: a retried submit can never charge twice. */
     pay: (request: Selection & { cvv?: string }, idempotencyKey: string) =>

@@ -224,6 +224,17 @@ export function App({
     if (wallet) dispatch({ type: 'card-removed', wallet });
   };
 
+  /** "Delete my wallet": on success the Email step says so; the sign-in ended with the wallet. */
+  const deleteWallet = async () => {
+    dispatch({ type: 'submitted' });
+    try {
+      await api.deleteWallet();
+      dispatch({ type: 'wallet-deleted' });
+    } catch (error) {
+      fail(error);
+    }
+  };
+
   const removeAddress = async (addressId: number) => {
     dispatch({ type: 'submitted' });
     try {
@@ -361,6 +372,7 @@ export function App({
             merchantName={order?.merchantName ?? 'the shop'}
             busy={busy}
             error={error}
+            notice={state.notice}
             onSubmit={(email) => void requestCode(email)}
           />
         );
@@ -401,6 +413,7 @@ export function App({
               onSelect={(paymentId) => dispatch({ type: 'card-selected', paymentId })}
               onAdd={(card) => void addCard(card)}
               onRemove={(paymentIds) => void removeCards(paymentIds)}
+              onDeleteWallet={() => void deleteWallet()}
               onNext={() => dispatch({ type: 'next' })}
             />
           )

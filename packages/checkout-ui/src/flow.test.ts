@@ -423,6 +423,22 @@ describe('the checkout flow', () => {
     expect(state.error).toMatch(/Sign in again/);
   });
 
+  it('goes back to the email after the wallet was deleted, saying so until the next sign-in starts', () => {
+    const state = run([{ type: 'submitted' }, { type: 'wallet-deleted' }], signedIn());
+    expect(state).toMatchObject({
+      step: 'email',
+      wallet: null,
+      paymentId: null,
+      busy: false,
+      error: null,
+      email: 'test.shopper@example.com',
+      notice: expect.stringMatching(/^Your wallet was deleted\./),
+    });
+    expect(state.order?.merchantName).toBe('Demo Store');
+    const enrolling = run([{ type: 'submitted' }, { type: 'enrol-required', email: state.email }], state);
+    expect(enrolling.notice).toBeNull();
+  });
+
   it('ignores navigation while a request is under way', () => {
     const busy = run([{ type: 'next' }, { type: 'submitted' }], signedIn());
     expect(run([{ type: 'back' }], busy).step).toBe('address');

@@ -57,6 +57,8 @@ export interface FlowState {
   typedCvv: { paymentId: string; cvv: string } | null;
   busy: boolean;
   error: string | null;
+  /** Said on the Email step once the shopper deleted their wallet. */
+  notice: string | null;
   outcome: Outcome | null;
 }
 
@@ -86,6 +88,8 @@ export type FlowEvent =
   | { type: 'card-removed'; wallet: Wallet }
   /** The wallet as the server answers it after an address was removed. */
   | { type: 'address-removed'; wallet: Wallet }
+  /** The shopper deleted their wallet: signed out, back to the Email step. */
+  | { type: 'wallet-deleted' }
   | { type: 'method-selected'; methodId: string }
   | { type: 'next' }
   | { type: 'back' }
@@ -112,6 +116,7 @@ export const initialState: FlowState = {
   typedCvv: null,
   busy: false,
   error: null,
+  notice: null,
   outcome: null,
 };
 
@@ -187,7 +192,16 @@ function defaultAddress(wallet: Wallet): number | null {
   );
 }
 
-const idle = { busy: false, error: null } as const;
+const idle = { busy: false, error: null, notice: null } as const;
+
+/** Back at the Email step, signed out: the order, the email typed and the shipping method stay. */
+const signedOut = (state: FlowState): FlowState => ({
+  ...initialState,
+  order: state.order,
+  email: state.email,
+  methodId: state.methodId,
+  step: 'email',
+});
 
 export function reduce(state: FlowState, event: FlowEvent): FlowState {
   switch (event.type) {
@@ -329,13 +343,11 @@ export function reduce(state: FlowState, event: FlowEvent): FlowState {
     case 'quoted':
       return { ...state, busy: false, quote: event.quote };
     case 'session-expired':
+      return { ...signedOut(state), error: 'Your session has ended. Sign in again to continue.' };
+    case 'wallet-deleted':
       return {
-        ...initialState,
-        order: state.order,
-        email: state.email,
-        methodId: state.methodId,
-        step: 'email',
-        error: 'Your session has ended. Sign in again to continue.',
+        ...signedOut(state),
+        notice: 'Your wallet was deleted. To pay, enter your email and save a card again.',
       };
     case 'change-email':
       return { ...state, ...idle, step: 'email', code: null, enrolment: null };

@@ -267,6 +267,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     vault,
     gateways,
     shopperAuth,
+    limits: rateLimits,
     sessionTtlSeconds: config.sessionTtlSeconds,
   });
   return {

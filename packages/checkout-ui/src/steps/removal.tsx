@@ -32,6 +32,8 @@ export function RemovalControls<T>(props: {
   describe: (items: T[], from: string) => Removal<T>;
   /** "card", "cards": the words of the answers ("Remove card", "Keep them"). */
   noun: { one: string; many: string };
+  /** The answer's verb: "Remove" unless said otherwise. */
+  verb?: string;
   links: boolean;
   asking: Removal<T> | null;
   onAsk: (removal: Removal<T> | null) => void;
@@ -121,7 +123,7 @@ export function RemovalControls<T>(props: {
               onKeyDown={escapeKeeps}
             >
               {removing && <span class="spinner" aria-hidden="true" />}
-              Remove {one ? props.noun.one : props.noun.many}
+              {props.verb ?? 'Remove'} {one ? props.noun.one : props.noun.many}
             </button>
             <button
               type="button"

@@ -10,6 +10,8 @@ export function EmailStep(props: {
   merchantName: string;
   busy: boolean;
   error: string | null;
+  /** Said above the field, as the step appears (after "Delete my wallet"). */
+  notice: string | null;
   onSubmit: (email: string) => void;
 }) {
   const [email, setEmail] = useState(props.email);
@@ -23,6 +25,11 @@ export function EmailStep(props: {
   return (
     <form onSubmit={submit} noValidate>
       <StepTitle>Check out with your wallet</StepTitle>
+      {props.notice && (
+        <p class="notice" role="status">
+          {props.notice}
+        </p>
+      )}
       <p class="lead">
         Pay {props.merchantName} with a card saved in your wallet. We’ll email you a one-time code.
       </p>

@@ -80,6 +80,8 @@ export function CardStep(props: {
   onAdd: (card: NewCard) => void;
   /** "Remove": the app answers with a new `wallet` (the cards gone) or an `error`. */
   onRemove: (paymentIds: string[]) => void;
+  /** "Delete wallet": the app answers by leaving the step for the Email step, or with an `error`. */
+  onDeleteWallet: () => void;
   onNext: () => void;
 }) {
   const { cards, addresses } = props.wallet;
@@ -98,9 +100,11 @@ export function CardStep(props: {
   }));
   const [errors, setErrors] = useState<NewCardErrors>({});
   const [asking, setAsking] = useState<Removal<WalletCard> | null>(null);
+  const [askingDelete, setAskingDelete] = useState<Removal<Wallet> | null>(null);
   const formRef = useRef<HTMLFormElement>(null);
   const selectedCard = cards.find((c) => c.paymentId === props.selected && !c.expired) ?? null;
-  const removing = props.busy && asking !== null;
+  const removing = props.busy && (asking !== null || askingDelete !== null);
+  const firstControl = () => formRef.current?.querySelector<HTMLElement>('[data-autofocus]:not([disabled])');
   // Derived, not stored: an address saved by a refused "Add a card" is offered when the shopper tries again.
   const billingAddressId = chosenBilling ?? defaultBilling(addresses);
   const lead =
@@ -216,19 +220,54 @@ export function CardStep(props: {
         <CardRemoval
           items={cards}
           selected={selectedCard}
-          links={!adding}
+          links={!adding && askingDelete === null}
           asking={asking}
           onAsk={setAsking}
           busy={props.busy}
           onRemove={props.onRemove}
-          firstControl={() => formRef.current?.querySelector<HTMLElement>('[data-autofocus]:not([disabled])')}
+          firstControl={firstControl}
         />
       </div>
       <Alert message={props.error} />
       <Submit busy={props.busy && !removing} disabled={removing || (!adding && !selectedCard)}>
         {adding ? 'Save and continue' : 'Continue'}
       </Submit>
+      <div class="actions wallet-deletion">
+        <WalletDeletion
+          items={[props.wallet]}
+          links={!adding && asking === null}
+          asking={askingDelete}
+          onAsk={setAskingDelete}
+          busy={props.busy}
+          onRemove={props.onDeleteWallet}
+          firstControl={firstControl}
+        />
+      </div>
     </form>
+  );
+}
+
+function walletDeletion(wallets: Wallet[], from: string): Removal<Wallet> {
+  return {
+    items: wallets,
+    from,
+    question:
+      'Delete your wallet? Its cards and addresses are removed for good, and you are signed out. Orders you paid stay with the shops.',
+    done: 'Your wallet was deleted.',
+  };
+}
+
+/** "Delete my wallet": the shopper's own erasure, asked in place like a removal. */
+function WalletDeletion(props: RemovalProps<Wallet>) {
+  return (
+    <RemovalControls
+      {...props}
+      idOf={(wallet) => wallet.email}
+      offers={[{ key: 'wallet', label: 'Delete my wallet', items: props.items }]}
+      describe={walletDeletion}
+      noun={{ one: 'wallet', many: 'wallets' }}
+      verb="Delete"
+    />
   );
 }
 

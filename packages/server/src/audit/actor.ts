@@ -2,14 +2,19 @@ import os from 'node:os';
 
 /**
  * Who took an action: a person at a command line (`operator:<name>@<host>`), a merchant's server through
- * the API with one of its keys (`merchant:<merchantId>`), or the service on its own (`service`).
+ * the API with one of its keys (`merchant:<merchantId>`), a shopper signed in to the checkout
+ * (`shopper:<shopperId>`), or the service on its own (`service`).
  */
-export type Actor = `operator:${string}` | `merchant:${string}` | 'service';
+export type Actor = `operator:${string}` | `merchant:${string}` | `shopper:${string}` | 'service';
 
 export const SERVICE_ACTOR: Actor = 'service';
 
 export function merchantActor(merchantId: string): Actor {
   return `merchant:${merchantId}`;
+}
+
+export function shopperActor(shopperId: string): Actor {
+  return `shopper:${shopperId}`;
 }
 
 /**

@@ -4,7 +4,7 @@
  * chained by hash. Other areas record through `recordAudit`; operators read it with `audit list` and
  * check it with `audit verify`.
  */
-export { type Actor, merchantActor, operatorActor, SERVICE_ACTOR } from './actor.js';
+export { type Actor, merchantActor, operatorActor, SERVICE_ACTOR, shopperActor } from './actor.js';
 export {
   AUDIT_ACTIONS,
   type AuditAction,

@@ -2,6 +2,7 @@
  * The hosted checkout's use cases, one service over the faces of orders, merchants, shopper sign-in,
  * the wallet and the payment step: what the checkout page's API (`api/checkout/`) calls.
  */
+import { shopperActor } from '../audit/index.js';
 import type { Db } from '../db/index.js';
 import { DomainError, ValidationError } from '../errors.js';
 import type { GatewayAccounts } from '../gateways/index.js';
@@ -9,6 +10,7 @@ import type { Logger } from '../log.js';
 import type { AuthorizationMode, Merchant, ShippingMethod, Variant } from '../merchants/index.js';
 import type { LineItem, OrderState, Orders } from '../orders/index.js';
 import type { CodeRequestResult, ShopperAuth, ShopperTokenGrant } from '../shopper-auth/index.js';
+import { eraseShopper } from '../shopper-erasure.js';
 import type { KeyRing } from '../vault/keyring.js';
 import type { CardVault } from '../vault/vault.js';
 import type { NewAddress, Sessions, Wallet } from '../wallet/index.js';
@@ -37,6 +39,8 @@ export interface CheckoutDeps {
   vault: CardVault;
   gateways: GatewayAccounts;
   shopperAuth: ShopperAuth;
+  /** Shared counters (RateLimits): a deleted wallet's count of codes sent to its email goes with it. */
+  limits: { forget(key: string): Promise<void> };
   sessionTtlSeconds: number;
   now?: () => number;
 }
@@ -210,6 +214,16 @@ export class Checkout {
   async removeAddress(shopperId: string, addressId: number): Promise<WalletView> {
     await this.deps.wallet.removeAddress(shopperId, addressId);
     return this.walletOf(shopperId);
+  }
+
+  /**
+   * "Delete my wallet": the signed-in shopper erases their wallet, as `wallet-checkout shopper erase` does
+   * (shopper-erasure.ts). This checkout's sign-in ends with it; the email is free for a new wallet.
+   */
+  async deleteWallet(shopperId: string): Promise<void> {
+    const shopper = await this.deps.wallet.getShopper(shopperId);
+    const { db, limits, wallet } = this.deps;
+    await eraseShopper({ db, limits, wallet }, shopper, shopperActor(shopperId));
   }
 
   /** The amounts as chosen so far; taxes follow the shipping address, else the card's billing address. */

@@ -6,7 +6,7 @@ import { NotFoundError } from '../errors.js';
 import { countShopperOrders } from '../orders/index.js';
 import { PaymentsRepo } from '../payments/repo.js';
 import { RateLimits } from '../rate-limits.js';
-import { forgetSignIns } from '../shopper-auth/index.js';
+import { eraseShopper } from '../shopper-erasure.js';
 import { CardVault } from '../vault/vault.js';
 import { type Address, type Card, type Shopper, Wallet } from '../wallet/index.js';
 import { type Command, defineCommand, UsageError } from './args.js';
@@ -163,13 +163,11 @@ const shopperErase = defineCommand<string>({
   async execute(context, email) {
     const { wallet } = walletOf(context);
     const shopper = await requireShopper(wallet, email);
-    // Sign-ins first: they are found by the email, which the wallet's erasure empties. A run cut short
-    // is finished by running it again.
-    const signIns = await forgetSignIns(context.db, new RateLimits(context.db), shopper);
-    const erased = await wallet.eraseShopper(shopper.id, context.actor);
+    const limits = new RateLimits(context.db);
+    const erased = await eraseShopper({ db: context.db, limits, wallet }, shopper, context.actor);
     context.print(
-      `Erased shopper ${shopper.id}: ${erased.cardsRemoved} cards taken out of the wallet (their numbers are erased from the vault within the hour), ${erased.addressesEmptied} addresses emptied, ${erased.sessionsEnded} sessions ended, ${signIns} sign-in records deleted.`,
-      { shopperId: shopper.id, ...erased, signInsDeleted: signIns },
+      `Erased shopper ${shopper.id}: ${erased.cardsRemoved} cards taken out of the wallet (their numbers are erased from the vault within the hour), ${erased.addressesEmptied} addresses emptied, ${erased.sessionsEnded} sessions ended, ${erased.signInsDeleted} sign-in records deleted.`,
+      { shopperId: shopper.id, ...erased },
     );
     return 0;
   },

@@ -54,7 +54,7 @@ export const NewCardBody = Type.Object({
   ),
 });
 
-/** The signed-in shopper's wallet: reading it, adding addresses and cards, removing cards. */
+/** The signed-in shopper's wallet: reading it, adding and removing addresses and cards, deleting it. */
 export const walletRoutes =
   (deps: { checkout: Checkout }): FastifyPluginAsyncTypebox =>
   async (app) => {
@@ -163,6 +163,28 @@ export const walletRoutes =
       async (request) => {
         const shopperId = await deps.checkout.authenticate(shopperTokenOf(request));
         return deps.checkout.removeAddress(shopperId, request.params.addressId);
+      },
+    );
+
+    app.delete(
+      '/checkout/api/wallet',
+      {
+        schema: {
+          tags: CHECKOUT_TAG,
+          summary: "Delete the signed-in shopper's wallet",
+          description:
+            "The shopper's own erasure, as an operator's `wallet-checkout shopper erase` does it: every card leaves the wallet (its number is erased from the vault an hour later), the name, email, phone and every address are emptied, payment-carousel sessions end, and every sign-in ends, this one included (later calls answer `401 SHOPPER_UNAUTHORIZED`). The email is free for a new wallet. Orders stay with the merchants they were made for, and a credentials webhook already acknowledged is still delivered. Recorded in the service's audit trail as the shopper's own action.",
+          security: SHOPPER_SECURITY,
+          response: {
+            200: Type.Object({ deleted: Type.Literal(true) }),
+            ...errorResponses(['SHOPPER_UNAUTHORIZED']),
+          },
+        },
+      },
+      async (request) => {
+        const shopperId = await deps.checkout.authenticate(shopperTokenOf(request));
+        await deps.checkout.deleteWallet(shopperId);
+        return { deleted: true as const };
       },
     );
   };
