@@ -305,7 +305,11 @@ export async function createApp(services: Services): Promise<FastifyInstance> {
   const { config } = services;
   const routes = [
     credentialsLookupRoutes(services),
-    webhookRoutes({ webhooks: services.webhooks, tester: services.webhookTester }),
+    webhookRoutes({
+      webhooks: services.webhooks,
+      tester: services.webhookTester,
+      merchants: services.merchants,
+    }),
     orderGetRoute(services.orders),
     auditEventsRoute(services),
     createOrderRoute(services),

@@ -2,15 +2,16 @@ import os from 'node:os';
 
 /**
  * Who took an action: a person at a command line (`operator:<name>@<host>`), a merchant's server through
- * the API with one of its keys (`merchant:<merchantId>`), a shopper signed in to the checkout
+ * the API with one of its keys (`merchant:<merchantId>/<apiKeyId>`), a shopper signed in to the checkout
  * (`shopper:<shopperId>`), or the service on its own (`service`).
  */
 export type Actor = `operator:${string}` | `merchant:${string}` | `shopper:${string}` | 'service';
 
 export const SERVICE_ACTOR: Actor = 'service';
 
-export function merchantActor(merchantId: string): Actor {
-  return `merchant:${merchantId}`;
+/** `merchant:<merchantId>/<apiKeyId>`: which of the merchant's keys, when it is known. */
+export function merchantActor(merchantId: string, apiKeyId?: string): Actor {
+  return apiKeyId === undefined ? `merchant:${merchantId}` : `merchant:${merchantId}/${apiKeyId}`;
 }
 
 export function shopperActor(shopperId: string): Actor {

@@ -41,7 +41,7 @@ const auditList = defineCommand<AuditFilter>({
   },
   details: [
     `Actions: ${AUDIT_ACTIONS.join(', ')}.`,
-    'Actors: operator:<name>@<host> (a command; WALLET_OPERATOR names the person), merchant:<id> (the API),',
+    'Actors: operator:<name>@<host> (a command; WALLET_OPERATOR names the person), merchant:<id>/<key id> (the API),',
     'shopper:<id> (the checkout), service. Events are shown oldest first. This listing is itself recorded.',
     'With --json: {"events": [{"seq", "at", "actor", "action", "merchantId", "subject", "details",',
     '"prevHash", "hash"}]}, `at` in ms.',

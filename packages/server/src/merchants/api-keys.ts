@@ -168,6 +168,12 @@ export class ApiKeys {
     return toInfo(row);
   }
 
+  /** The id (`key_…`) of a live key, for the audit trail of what it did; a database look-up. */
+  async idOf(apiKey: string): Promise<string | undefined> {
+    const found = await this.#repo.findByKeyHash(hashApiKey(apiKey));
+    return found && found.revokedAt === null ? found.keyId : undefined;
+  }
+
   /**
    * Why `authenticate` refused a key, for the log: a key of the other environment, one revoked (whose,
    * and which), or one unknown. A database look-up: called only for refusals that are logged.

@@ -246,6 +246,11 @@ export class Merchants {
     return this.#apiKeys.authenticate(apiKey);
   }
 
+  /** The id (`key_…`) of a live key: which of a merchant's keys took an audited action. */
+  apiKeyIdOf(apiKey: string): Promise<string | undefined> {
+    return this.#apiKeys.idOf(apiKey);
+  }
+
   /** Why `authenticate` refused this key: another environment's, revoked (whose), or unknown. */
   explainRefusal(apiKey: string): Promise<RefusedKey> {
     return this.#apiKeys.explainRefusal(apiKey);

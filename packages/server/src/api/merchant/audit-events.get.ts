@@ -15,6 +15,10 @@ const AuditEventResource = Type.Object({
   }),
   at: Timestamp,
   actor: Actor,
+  apiKeyId: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'For `merchant`: which of your API keys (`key_…`, as `apikey list` shows them) took the action.',
+  }),
   action: Type.Union(
     AUDIT_ACTIONS.map((action) => Type.Literal(action)),
     { description: 'What was done; see the operations guide for each action and its details.' },
@@ -30,11 +34,13 @@ const AuditEventResource = Type.Object({
 type AuditEventResource = Static<typeof AuditEventResource>;
 
 function toResource(event: AuditEvent): AuditEventResource {
-  const [kind] = event.actor.split(':');
+  const [kind = '', who = ''] = event.actor.split(':');
+  const apiKeyId = kind === 'merchant' ? (who.split('/')[1] ?? null) : null;
   return {
     seq: event.seq,
     at: new Date(event.at).toISOString(),
     actor: kind as AuditEventResource['actor'],
+    apiKeyId,
     action: event.action as AuditEventResource['action'],
     subject: event.subject,
     details: event.details,

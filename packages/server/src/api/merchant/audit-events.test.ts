@@ -20,7 +20,7 @@ describe.each(engines())('GET /audit-events on %s', (engine) => {
     await merchants.revokeApiKey(keyId, TEST_ACTOR);
     const trail = new AuditTrail(service.services.db);
     await trail.record({
-      actor: merchantActor(shop.merchantId),
+      actor: merchantActor(shop.merchantId, 'key_0VdGLz5mHJBq1bd6c9Bf6F'),
       action: 'webhook.resent',
       merchantId: shop.merchantId,
       subject: 'msg_1',
@@ -37,22 +37,24 @@ describe.each(engines())('GET /audit-events on %s', (engine) => {
     expect(response.status).toBe(200);
     expect(response.json.hasMore).toBe(false);
     expect(
-      response.json.data.map(({ actor, action, subject }: Record<string, unknown>) => [
+      response.json.data.map(({ actor, apiKeyId, action, subject }: Record<string, unknown>) => [
         actor,
+        apiKeyId,
         action,
         subject,
       ]),
     ).toEqual([
-      ['merchant', 'webhook.resent', 'msg_1'],
-      ['operator', 'api_key.revoked', keyId],
-      ['operator', 'api_key.created', keyId],
-      ['service', 'merchant.updated', null],
-      ['operator', 'merchant.created', null],
+      ['merchant', 'key_0VdGLz5mHJBq1bd6c9Bf6F', 'webhook.resent', 'msg_1'],
+      ['operator', null, 'api_key.revoked', keyId],
+      ['operator', null, 'api_key.created', keyId],
+      ['service', null, 'merchant.updated', null],
+      ['operator', null, 'merchant.created', null],
     ]);
     expect(response.json.data[3]).toEqual({
       seq: expect.any(Number),
       at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
       actor: 'service',
+      apiKeyId: null,
       action: 'merchant.updated',
       subject: null,
       details: {

@@ -329,9 +329,10 @@ describe.each(engines())('POST /payments/credentials on %s', (engine) => {
         merchantId: late.merchantId,
         action: 'webhook.resent',
       });
+      const [key] = await service.services.merchants.listApiKeys(late.merchantId);
       expect(audited).toMatchObject([
         {
-          actor: `merchant:${late.merchantId}`,
+          actor: `merchant:${late.merchantId}/${key?.id}`,
           subject: failed.webhook.messageId,
           details: { eventName: 'PAYMENT_CREDENTIALS' },
         },

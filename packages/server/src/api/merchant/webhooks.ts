@@ -9,7 +9,7 @@ import {
   type Webhooks,
   type WebhookTester,
 } from '../../webhooks/index.js';
-import { merchantOf } from '../plugins/auth.js';
+import { apiKeyOf, merchantOf } from '../plugins/auth.js';
 import { BEARER_SECURITY, errorResponses, Timestamp } from '../schemas.js';
 
 export const Attempt = Type.Object({
@@ -60,7 +60,16 @@ const MessageParams = Type.Object({ messageId: Type.String({ minLength: 1, maxLe
 
 /** The merchant's view of its webhook deliveries: list, inspect attempts, send again. Bodies are never kept. */
 export const webhookRoutes =
-  ({ webhooks, tester }: { webhooks: Webhooks; tester: WebhookTester }): FastifyPluginAsyncTypebox =>
+  ({
+    webhooks,
+    tester,
+    merchants,
+  }: {
+    webhooks: Webhooks;
+    tester: WebhookTester;
+    /** Which of the merchant's keys sent a message again, for the audit trail. */
+    merchants: { apiKeyIdOf(apiKey: string): Promise<string | undefined> };
+  }): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.get(
       '/webhooks/messages',
@@ -146,7 +155,8 @@ export const webhookRoutes =
       },
       async (request) => {
         const { id } = merchantOf(request);
-        return toMessage(await webhooks.resend(id, request.params.messageId, merchantActor(id)));
+        const by = merchantActor(id, await merchants.apiKeyIdOf(apiKeyOf(request)));
+        return toMessage(await webhooks.resend(id, request.params.messageId, by));
       },
     );
 
@@ -180,7 +190,8 @@ export const webhookRoutes =
       },
       async (request) => {
         const { id } = merchantOf(request);
-        return webhooks.recover(id, Date.parse(request.body.since), merchantActor(id));
+        const by = merchantActor(id, await merchants.apiKeyIdOf(apiKeyOf(request)));
+        return webhooks.recover(id, Date.parse(request.body.since), by);
       },
     );
 

@@ -58,6 +58,11 @@ function shownPrefix(key: string): string | undefined {
   return ours ? key.slice(0, SHOWN_PREFIX_LENGTH) : undefined;
 }
 
+/** The API key of a request the hook let through: it is the header's, already checked. */
+export function apiKeyOf(request: FastifyRequest): string {
+  return BEARER.exec(request.headers.authorization ?? '')?.[1] ?? '';
+}
+
 /** The authenticated merchant of a route declared with `config: { auth: 'merchant' }`. */
 export function merchantOf(request: FastifyRequest): Merchant {
   if (!request.merchant) throw new UnauthorizedError();
