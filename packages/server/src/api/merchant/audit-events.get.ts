@@ -4,10 +4,13 @@ import { AUDIT_ACTIONS, type AuditEvent, type AuditTrail } from '../../audit/ind
 import { merchantOf } from '../plugins/auth.js';
 import { BEARER_SECURITY, errorResponses, Timestamp } from '../schemas.js';
 
-const Actor = Type.Union([Type.Literal('operator'), Type.Literal('merchant'), Type.Literal('service')], {
-  description:
-    "`operator`: someone running the service, at its command line (the service's own trail names them); `merchant`: your server, with one of your API keys; `service`: the service on its own.",
-});
+const Actor = Type.Union(
+  [Type.Literal('operator'), Type.Literal('merchant'), Type.Literal('shopper'), Type.Literal('service')],
+  {
+    description:
+      "`operator`: someone running the service, at its command line (the service's own trail names them); `merchant`: your server, with one of your API keys; `shopper`: a shopper in the checkout (their own wallet's actions, which name no merchant, so not shown here today); `service`: the service on its own.",
+  },
+);
 
 const AuditEventResource = Type.Object({
   seq: Type.Integer({

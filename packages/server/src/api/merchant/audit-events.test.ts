@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuditTrail, merchantActor, SERVICE_ACTOR } from '../../audit/index.js';
+import { AuditTrail, merchantActor, SERVICE_ACTOR, shopperActor } from '../../audit/index.js';
 import { TEST_ACTOR } from '../../test-support/actor.js';
 import { engines } from '../../test-support/db.js';
 import { startTestService, type TestService } from '../../test-support/service.js';
@@ -96,5 +96,19 @@ describe.each(engines())('GET /audit-events on %s', (engine) => {
     }
     const anonymous = await service.call('GET', '/audit-events');
     expect(anonymous.status).toBe(401);
+  });
+
+  it('answers for every kind of actor the trail knows, a shopper included', async () => {
+    await new AuditTrail(service.services.db).record({
+      actor: shopperActor('shp_1'),
+      action: 'shopper.viewed',
+      merchantId: shop.merchantId,
+      subject: 'shp_1',
+    });
+    const response = await history('?limit=1');
+    expect(response.status).toBe(200);
+    expect(response.json.data).toMatchObject([
+      { actor: 'shopper', apiKeyId: null, action: 'shopper.viewed' },
+    ]);
   });
 });
