@@ -105,6 +105,13 @@ describe('accessibility of the button and the checkout in real Chromium (axe-cor
       await refusal(checkout).waitFor();
       await audit('new card form, refused');
       await checkout.getByRole('button', { name: 'Choose a saved card' }).click();
+      await checkout.getByRole('button', { name: 'Edit this card' }).click();
+      await checkout.getByLabel('Name on card').fill('');
+      await audit('card edit form');
+      await checkout.getByRole('button', { name: 'Save and continue' }).click();
+      await refusal(checkout).waitFor();
+      await audit('card edit form, refused');
+      await checkout.getByRole('button', { name: 'Choose a saved card' }).click();
       await checkout.getByRole('button', { name: 'Continue' }).click();
 
       await checkout.getByRole('heading', { name: 'Shipping address' }).waitFor();
@@ -121,6 +128,10 @@ describe('accessibility of the button and the checkout in real Chromium (axe-cor
       await checkout.getByRole('button', { name: 'Save and continue' }).click();
       await refusal(checkout).waitFor();
       await audit('new address form, refused');
+      await checkout.getByRole('button', { name: 'Choose a saved address' }).click();
+      await checkout.getByRole('button', { name: 'Edit this address' }).click();
+      await checkout.getByLabel('Street address').waitFor();
+      await audit('address edit form');
       await checkout.getByRole('button', { name: 'Choose a saved address' }).click();
       await checkout.getByRole('button', { name: 'Continue' }).click();
 

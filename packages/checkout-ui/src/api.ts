@@ -100,6 +100,21 @@ export interface AddressInput {
   phoneNumber: string | null;
 }
 
+/**
+ * `PATCH /checkout/api/wallet/addresses/{addressId}`: the fields that change. New values save a new
+ * address in the old one's place, under a new `addressId`; a default can be taken, not given away.
+ */
+export type AddressChanges = Partial<AddressInput> & { isDefaultShipping?: true; isDefaultBilling?: true };
+
+/** `PATCH /checkout/api/wallet/cards/{paymentId}`: the fields that change; the number and expiry cannot. */
+export interface CardChanges {
+  /** Empty or null takes the nickname away. */
+  nickName?: string | null;
+  nameOnCard?: string;
+  billingAddressId?: number;
+  isDefault?: true;
+}
+
 /** The card's billing address at enrolment: the name and phone are the shopper's. */
 export type EnrolmentAddress = Omit<AddressInput, 'firstName' | 'lastName' | 'phoneNumber'>;
 
@@ -237,7 +252,7 @@ export function createApi(
   const order = `${base}/orders/${encodeURIComponent(orderId)}`;
 
   async function call<T>(
-    method: 'GET' | 'POST' | 'DELETE',
+    method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
     url: string,
     body?: unknown,
     headers: Record<string, string> = {},
@@ -289,6 +304,20 @@ export function createApi(
     addAddress: (input: AddressInput) => call<WalletAddress>('POST', `${base}/wallet/addresses`, input),
     /** The saved card, new (201) or renewed (200: the number was in the wallet), with `needsCvv: false`. */
     addCard: (input: NewCardInput) => call<WalletCard>('POST', `${base}/wallet/cards`, input),
+    /** The address as it is now (under a new `addressId` if its values changed) and the wallet. */
+    editAddress: (addressId: number, changes: AddressChanges) =>
+      call<{ address: WalletAddress; wallet: Wallet }>(
+        'PATCH',
+        `${base}/wallet/addresses/${addressId}`,
+        changes,
+      ),
+    /** The card as it is now and the wallet (the default mark may have moved to it). */
+    editCard: (paymentId: string, changes: CardChanges) =>
+      call<{ card: WalletCard; wallet: Wallet }>(
+        'PATCH',
+        `${base}/wallet/cards/${encodeURIComponent(paymentId)}`,
+        changes,
+      ),
     /**
      * The wallet as it is once the card is gone: if it was the default, the newest card that can still pay
      * is now. Removing a card already removed answers the same. No body, so no `content-type` either.

@@ -1,7 +1,15 @@
 import { useCallback, useEffect, useReducer, useRef } from 'preact/hooks';
 import { ApiError, type CheckoutApi, type Selection, type Wallet } from './api.js';
 import type { CheckoutConfig } from './config.js';
-import { type EnrolmentDraft, type FlowState, initialState, knownCvv, reduce, selectedCard } from './flow.js';
+import {
+  type EnrolmentDraft,
+  type FlowEvent,
+  type FlowState,
+  initialState,
+  knownCvv,
+  reduce,
+  selectedCard,
+} from './flow.js';
 import { FOCUSABLE, wrapTarget } from './focus-trap.js';
 import type { Messenger } from './messages.js';
 import { formatMoney } from './money.js';
@@ -235,6 +243,17 @@ export function App({
     }
   };
 
+  /** "Edit this card" / "Edit this address", saved: the step goes on with the wallet the server answers. */
+  const edit = async (save: () => Promise<FlowEvent>) => {
+    dispatch({ type: 'submitted' });
+    try {
+      dispatch(await save());
+      dispatch({ type: 'next' });
+    } catch (error) {
+      fail(error);
+    }
+  };
+
   const removeAddress = async (addressId: number) => {
     dispatch({ type: 'submitted' });
     try {
@@ -412,6 +431,9 @@ export function App({
               error={error}
               onSelect={(paymentId) => dispatch({ type: 'card-selected', paymentId })}
               onAdd={(card) => void addCard(card)}
+              onEdit={(paymentId, changes) =>
+                void edit(async () => ({ type: 'card-edited', ...(await api.editCard(paymentId, changes)) }))
+              }
               onRemove={(paymentIds) => void removeCards(paymentIds)}
               onDeleteWallet={() => void deleteWallet()}
               onNext={() => dispatch({ type: 'next' })}
@@ -435,6 +457,12 @@ export function App({
                 fail(e);
               }
             }}
+            onEdit={(addressId, changes) =>
+              void edit(async () => ({
+                type: 'address-edited',
+                ...(await api.editAddress(addressId, changes)),
+              }))
+            }
             onRemove={(addressId) => void removeAddress(addressId)}
             onNext={() => dispatch({ type: 'next' })}
           />

@@ -185,6 +185,40 @@ describe('the checkout flow', () => {
     expect(state.addressId).toBeNull();
   });
 
+  it('takes the wallet an edit answers, selecting the address under its new id and keeping the card', () => {
+    const quote = { currency: 'USD', subtotal: 1, shipping: 0, taxes: 0, total: 1 };
+    let state = run(
+      [
+        { type: 'address-selected', addressId: 1 },
+        { type: 'quoted', quote },
+      ],
+      signedIn(),
+    );
+    const cards = state.wallet?.cards ?? [];
+    const edited = address(7, { address1: '7 Fixed St' });
+    state = run(
+      [
+        { type: 'submitted' },
+        { type: 'address-edited', address: edited, wallet: wallet(cards, [address(2), edited]) },
+      ],
+      state,
+    );
+    expect(state).toMatchObject({ busy: false, addressId: 7, quote: null });
+    expect(state.wallet?.addresses.map((a) => a.addressId)).toEqual([2, 7]);
+
+    state = run([{ type: 'quoted', quote }], state);
+    const renamed = card('c_1111', { isDefault: true, nickName: 'Travel', billingAddressId: 2 });
+    state = run(
+      [
+        { type: 'submitted' },
+        { type: 'card-edited', card: renamed, wallet: wallet([renamed], [address(2), edited]) },
+      ],
+      state,
+    );
+    expect(state).toMatchObject({ busy: false, paymentId: 'c_1111', addressId: 7, quote: null });
+    expect(state.wallet?.cards).toEqual([renamed]);
+  });
+
   it('counts wrong codes down and locks', () => {
     let state = run([
       { type: 'order-loaded', order: order() },

@@ -86,6 +86,10 @@ export type FlowEvent =
   | { type: 'card-added'; card: WalletCard; cvv: string | null }
   /** The wallet as the server answers it after a card was removed. */
   | { type: 'card-removed'; wallet: Wallet }
+  /** The address as edited (a new `addressId` if its values changed), and the wallet as the server answers it. */
+  | { type: 'address-edited'; address: WalletAddress; wallet: Wallet }
+  /** The card as edited, and the wallet as the server answers it. */
+  | { type: 'card-edited'; card: WalletCard; wallet: Wallet }
   /** The wallet as the server answers it after an address was removed. */
   | { type: 'address-removed'; wallet: Wallet }
   /** The shopper deleted their wallet: signed out, back to the Email step. */
@@ -311,6 +315,10 @@ export function reduce(state: FlowState, event: FlowEvent): FlowState {
           : null,
         quote: null,
       };
+    case 'address-edited':
+      return { ...state, ...idle, wallet: event.wallet, addressId: event.address.addressId, quote: null };
+    case 'card-edited':
+      return { ...state, ...idle, wallet: event.wallet, paymentId: event.card.paymentId, quote: null };
     case 'address-removed':
       return {
         ...state,

@@ -122,6 +122,26 @@ export function SelectField({
   );
 }
 
+/** A checkbox with its label beside it. */
+export function CheckField(props: {
+  label: string;
+  checked: boolean;
+  onChecked: (checked: boolean) => void;
+}) {
+  const id = useId();
+  return (
+    <div class="field check">
+      <input
+        type="checkbox"
+        id={id}
+        checked={props.checked}
+        onChange={(event) => props.onChecked(event.currentTarget.checked)}
+      />
+      <label for={id}>{props.label}</label>
+    </div>
+  );
+}
+
 /** After a refused submit: the first field that needs attention takes focus, once the errors are drawn. */
 export function focusFirstInvalid(): void {
   queueMicrotask(() => document.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus());

@@ -8,7 +8,9 @@ import {
   validateAddress,
 } from '../address-form.js';
 import type {
+  AddressChanges,
   AddressInput,
+  CardChanges,
   NewCardInput,
   ShippingMethod,
   Wallet,
@@ -39,10 +41,21 @@ import {
 } from '../ui.js';
 import { CardRemoval, cardName } from './card-removal.js';
 import { type Removal, RemovalControls, type RemovalProps } from './removal.js';
+import {
+  AddressEditFields,
+  addressChanges,
+  addressInputOf,
+  type CardDraftEdit,
+  CardEditFields,
+  cardChanges,
+  cardEditOf,
+  EditLink,
+  useFocusWhenOpened,
+} from './wallet-edit.js';
 
 /** The card's accessible name: what a screen reader says and what tests select by. */
 export const cardLabel = (card: WalletCard): string =>
-  `${cardName(card)}, expires ${formatExpiry(card.expMonth, card.expYear)}` +
+  `${cardName(card)}${card.nickName ? `, ${card.nickName}` : ''}, expires ${formatExpiry(card.expMonth, card.expYear)}` +
   (card.isDefault ? ', default' : '') +
   (card.expired ? ', expired' : '');
 
@@ -78,6 +91,8 @@ export function CardStep(props: {
   asksCvv: boolean;
   onSelect: (paymentId: string) => void;
   onAdd: (card: NewCard) => void;
+  /** "Edit this card", saved: the app answers with a new `wallet` and goes on, or with an `error`. */
+  onEdit: (paymentId: string, changes: CardChanges) => void;
   /** "Remove": the app answers with a new `wallet` (the cards gone) or an `error`. */
   onRemove: (paymentIds: string[]) => void;
   /** "Delete wallet": the app answers by leaving the step for the Email step, or with an `error`. */
@@ -101,8 +116,13 @@ export function CardStep(props: {
   const [errors, setErrors] = useState<NewCardErrors>({});
   const [asking, setAsking] = useState<Removal<WalletCard> | null>(null);
   const [askingDelete, setAskingDelete] = useState<Removal<Wallet> | null>(null);
+  // "Edit this card": the selected card's form, in place of the carousel.
+  const [editing, setEditing] = useState<CardDraftEdit | null>(null);
+  const [editError, setEditError] = useState<string | undefined>(undefined);
   const formRef = useRef<HTMLFormElement>(null);
   const selectedCard = cards.find((c) => c.paymentId === props.selected && !c.expired) ?? null;
+  const editedCard = editing && selectedCard;
+  useFocusWhenOpened(editing !== null, formRef);
   const removing = props.busy && (asking !== null || askingDelete !== null);
   const firstControl = () => formRef.current?.querySelector<HTMLElement>('[data-autofocus]:not([disabled])');
   // Derived, not stored: an address saved by a refused "Add a card" is offered when the shopper tries again.
@@ -117,6 +137,12 @@ export function CardStep(props: {
   }, [canPay, noCards]);
 
   const submit = onSubmitGuard(props.busy, () => {
+    if (editing && editedCard) {
+      const changes = cardChanges(editedCard, editing);
+      setEditError('error' in changes ? changes.error : undefined);
+      if ('error' in changes) return focusFirstInvalid();
+      return Object.keys(changes).length ? props.onEdit(editedCard.paymentId, changes) : props.onNext();
+    }
     if (!adding) return props.onNext();
     const found: NewCardErrors = validateCard(draft, new Date(), props.asksCvv);
     if (!nameOnCard.trim()) found.nameOnCard = 'Enter the name on the card.';
@@ -135,7 +161,17 @@ export function CardStep(props: {
     <form onSubmit={submit} noValidate ref={formRef}>
       <StepTitle>Choose a card</StepTitle>
       {lead && <p class="lead">{lead}</p>}
-      {!adding && cards.length > 0 && (
+      {editing && editedCard && (
+        <CardEditFields
+          card={editedCard}
+          addresses={addresses}
+          value={editing}
+          onChange={setEditing}
+          error={editError}
+          addressLine={addressLine}
+        />
+      )}
+      {!adding && !editing && cards.length > 0 && (
         <fieldset>
           <legend class="sr-only">Saved cards</legend>
           {/* A scroll-snapping row of radios: arrow keys move between cards, Tab leaves the group. */}
@@ -208,19 +244,29 @@ export function CardStep(props: {
       <div class="actions">
         {cards.length > 0 && (
           <FormToggle
-            adding={adding}
+            adding={adding || editing !== null}
             add="Add a card"
             choose="Choose a saved card"
             onToggle={() => {
               setAsking(null);
-              setAdding(!adding);
+              if (editing) setEditing(null);
+              else setAdding(!adding);
+            }}
+          />
+        )}
+        {!adding && !editing && selectedCard && asking === null && askingDelete === null && (
+          <EditLink
+            label="Edit this card"
+            onEdit={() => {
+              setEditError(undefined);
+              setEditing(cardEditOf(selectedCard));
             }}
           />
         )}
         <CardRemoval
           items={cards}
           selected={selectedCard}
-          links={!adding && askingDelete === null}
+          links={!adding && !editing && askingDelete === null}
           asking={asking}
           onAsk={setAsking}
           busy={props.busy}
@@ -230,12 +276,12 @@ export function CardStep(props: {
       </div>
       <Alert message={props.error} />
       <Submit busy={props.busy && !removing} disabled={removing || (!adding && !selectedCard)}>
-        {adding ? 'Save and continue' : 'Continue'}
+        {adding || editing ? 'Save and continue' : 'Continue'}
       </Submit>
       <div class="actions wallet-deletion">
         <WalletDeletion
           items={[props.wallet]}
-          links={!adding && asking === null}
+          links={!adding && !editing && asking === null}
           asking={askingDelete}
           onAsk={setAskingDelete}
           busy={props.busy}
@@ -305,6 +351,8 @@ export function AddressStep(props: {
   error: string | null;
   onSelect: (addressId: number) => void;
   onAdd: (address: AddressInput) => void;
+  /** "Edit this address", saved: the app answers with new `addresses` and goes on, or with an `error`. */
+  onEdit: (addressId: number, changes: AddressChanges) => void;
   /** "Remove": the app answers with new `addresses` (the address gone) or an `error`. */
   onRemove: (addressId: number) => void;
   onNext: () => void;
@@ -313,9 +361,14 @@ export function AddressStep(props: {
   const [draft, setDraft] = useState<AddressInput>(emptyAddress);
   const [errors, setErrors] = useState<AddressErrors>({});
   const [asking, setAsking] = useState<Removal<WalletAddress> | null>(null);
+  // "Edit this address": the selected address's form, in place of the list.
+  const [editing, setEditing] = useState<AddressInput | null>(null);
+  const [makeDefault, setMakeDefault] = useState(false);
   const formRef = useRef<HTMLFormElement>(null);
   const removing = props.busy && asking !== null;
   const selectedAddress = props.addresses.find((a) => a.addressId === props.selected) ?? null;
+  const editedAddress = editing && selectedAddress;
+  useFocusWhenOpened(editing !== null, formRef);
 
   // The last address removed: the form is the only way on.
   const none = props.addresses.length === 0;
@@ -324,6 +377,12 @@ export function AddressStep(props: {
   }, [none]);
 
   const submit = onSubmitGuard(props.busy, () => {
+    if (editing && editedAddress) {
+      const found = validateAddress(editing);
+      setErrors(found);
+      if (Object.keys(found).length) return focusFirstInvalid();
+      return props.onEdit(editedAddress.addressId, addressChanges(cleanAddress(editing), makeDefault));
+    }
     if (!adding) return props.onNext();
     const found = validateAddress(draft);
     setErrors(found);
@@ -334,7 +393,17 @@ export function AddressStep(props: {
   return (
     <form onSubmit={submit} noValidate ref={formRef}>
       <StepTitle>Shipping address</StepTitle>
-      {!adding && (
+      {editing && editedAddress && (
+        <AddressEditFields
+          address={editedAddress}
+          value={editing}
+          onChange={setEditing}
+          errors={errors}
+          makeDefault={makeDefault}
+          onMakeDefault={setMakeDefault}
+        />
+      )}
+      {!adding && !editing && (
         <fieldset>
           <legend class="sr-only">Saved addresses</legend>
           <div class="list">
@@ -369,19 +438,31 @@ export function AddressStep(props: {
       <div class="actions">
         {props.addresses.length > 0 && (
           <FormToggle
-            adding={adding}
+            adding={adding || editing !== null}
             add="Add a new address"
             choose="Choose a saved address"
             onToggle={() => {
               setAsking(null);
-              setAdding(!adding);
+              setErrors({});
+              if (editing) setEditing(null);
+              else setAdding(!adding);
+            }}
+          />
+        )}
+        {!adding && !editing && selectedAddress && asking === null && (
+          <EditLink
+            label="Edit this address"
+            onEdit={() => {
+              setErrors({});
+              setMakeDefault(false);
+              setEditing(addressInputOf(selectedAddress));
             }}
           />
         )}
         <AddressRemoval
           items={props.addresses}
           selected={selectedAddress}
-          links={!adding}
+          links={!adding && !editing}
           asking={asking}
           onAsk={setAsking}
           busy={props.busy}
@@ -394,7 +475,7 @@ export function AddressStep(props: {
       </div>
       <Alert message={props.error} />
       <Submit busy={props.busy && !removing} disabled={removing}>
-        {adding ? 'Save and continue' : 'Continue'}
+        {adding || editing ? 'Save and continue' : 'Continue'}
       </Submit>
     </form>
   );

@@ -73,6 +73,8 @@ function rule(error: ErrorObject): string {
       return `must be a valid ${params.format}`;
     case 'additionalProperties':
       return `has an unknown field "${params.additionalProperty}"`;
+    case 'minProperties':
+      return params.limit === 1 ? 'must name a field' : `must name at least ${params.limit} fields`;
     default:
       return error.message ?? 'is invalid';
   }

@@ -13,7 +13,7 @@ import type { CodeRequestResult, ShopperAuth, ShopperTokenGrant } from '../shopp
 import { eraseShopper } from '../shopper-erasure.js';
 import type { KeyRing } from '../vault/keyring.js';
 import type { CardVault } from '../vault/vault.js';
-import type { NewAddress, Sessions, Wallet } from '../wallet/index.js';
+import type { AddressChanges, CardChanges, NewAddress, Sessions, Wallet } from '../wallet/index.js';
 import {
   chooseShipping,
   findMerchant,
@@ -70,6 +70,9 @@ export interface NewWalletCard {
   billingAddressId: number;
   isDefault?: boolean;
 }
+
+/** What a shopper can change of a saved card, as the checkout page names it. */
+export type WalletCardChanges = Omit<CardChanges, 'nickname'> & { nickName?: string | null };
 
 export interface WalletView {
   email: string;
@@ -214,6 +217,32 @@ export class Checkout {
   async removeAddress(shopperId: string, addressId: number): Promise<WalletView> {
     await this.deps.wallet.removeAddress(shopperId, addressId);
     return this.walletOf(shopperId);
+  }
+
+  /** An address changed, under a new `addressId` if its values changed (Wallet.editAddress); and the wallet. */
+  async editAddress(
+    shopperId: string,
+    addressId: number,
+    changes: AddressChanges,
+  ): Promise<{ address: WalletAddress; wallet: WalletView }> {
+    const address = await this.deps.wallet.editAddress(shopperId, addressId, changes);
+    return { address: walletAddress(address), wallet: await this.walletOf(shopperId) };
+  }
+
+  /** A card's nickname, name, billing address or default mark changed; and the wallet. */
+  async editCard(
+    shopperId: string,
+    paymentId: string,
+    changes: WalletCardChanges,
+  ): Promise<{ card: WalletCard; wallet: WalletView }> {
+    const { nickName, ...rest } = changes;
+    const { wallet } = this.deps;
+    const card = await wallet.editCard(shopperId, paymentId, {
+      ...rest,
+      ...(nickName !== undefined ? { nickname: nickName?.trim() || null } : {}),
+    });
+    const now = new Date(this.deps.now?.() ?? Date.now());
+    return { card: walletCard(card, wallet.isExpired(card, now)), wallet: await this.walletOf(shopperId) };
   }
 
   /**

@@ -22,7 +22,7 @@ export interface TestService extends RunningService {
     input?: Partial<CreateMerchantInput>,
   ): Promise<{ merchantId: string; apiKey: string; webhookSecret: string }>;
   call(
-    method: 'GET' | 'POST' | 'DELETE',
+    method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
     path: string,
     options?: { apiKey?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> },
   ): Promise<{

@@ -1,4 +1,6 @@
 export {
+  type AddressChanges,
+  type CardChanges,
   MAX_ADDRESSES,
   MAX_CARDS,
   type NewAddress,

@@ -194,6 +194,17 @@ export async function lockShopper(db: Q, engine: Engine, shopperId: string): Pro
   }
 }
 
+/** The cards in the wallet billed to one address are billed to another from now on. */
+export async function moveBillingAddress(db: Q, shopperId: string, from: number, to: number): Promise<void> {
+  await db
+    .updateTable('cards')
+    .set({ billing_address_id: to })
+    .where('shopper_id', '=', shopperId)
+    .where('billing_address_id', '=', from)
+    .where('removed_at', 'is', null)
+    .execute();
+}
+
 export async function clearDefaultCard(db: Q, shopperId: string): Promise<void> {
   await db
     .updateTable('cards')

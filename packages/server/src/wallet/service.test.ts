@@ -196,6 +196,73 @@ describe.each(engines())('Wallet on %s', (engine) => {
       expect((await wallet.addAddress(shopper.id, ADDRESS)).address1).toBe('1 Main St');
     });
 
+    it('edits an address by saving a new one in its place, with its defaults and its cards', async () => {
+      const { shopper, address } = await newShopper();
+      const card = (await saveVisa(shopper.id, 301, address.id)).card;
+      const before = await wallet.findAddress(address.id);
+
+      const edited = await wallet.editAddress(shopper.id, address.id, {
+        address1: '2 Main St',
+        address2: 'Apt 4',
+      });
+      expect(edited).toMatchObject({
+        ...ADDRESS,
+        address1: '2 Main St',
+        address2: 'Apt 4',
+        isDefaultBilling: true,
+        isDefaultShipping: true,
+        removedAt: null,
+      });
+      expect(edited.id).not.toBe(address.id);
+      expect(edited.externalId).not.toBe(address.externalId);
+      // The old one is out of the wallet, its values as they were: orders made with it still read them.
+      expect(await wallet.findAddress(address.id)).toMatchObject({
+        address1: '1 Main St',
+        address2: null,
+        isDefaultBilling: false,
+        isDefaultShipping: false,
+        removedAt: expect.any(Number),
+      });
+      expect(before?.removedAt).toBeNull();
+      expect((await wallet.listAddresses(shopper.id)).map((a) => a.id)).toEqual([edited.id]);
+      expect((await wallet.findCard(card.id))?.billingAddressId).toBe(edited.id);
+      // Cleared with null; an edit of the replaced address is not found.
+      expect((await wallet.editAddress(shopper.id, edited.id, { address2: null })).address2).toBeNull();
+      const gone = await errorOf(wallet.editAddress(shopper.id, address.id, { city: 'Dallas' }));
+      expect([gone.errorCode, gone.message]).toEqual([
+        'ADDRESS_NOT_FOUND',
+        `addressId: no address ${address.id} in the shopper's wallet.`,
+      ]);
+    });
+
+    it('leaves an address as it is when nothing changes, and moves a default to the address that takes it', async () => {
+      const { shopper, address: home } = await newShopper();
+      const office = await wallet.addAddress(shopper.id, { ...ADDRESS, address1: '5 Office Park' });
+      const same = await wallet.editAddress(shopper.id, home.id, { city: 'Austin', isDefaultShipping: true });
+      expect(same).toEqual(await wallet.findAddress(home.id));
+      expect(same.removedAt).toBeNull();
+
+      const taken = await wallet.editAddress(shopper.id, office.id, { isDefaultShipping: true });
+      expect([taken.id, taken.isDefaultShipping, taken.isDefaultBilling]).toEqual([office.id, true, false]);
+      expect(await wallet.findAddress(home.id)).toMatchObject({
+        isDefaultShipping: false,
+        isDefaultBilling: true,
+      });
+      // A change of values and of default at once: the new address has both defaults.
+      const moved = await wallet.editAddress(shopper.id, office.id, { zip: '78702', isDefaultBilling: true });
+      expect(moved).toMatchObject({ zip: '78702', isDefaultShipping: true, isDefaultBilling: true });
+      const listed = await wallet.listAddresses(shopper.id);
+      expect(listed.map((a) => [a.id, a.isDefaultBilling, a.isDefaultShipping])).toEqual([
+        [moved.id, true, true],
+        [home.id, false, false],
+      ]);
+
+      const { shopper: other } = await newShopper();
+      const refused = await errorOf(wallet.editAddress(other.id, home.id, { city: 'Dallas' }));
+      expect(refused.errorCode).toBe('ADDRESS_NOT_FOUND');
+      expect((await wallet.findAddress(home.id))?.city).toBe('Austin');
+    });
+
     it('refuses an address for an unknown shopper', async () => {
       expect((await errorOf(wallet.addAddress('shp_missing', ADDRESS))).errorCode).toBe('SHOPPER_NOT_FOUND');
     });
@@ -502,6 +569,70 @@ describe.each(engines())('Wallet on %s', (engine) => {
       expect((await wallet.addCard(visaInput(shopper.id, 201, address.id))).removedAt).toEqual(
         expect.any(Number),
       );
+    });
+
+    it('edits a card in place: its nickname, name and billing address, and makes it the default', async () => {
+      const { shopper, address } = await newShopper();
+      const office = await wallet.addAddress(shopper.id, { ...ADDRESS, address1: '5 Office Park' });
+      const first = (await saveVisa(shopper.id, 311, address.id)).card;
+      const second = (await saveVisa(shopper.id, 312, address.id)).card;
+
+      const edited = await wallet.editCard(shopper.id, second.id, {
+        nickname: 'Travel',
+        nameOnCard: 'A. Lovelace',
+        billingAddressId: office.id,
+        isDefault: true,
+      });
+      expect(edited).toMatchObject({
+        id: second.id,
+        nickname: 'Travel',
+        nameOnCard: 'A. Lovelace',
+        billingAddressId: office.id,
+        isDefault: true,
+        last4: second.last4,
+        expYear: second.expYear,
+      });
+      expect((await wallet.findCard(first.id))?.isDefault).toBe(false);
+      expect((await wallet.editCard(shopper.id, second.id, { nickname: null })).nickname).toBeNull();
+      // The billing address is only one in the wallet; the name on the card is not blank.
+      const removedAddress = await wallet.addAddress(shopper.id, { ...ADDRESS, address1: '9 Gone St' });
+      await wallet.removeAddress(shopper.id, removedAddress.id);
+      for (const [changes, message] of [
+        [
+          { billingAddressId: removedAddress.id },
+          "billingAddressId: no such address in the shopper's wallet",
+        ],
+        [{ nameOnCard: '  ' }, 'nameOnCard: must not be empty'],
+      ] as const) {
+        const error = await errorOf(wallet.editCard(shopper.id, second.id, changes));
+        expect([error.errorCode, error.message]).toEqual(['VALIDATION_ERROR', message]);
+      }
+      const { shopper: other, address: theirs } = await newShopper();
+      const foreign = await errorOf(wallet.editCard(shopper.id, second.id, { billingAddressId: theirs.id }));
+      expect(foreign.errorCode).toBe('VALIDATION_ERROR');
+      const notTheirs = await errorOf(wallet.editCard(other.id, second.id, { nickname: 'Mine' }));
+      expect(notTheirs.errorCode).toBe('PAYMENT_METHOD_NOT_FOUND');
+      expect(await wallet.findCard(second.id)).toMatchObject({ nickname: null, billingAddressId: office.id });
+    });
+
+    it('keeps an expired card from being the default, and a removed card from being edited', async () => {
+      const { shopper, address } = await newShopper();
+      const current = (await saveVisa(shopper.id, 321, address.id)).card;
+      const old = (await saveVisa(shopper.id, 322, address.id)).card;
+      await handle.db.kysely.updateTable('cards').set({ exp_year: 2001 }).where('id', '=', old.id).execute();
+
+      const expired = await errorOf(wallet.editCard(shopper.id, old.id, { isDefault: true }));
+      expect([expired.errorCode, expired.message]).toEqual([
+        'PAYMENT_METHOD_EXPIRED',
+        `isDefault: the Visa card ending in ${old.last4} has expired, so it cannot be the default card.`,
+      ]);
+      expect((await wallet.editCard(shopper.id, old.id, { nickname: 'Old' })).nickname).toBe('Old');
+      expect((await wallet.findCard(current.id))?.isDefault).toBe(true);
+
+      await wallet.removeCard(shopper.id, current.id);
+      const removed = await errorOf(wallet.editCard(shopper.id, current.id, { nickname: 'Gone' }));
+      expect(removed.errorCode).toBe('PAYMENT_METHOD_NOT_FOUND');
+      expect((await wallet.findCard(current.id))?.nickname).toBeNull();
     });
 
     it('erases a shopper: cards out and their numbers scheduled, everything that names it emptied, no more writes', async () => {

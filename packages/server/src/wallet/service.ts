@@ -1,5 +1,7 @@
+import type { Insertable } from 'kysely';
 import { type Actor, recordAudit } from '../audit/index.js';
 import type { Db } from '../db/index.js';
+import type { AddressesTable } from '../db/schema.js';
 import { DomainError, NotFoundError, ValidationError } from '../errors.js';
 import { newId, newUuid } from '../ids.js';
 import { scheduleErasure } from '../vault/erasure.js';
@@ -29,6 +31,61 @@ export interface NewAddress {
   isDefaultBilling?: boolean;
   /** Defaults to true for the shopper's first address. */
   isDefaultShipping?: boolean;
+}
+
+/** The fields of an address a shopper can change; a default can be taken, not given away. */
+export type AddressChanges = Partial<Omit<NewAddress, 'isDefaultBilling' | 'isDefaultShipping'>> & {
+  isDefaultBilling?: true;
+  isDefaultShipping?: true;
+};
+
+/** What a shopper can change of a saved card: its number and expiry are the card's own. */
+export interface CardChanges {
+  nickname?: string | null;
+  nameOnCard?: string;
+  billingAddressId?: number;
+  isDefault?: true;
+}
+
+/** The fields of an address, as an edit can change them. */
+const ADDRESS_FIELDS = new Set<string>([
+  'firstName',
+  'lastName',
+  'company',
+  'address1',
+  'address2',
+  'city',
+  'state',
+  'zip',
+  'country',
+  'phoneNumber',
+]);
+
+/** The row of a new address in the wallet, with its defaults. */
+function addressRow(
+  shopperId: string,
+  address: Omit<NewAddress, 'isDefaultBilling' | 'isDefaultShipping'>,
+  defaults: { billing: boolean; shipping: boolean },
+  now: number,
+): Insertable<AddressesTable> {
+  return {
+    external_id: newUuid(),
+    shopper_id: shopperId,
+    first_name: address.firstName,
+    last_name: address.lastName,
+    company: address.company ?? null,
+    address1: address.address1,
+    address2: address.address2 ?? null,
+    city: address.city,
+    state: address.state,
+    zip: address.zip,
+    country: address.country,
+    phone_number: address.phoneNumber ?? null,
+    is_default_billing: defaults.billing ? 1 : 0,
+    is_default_shipping: defaults.shipping ? 1 : 0,
+    created_at: now,
+    removed_at: null,
+  };
 }
 
 export interface NewCard {
@@ -105,6 +162,52 @@ async function takeOut(trx: repo.Q, card: Card, now: number): Promise<void> {
   await scheduleErasure(trx, card.vaultId, now);
 }
 
+/** The address with that id in the shopper's wallet, else ADDRESS_NOT_FOUND; with `removed`, a removed one too. */
+async function addressInWallet(
+  trx: repo.Q,
+  shopperId: string,
+  addressId: number,
+  options: { removed?: boolean } = {},
+): Promise<Address> {
+  const address = await repo.findAddress(trx, addressId);
+  if (address?.shopperId !== shopperId || (address.removedAt !== null && !options.removed)) {
+    throw new NotFoundError(
+      'ADDRESS_NOT_FOUND',
+      `addressId: no address ${addressId} in the shopper's wallet.`,
+    );
+  }
+  return address;
+}
+
+/** The card with that id in the shopper's wallet, else PAYMENT_METHOD_NOT_FOUND; with `removed`, a removed one too. */
+async function cardInWallet(
+  trx: repo.Q,
+  shopperId: string,
+  cardId: string,
+  options: { removed?: boolean } = {},
+): Promise<Card> {
+  const card = await repo.findCard(trx, cardId);
+  if (card?.shopperId !== shopperId || (card.removedAt !== null && !options.removed)) {
+    throw new NotFoundError(
+      'PAYMENT_METHOD_NOT_FOUND',
+      `paymentId: no card ${cardId} in the shopper's wallet.`,
+    );
+  }
+  return card;
+}
+
+/** Makes the address the shopper's default of each kind `changes` asks for. */
+async function takeDefaults(trx: repo.Q, address: Address, changes: AddressChanges): Promise<void> {
+  if (changes.isDefaultBilling && !address.isDefaultBilling) {
+    await repo.clearDefaultAddress(trx, address.shopperId, 'is_default_billing');
+    await repo.updateAddress(trx, address.id, { is_default_billing: 1 });
+  }
+  if (changes.isDefaultShipping && !address.isDefaultShipping) {
+    await repo.clearDefaultAddress(trx, address.shopperId, 'is_default_shipping');
+    await repo.updateAddress(trx, address.id, { is_default_shipping: 1 });
+  }
+}
+
 async function mustFindCard(trx: repo.Q, id: string): Promise<Card> {
   const card = await repo.findCard(trx, id);
   if (!card) throw new Error(`card ${id} vanished while being saved`);
@@ -178,24 +281,10 @@ export class Wallet {
       const isDefaultShipping = input.isDefaultShipping ?? first;
       if (isDefaultBilling) await repo.clearDefaultAddress(trx, shopperId, 'is_default_billing');
       if (isDefaultShipping) await repo.clearDefaultAddress(trx, shopperId, 'is_default_shipping');
-      return repo.insertAddress(trx, {
-        external_id: newUuid(),
-        shopper_id: shopperId,
-        first_name: input.firstName,
-        last_name: input.lastName,
-        company: input.company ?? null,
-        address1: input.address1,
-        address2: input.address2 ?? null,
-        city: input.city,
-        state: input.state,
-        zip: input.zip,
-        country: input.country,
-        phone_number: input.phoneNumber ?? null,
-        is_default_billing: isDefaultBilling ? 1 : 0,
-        is_default_shipping: isDefaultShipping ? 1 : 0,
-        created_at: Date.now(),
-        removed_at: null,
-      });
+      return repo.insertAddress(
+        trx,
+        addressRow(shopperId, input, { billing: isDefaultBilling, shipping: isDefaultShipping }, Date.now()),
+      );
     });
   }
 
@@ -208,13 +297,7 @@ export class Wallet {
   async removeAddress(shopperId: string, addressId: number): Promise<void> {
     await this.db.kysely.transaction().execute(async (trx) => {
       await repo.lockShopper(trx, this.db.engine, shopperId);
-      const address = await repo.findAddress(trx, addressId);
-      if (address?.shopperId !== shopperId) {
-        throw new NotFoundError(
-          'ADDRESS_NOT_FOUND',
-          `addressId: no address ${addressId} in the shopper's wallet.`,
-        );
-      }
+      const address = await addressInWallet(trx, shopperId, addressId, { removed: true });
       if (address.removedAt !== null) return;
       const user = (await repo.listCards(trx, shopperId)).find((card) => card.billingAddressId === addressId);
       if (user) {
@@ -236,6 +319,43 @@ export class Wallet {
       if (address.isDefaultShipping) {
         await repo.updateAddress(trx, newest.id, { is_default_shipping: 1 });
       }
+    });
+  }
+
+  /**
+   * Changes an address in the wallet. Orders made with it go on showing it as it was, so new values make
+   * a new address (a new `id` and `externalId`) that takes the old one's place: its defaults, and the
+   * cards it is the billing address of. The old one is removed. Values that change nothing leave the
+   * address as it is, and so does asking for a default it already is. A default can only be taken:
+   * making another address the default takes it from this one. Answers the address as it is now.
+   */
+  async editAddress(shopperId: string, addressId: number, changes: AddressChanges): Promise<Address> {
+    return this.db.kysely.transaction().execute(async (trx) => {
+      await repo.lockShopper(trx, this.db.engine, shopperId);
+      const address = await addressInWallet(trx, shopperId, addressId);
+      const edits = Object.fromEntries(
+        Object.entries(changes).filter(([field, value]) => ADDRESS_FIELDS.has(field) && value !== undefined),
+      ) as Partial<Address>;
+      const changed = Object.entries(edits).some(
+        ([field, value]) => address[field as keyof Address] !== value,
+      );
+      let current = address;
+      if (changed) {
+        const now = Date.now();
+        await repo.updateAddress(trx, address.id, {
+          removed_at: now,
+          is_default_billing: 0,
+          is_default_shipping: 0,
+        });
+        const defaults = { billing: address.isDefaultBilling, shipping: address.isDefaultShipping };
+        current = await repo.insertAddress(
+          trx,
+          addressRow(shopperId, { ...address, ...edits }, defaults, now),
+        );
+        await repo.moveBillingAddress(trx, shopperId, address.id, current.id);
+      }
+      await takeDefaults(trx, current, changes);
+      return addressInWallet(trx, shopperId, current.id);
     });
   }
 
@@ -334,19 +454,50 @@ export class Wallet {
     const now = new Date();
     await this.db.kysely.transaction().execute(async (trx) => {
       await repo.lockShopper(trx, this.db.engine, shopperId);
-      const card = await repo.findCard(trx, cardId);
-      if (card?.shopperId !== shopperId) {
-        throw new NotFoundError(
-          'PAYMENT_METHOD_NOT_FOUND',
-          `paymentId: no card ${cardId} in the shopper's wallet.`,
-        );
-      }
+      const card = await cardInWallet(trx, shopperId, cardId, { removed: true });
       if (card.removedAt !== null) return;
       await takeOut(trx, card, now.getTime());
       if (!card.isDefault) return;
       // Newest first, now that none is the default.
       const next = (await repo.listCards(trx, shopperId)).find((other) => !isExpired(other, now));
       if (next) await repo.updateCard(trx, next.id, { is_default: 1 });
+    });
+  }
+
+  /**
+   * Changes a card's nickname, name on card or billing address, or makes it the default, in place: the
+   * card's number and expiry change only by typing the card again (saveCard). An expired card cannot be
+   * the default (`PAYMENT_METHOD_EXPIRED`). Answers the card as it is now.
+   */
+  async editCard(shopperId: string, cardId: string, changes: CardChanges): Promise<Card> {
+    const now = new Date();
+    if (changes.nameOnCard !== undefined && !changes.nameOnCard.trim()) {
+      throw new ValidationError('nameOnCard: must not be empty');
+    }
+    return this.db.kysely.transaction().execute(async (trx) => {
+      await repo.lockShopper(trx, this.db.engine, shopperId);
+      const card = await cardInWallet(trx, shopperId, cardId);
+      if (changes.billingAddressId !== undefined) {
+        await addressInWallet(trx, shopperId, changes.billingAddressId).catch(() => {
+          throw new ValidationError("billingAddressId: no such address in the shopper's wallet");
+        });
+      }
+      const isDefault = changes.isDefault === true && !card.isDefault;
+      if (isDefault && isExpired(card, now)) {
+        throw new DomainError(
+          'PAYMENT_METHOD_EXPIRED',
+          `isDefault: the ${titled(card.brand)} card ending in ${card.last4} has expired, so it cannot be the default card.`,
+        );
+      }
+      if (isDefault) await repo.clearDefaultCard(trx, shopperId);
+      const update = {
+        ...(changes.nickname !== undefined ? { nickname: changes.nickname } : {}),
+        ...(changes.nameOnCard !== undefined ? { name_on_card: changes.nameOnCard.trim() } : {}),
+        ...(changes.billingAddressId !== undefined ? { billing_address_id: changes.billingAddressId } : {}),
+        ...(isDefault ? { is_default: 1 } : {}),
+      };
+      if (Object.keys(update).length > 0) await repo.updateCard(trx, card.id, update);
+      return mustFindCard(trx, card.id);
     });
   }
 

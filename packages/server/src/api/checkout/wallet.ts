@@ -1,5 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { Type } from '@sinclair/typebox';
+import { type TProperties, Type } from '@sinclair/typebox';
 import type { Checkout } from '../../checkout/index.js';
 import { errorResponses } from '../schemas.js';
 import {
@@ -42,6 +42,31 @@ export const NewAddressBody = Type.Object({
   isDefaultBilling: Type.Optional(Type.Boolean()),
 });
 
+const TakeDefault = (what: string) =>
+  Type.Literal(true, {
+    description: `Make it the ${what}. Only \`true\`: a default is given up by making another one the default.`,
+  });
+
+/** Each field may be left out; one at least is sent, and none other. */
+const changes = <T extends TProperties>(properties: T) =>
+  Type.Partial(Type.Object(properties), { additionalProperties: false, minProperties: 1 });
+
+export const AddressEditBody = changes({
+  ...AddressFields,
+  phoneNumber: Type.Union([Type.String({ maxLength: 30 }), Type.Null()]),
+  isDefaultShipping: TakeDefault('default shipping address'),
+  isDefaultBilling: TakeDefault('default billing address'),
+});
+
+export const CardEditBody = changes({
+  nickName: Type.Union([Type.String({ maxLength: 40 }), Type.Null()], {
+    description: 'Shown on the card instead of the name on it; null or empty takes it away.',
+  }),
+  nameOnCard: Type.String({ minLength: 1, maxLength: 100 }),
+  billingAddressId: AddressId("The `addressId` of an address in the shopper's wallet."),
+  isDefault: TakeDefault('default card'),
+});
+
 export const NewCardBody = Type.Object({
   ...CardFields,
   nameOnCard: Type.String({ minLength: 1, maxLength: 100 }),
@@ -54,7 +79,7 @@ export const NewCardBody = Type.Object({
   ),
 });
 
-/** The signed-in shopper's wallet: reading it, adding and removing addresses and cards, deleting it. */
+/** The signed-in shopper's wallet: reading it, adding, changing and removing addresses and cards, deleting it. */
 export const walletRoutes =
   (deps: { checkout: Checkout }): FastifyPluginAsyncTypebox =>
   async (app) => {
@@ -114,6 +139,57 @@ export const walletRoutes =
         const shopperId = await deps.checkout.authenticate(shopperTokenOf(request));
         const { card, created } = await deps.checkout.addCard(shopperId, request.body);
         return reply.status(created ? 201 : 200).send(card);
+      },
+    );
+
+    app.patch(
+      '/checkout/api/wallet/addresses/:addressId',
+      {
+        schema: {
+          tags: CHECKOUT_TAG,
+          summary: "Change an address in the signed-in shopper's wallet",
+          description:
+            "Send the fields that change. Orders made with the address go on showing it as it was, so new values save a new address in its place: it has a new `addressId` and `externalId`, keeps the old one's defaults, and becomes the billing address of the cards the old one was; the old `addressId` then answers `404 ADDRESS_NOT_FOUND`. Values that change nothing, and a default the address already is, leave it as it is. Answers the address as it is now and the wallet.",
+          security: SHOPPER_SECURITY,
+          params: Type.Object({ addressId: AddressId('The `addressId` of an address in the wallet.') }),
+          body: AddressEditBody,
+          response: {
+            200: Type.Object({ address: WalletAddress, wallet: WalletView }),
+            ...errorResponses(['VALIDATION_ERROR', 'SHOPPER_UNAUTHORIZED', 'ADDRESS_NOT_FOUND']),
+          },
+        },
+      },
+      async (request) => {
+        const shopperId = await deps.checkout.authenticate(shopperTokenOf(request));
+        return deps.checkout.editAddress(shopperId, request.params.addressId, request.body);
+      },
+    );
+
+    app.patch(
+      '/checkout/api/wallet/cards/:paymentId',
+      {
+        schema: {
+          tags: CHECKOUT_TAG,
+          summary: "Change a card in the signed-in shopper's wallet",
+          description:
+            'Send the fields that change: its nickname, the name on it, its billing address, or `isDefault: true`. The number and the expiry change only by adding the card again (`POST /checkout/api/wallet/cards`). An expired card cannot be the default (`422 PAYMENT_METHOD_EXPIRED`). A payment or webhook already under way uses the card as it was. Answers the card as it is now and the wallet.',
+          security: SHOPPER_SECURITY,
+          params: Type.Object({ paymentId: Type.String({ minLength: 1, maxLength: 64 }) }),
+          body: CardEditBody,
+          response: {
+            200: Type.Object({ card: WalletCard, wallet: WalletView }),
+            ...errorResponses([
+              'VALIDATION_ERROR',
+              'SHOPPER_UNAUTHORIZED',
+              'PAYMENT_METHOD_NOT_FOUND',
+              'PAYMENT_METHOD_EXPIRED',
+            ]),
+          },
+        },
+      },
+      async (request) => {
+        const shopperId = await deps.checkout.authenticate(shopperTokenOf(request));
+        return deps.checkout.editCard(shopperId, request.params.paymentId, request.body);
       },
     );
 
