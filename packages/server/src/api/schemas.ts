@@ -1,4 +1,4 @@
-import { type TSchema, Type } from '@sinclair/typebox';
+import { type TProperties, type TSchema, Type } from '@sinclair/typebox';
 import { ERROR_DESCRIPTIONS, ERROR_STATUS, type ErrorCode } from '../errors.js';
 
 export const ErrorBody = Type.Object(
@@ -11,6 +11,29 @@ export const ErrorBody = Type.Object(
 
 /** A time in the API: RFC 3339 in UTC, e.g. `2026-11-26T06:00:00.000Z`. */
 export const Timestamp = Type.String({ format: 'date-time' });
+
+/**
+ * The query of a list route: its filters and `limit` (1 to 100, default 20). An unknown parameter
+ * (`offset`, `page`, `cursor`…) is refused rather than ignored.
+ */
+export const ListQuery = <T extends TProperties>(properties: T) =>
+  Type.Object(
+    { ...properties, limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })) },
+    { additionalProperties: false },
+  );
+
+/** `startingAfter`: the id of the last item of the previous page, as a list route takes it. */
+export const StartingAfter = (description: string) =>
+  Type.Optional(Type.String({ minLength: 1, maxLength: 64, description }));
+
+/** A page of a list route: `data`, newest first, and whether more match beyond it. */
+export const Page = <T extends TSchema>(item: T, items: string) =>
+  Type.Object({
+    data: Type.Array(item),
+    hasMore: Type.Boolean({
+      description: `Whether more ${items} match beyond this page: ask again with \`startingAfter\`.`,
+    }),
+  });
 
 export const Acknowledgement = Type.Object(
   {

@@ -80,6 +80,18 @@ function rule(error: ErrorObject): string {
   }
 }
 
+/**
+ * A union of literals (`status: CREATED | …`) fails each literal, then `anyOf`: the values allowed, all
+ * of them, rather than the first one alone.
+ */
+function literalChoice(errors: ErrorObject[], first: ErrorObject): string | undefined {
+  const at = (keyword: string) =>
+    errors.filter((error) => error.keyword === keyword && error.instancePath === first.instancePath);
+  const literals = at('const');
+  if (first.keyword !== 'const' || literals.length < 2 || at('anyOf').length === 0) return undefined;
+  return `must be one of ${literals.map((error) => String(error.params.allowedValue)).join(', ')}`;
+}
+
 /** One sentence naming the field and the rule it breaks, e.g. `amount must be an integer`. */
 export function describeValidationError(errors: ErrorObject[], part: string | undefined): string {
   const [first] = errors;
@@ -89,5 +101,5 @@ export function describeValidationError(errors: ErrorObject[], part: string | un
     const { additionalProperty } = first.params as { additionalProperty: string };
     return `${where}${additionalProperty} is not one this route takes`;
   }
-  return `${where}${fieldName(first, part)} ${rule(first)}`;
+  return `${where}${fieldName(first, part)} ${literalChoice(errors, first) ?? rule(first)}`;
 }

@@ -15,6 +15,7 @@ import * as vaultErasure from './migrations/012_vault_erasure.js';
 import * as addressRemoval from './migrations/013_address_removal.js';
 import * as auditTrail from './migrations/014_audit_trail.js';
 import * as auditLogCopy from './migrations/015_audit_log_copy.js';
+import * as ordersByMerchant from './migrations/016_orders_by_merchant.js';
 
 type EngineMigration = { up(db: Parameters<Migration['up']>[0], engine: Engine): Promise<void> };
 
@@ -38,6 +39,7 @@ const MIGRATIONS: Record<string, EngineMigration> = {
   '013_address_removal': addressRemoval,
   '014_audit_trail': auditTrail,
   '015_audit_log_copy': auditLogCopy,
+  '016_orders_by_merchant': ordersByMerchant,
 };
 
 export class MigrationError extends Error {}

@@ -2,7 +2,14 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database, Db } from '../db/index.js';
 import type { OrdersTable } from '../db/schema.js';
 import type { KeyRing } from '../vault/keyring.js';
-import type { ExternalResponseLink, Order, OrderId, OrderState } from './types.js';
+import type {
+  ExternalResponseLink,
+  Order,
+  OrderId,
+  OrderListFilter,
+  OrderPage,
+  OrderState,
+} from './types.js';
 
 type Executor = Kysely<Database> | Transaction<Database>;
 
@@ -103,6 +110,44 @@ export class OrdersRepo {
   async find(id: string, executor: Executor = this.db.kysely): Promise<Order | undefined> {
     const row = await executor.selectFrom('orders').selectAll().where('id', '=', id).executeTakeFirst();
     return row && this.#toOrder(row);
+  }
+
+  /**
+   * A page of the merchant's orders, newest first (by creation time, then id), after the order
+   * `filter.after` names: one more is read than the page holds, and its presence is `hasMore`.
+   */
+  async listPage(merchantId: string, filter: OrderListFilter & { after?: Order }): Promise<OrderPage> {
+    const { after } = filter;
+    const rows = await this.db.kysely
+      .selectFrom('orders')
+      .selectAll()
+      .where('merchant_id', '=', merchantId)
+      .$if(filter.status !== undefined, (q) => q.where('status', '=', filter.status as OrderState))
+      .$if(filter.merchantOrderId !== undefined, (q) =>
+        q.where('merchant_order_id', '=', filter.merchantOrderId as string),
+      )
+      .$if(filter.createdSince !== undefined, (q) =>
+        q.where('created_at', '>=', filter.createdSince as number),
+      )
+      .$if(filter.createdBefore !== undefined, (q) =>
+        q.where('created_at', '<', filter.createdBefore as number),
+      )
+      // (created_at, id) < the cursor's, written so that `created_at <=` bounds the index's range scan.
+      .$if(after !== undefined, (q) =>
+        q
+          .where('created_at', '<=', (after as Order).createdAt)
+          .where((eb) =>
+            eb.or([eb('created_at', '<', (after as Order).createdAt), eb('id', '<', (after as Order).id)]),
+          ),
+      )
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(filter.limit + 1)
+      .execute();
+    return {
+      data: rows.slice(0, filter.limit).map((row) => this.#toOrder(row)),
+      hasMore: rows.length > filter.limit,
+    };
   }
 
   /** Writes `order` if the row is still in state `from`; false when another writer got there first. */

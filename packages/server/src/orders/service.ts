@@ -7,7 +7,7 @@ import type { KeyRing } from '../vault/keyring.js';
 import type { NewMessage, WebhookMessageRow } from '../webhooks/index.js';
 import { OrdersRepo } from './repo.js';
 import { type OrderEvent, OrderTransitionError, transition } from './state.js';
-import type { Order, PaymentAttempt, TransactionDetails } from './types.js';
+import type { Order, OrderListFilter, OrderPage, PaymentAttempt, TransactionDetails } from './types.js';
 import { MAX_CENTS, validateOrder } from './validation.js';
 
 export const ORDER_SUCCEEDED = 'ORDER_SUCCEEDED';
@@ -95,6 +95,21 @@ export class Orders {
     const order = await this.#repo.find(orderId);
     if (!order || order.merchantId !== merchantId) throw notFound(orderId);
     return order;
+  }
+
+  /**
+   * A page of the merchant's orders, newest first, after the order `startingAfter` names (the last of
+   * the previous page). The cursor is looked up without the filters: it is a position in the list, and
+   * its order may have changed state since. Another merchant's order there is ORDER_NOT_FOUND.
+   */
+  async list(merchantId: string, filter: OrderListFilter & { startingAfter?: string }): Promise<OrderPage> {
+    const { startingAfter, ...rest } = filter;
+    if (startingAfter === undefined) return this.#repo.listPage(merchantId, rest);
+    const after = await this.#repo.find(startingAfter);
+    if (after?.merchantId !== merchantId) {
+      throw new NotFoundError('ORDER_NOT_FOUND', `startingAfter: order ${startingAfter} was not found.`);
+    }
+    return this.#repo.listPage(merchantId, { ...rest, after });
   }
 
   /** Any merchant's order, for the hosted checkout and the webhook payloads, which are not merchant-scoped. */

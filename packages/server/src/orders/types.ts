@@ -106,3 +106,21 @@ export interface Order {
   createdAt: number;
   updatedAt: number;
 }
+
+/** What `GET /orders` narrows the merchant's orders to; times are epoch ms. */
+export interface OrderListFilter {
+  status?: OrderState;
+  merchantOrderId?: string;
+  /** Created at or after. */
+  createdSince?: number;
+  /** Created before. */
+  createdBefore?: number;
+  /** 1 to 100. */
+  limit: number;
+}
+
+/** A page of orders, newest first; `hasMore` when older ones match beyond it. */
+export interface OrderPage {
+  data: Order[];
+  hasMore: boolean;
+}

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from '@sinclair/typebox';
 import { AUDIT_ACTIONS, type AuditEvent, type AuditTrail } from '../../audit/index.js';
 import { merchantOf } from '../plugins/auth.js';
-import { BEARER_SECURITY, errorResponses, Timestamp } from '../schemas.js';
+import { BEARER_SECURITY, errorResponses, ListQuery, Page, Timestamp } from '../schemas.js';
 
 const Actor = Type.Union(
   [Type.Literal('operator'), Type.Literal('merchant'), Type.Literal('shopper'), Type.Literal('service')],
@@ -64,26 +64,17 @@ export const auditEventsRoute =
           description:
             "What was done to your merchant account, its API keys, webhook secret and gateway account, and the webhooks you had sent again, newest first, from the service's audit trail: who (the service's operators, your server, or the service), when, and what changed. For the next page, pass the last event's `seq` as `startingAfter` while `hasMore` is true. Kept for good.",
           security: BEARER_SECURITY,
-          querystring: Type.Object(
-            {
-              limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-              startingAfter: Type.Optional(
-                Type.Integer({
-                  minimum: 1,
-                  description:
-                    "An event's `seq`, usually the last of the previous page: lists the events before it (older).",
-                }),
-              ),
-            },
-            { additionalProperties: false },
-          ),
-          response: {
-            200: Type.Object({
-              data: Type.Array(AuditEventResource),
-              hasMore: Type.Boolean({
-                description: 'Whether older events follow: ask again with `startingAfter`.',
+          querystring: ListQuery({
+            startingAfter: Type.Optional(
+              Type.Integer({
+                minimum: 1,
+                description:
+                  "An event's `seq`, usually the last of the previous page: lists the events before it (older).",
               }),
-            }),
+            ),
+          }),
+          response: {
+            200: Page(AuditEventResource, 'events'),
             ...errorResponses(['UNAUTHORIZED', 'VALIDATION_ERROR']),
           },
         },

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { ORDER_STATES, type Orders, toOrderView } from '../../orders/index.js';
 import { merchantOf } from '../plugins/auth.js';
-import { BEARER_SECURITY, errorResponses, Timestamp } from '../schemas.js';
+import { BEARER_SECURITY, errorResponses, ListQuery, Page, StartingAfter, Timestamp } from '../schemas.js';
 
 const Cents = Type.Integer({ description: 'Integer cents.' });
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -100,9 +100,57 @@ export const OrderResource = Type.Object({
 });
 export type OrderResource = Static<typeof OrderResource>;
 
+/** `GET /orders/{orderId}`, and `GET /orders` for a page of them. */
 export const orderGetRoute =
   (orders: Orders): FastifyPluginAsyncTypebox =>
   async (app) => {
+    app.get(
+      '/orders',
+      {
+        config: { auth: 'merchant' },
+        schema: {
+          tags: ['Orders'],
+          summary: 'List orders',
+          description:
+            "Your orders, newest first (by creation time, then id), as `GET /orders/{orderId}` answers each: to reconcile what your server recorded with what the service did. Narrow them by `status`, by your own `merchantOrderId`, or by when they were created. For the next page, pass the last order's `orderId` as `startingAfter`, with the same filters, while `hasMore` is true. ABANDONED orders leave the list once the service's retention (30 days by default) has passed since their `expiresAt`; paid, failed and paying orders are kept.",
+          security: BEARER_SECURITY,
+          querystring: ListQuery({
+            status: Type.Optional(Type.Union(ORDER_STATES.map((state) => Type.Literal(state)))),
+            merchantOrderId: Type.Optional(
+              Type.String({
+                minLength: 1,
+                maxLength: 128,
+                description: 'The `orderId` you gave to `createOrder`.',
+              }),
+            ),
+            createdSince: Type.Optional(
+              Type.String({ format: 'date-time', description: 'Created at or after this time.' }),
+            ),
+            createdBefore: Type.Optional(
+              Type.String({ format: 'date-time', description: 'Created before this time.' }),
+            ),
+            startingAfter: StartingAfter(
+              'An `orderId`, usually the last of the previous page: lists the orders after it (older). 404 ORDER_NOT_FOUND when it is not one of yours.',
+            ),
+          }),
+          response: {
+            200: Page(OrderResource, 'orders'),
+            ...errorResponses(['UNAUTHORIZED', 'VALIDATION_ERROR', 'ORDER_NOT_FOUND']),
+          },
+        },
+      },
+      async (request) => {
+        const { createdSince, createdBefore, limit = 20, ...rest } = request.query;
+        const page = await orders.list(merchantOf(request).id, {
+          ...rest,
+          limit,
+          ...(createdSince === undefined ? {} : { createdSince: Date.parse(createdSince) }),
+          ...(createdBefore === undefined ? {} : { createdBefore: Date.parse(createdBefore) }),
+        });
+        return { data: page.data.map(toOrderView), hasMore: page.hasMore };
+      },
+    );
+
     app.get(
       '/orders/:orderId',
       {

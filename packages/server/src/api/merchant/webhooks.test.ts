@@ -127,7 +127,7 @@ describe.each(engines())('GET /webhooks/messages on %s', (engine) => {
     expect(own.json).toEqual({ data: [], hasMore: false });
   });
 
-  it('refuses an unknown query parameter, naming it, instead of ignoring it', async () => {
+  it('refuses an unknown query parameter, naming it, instead of ignoring it, and names every state allowed', async () => {
     for (const parameter of ['offset', 'page', 'cursor', 'before']) {
       const response = await service.call('GET', `/webhooks/messages?${parameter}=50`, {
         apiKey: shop.apiKey,
@@ -136,6 +136,11 @@ describe.each(engines())('GET /webhooks/messages on %s', (engine) => {
       expect(response.json.errorCode).toBe('VALIDATION_ERROR');
       expect(response.json.errorMessage).toBe(`query parameter ${parameter} is not one this route takes`);
     }
+    const state = await service.call('GET', '/webhooks/messages?state=DONE', { apiKey: shop.apiKey });
+    expect([state.status, state.json.errorMessage]).toEqual([
+      400,
+      'query parameter state must be one of PENDING, DELIVERED, FAILED',
+    ]);
   });
 
   it('documents startingAfter and hasMore in /openapi.json', async () => {

@@ -10,7 +10,7 @@ import {
   type WebhookTester,
 } from '../../webhooks/index.js';
 import { apiKeyOf, merchantOf } from '../plugins/auth.js';
-import { BEARER_SECURITY, errorResponses, Timestamp } from '../schemas.js';
+import { BEARER_SECURITY, errorResponses, ListQuery, Page, StartingAfter, Timestamp } from '../schemas.js';
 
 export const Attempt = Type.Object({
   attemptedAt: Timestamp,
@@ -81,30 +81,15 @@ export const webhookRoutes =
           description:
             "Newest first (by creation time, then id). For the next page, pass the last message id as `startingAfter` while `hasMore` is true. Messages are kept for the service's retention (30 days by default) after they were delivered or given up.",
           security: BEARER_SECURITY,
-          querystring: Type.Object(
-            {
-              state: Type.Optional(State),
-              subjectId: Type.Optional(Type.String({ maxLength: 64 })),
-              limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
-              startingAfter: Type.Optional(
-                Type.String({
-                  minLength: 1,
-                  maxLength: 64,
-                  description:
-                    'A message id, usually the last of the previous page: lists the messages after it (older). 404 WEBHOOK_MESSAGE_NOT_FOUND when it is not one of yours.',
-                }),
-              ),
-            },
-            // An unknown parameter (`offset`, `page`, `cursor`…) is refused rather than ignored.
-            { additionalProperties: false },
-          ),
+          querystring: ListQuery({
+            state: Type.Optional(State),
+            subjectId: Type.Optional(Type.String({ maxLength: 64 })),
+            startingAfter: StartingAfter(
+              'A message id, usually the last of the previous page: lists the messages after it (older). 404 WEBHOOK_MESSAGE_NOT_FOUND when it is not one of yours.',
+            ),
+          }),
           response: {
-            200: Type.Object({
-              data: Type.Array(Message),
-              hasMore: Type.Boolean({
-                description: 'Whether more messages match beyond this page: ask again with `startingAfter`.',
-              }),
-            }),
+            200: Page(Message, 'messages'),
             ...errorResponses(['UNAUTHORIZED', 'VALIDATION_ERROR', 'WEBHOOK_MESSAGE_NOT_FOUND']),
           },
         },
