@@ -14,6 +14,7 @@ import {
   shipAndPay,
   signIn,
   startHarness,
+  testShopper,
   waitForSuccess,
 } from './support.js';
 
@@ -32,8 +33,7 @@ describe('a shopper whose cards have expired adds one, pays with it and removes 
     if (!harness) throw new Error('setup did not finish');
     const { service, shop, merchant } = harness;
     const { wallet, db } = service.services;
-    const shopper = await wallet.findShopperByEmail(TEST_SHOPPER_EMAIL);
-    if (!shopper) throw new Error('the staging seed made no test shopper');
+    const shopper = await testShopper(service);
     await db.kysely
       .updateTable('cards')
       .set({ exp_year: 2001 })
@@ -89,8 +89,8 @@ describe('a shopper whose cards have expired adds one, pays with it and removes 
   it('removes the card after a confirmation; with no card left that can pay, the new card form opens', async () => {
     if (!harness) throw new Error('setup did not finish');
     const { service, shop } = harness;
-    const shopper = await service.services.wallet.findShopperByEmail(TEST_SHOPPER_EMAIL);
-    const [usable] = (await service.services.wallet.listCards(shopper?.id ?? '')).filter(
+    const shopper = await testShopper(service);
+    const [usable] = (await service.services.wallet.listCards(shopper.id)).filter(
       (card) => card.expYear > 2001,
     );
     if (!usable) throw new Error('the first test left no card that can pay');
@@ -124,7 +124,7 @@ describe('a shopper whose cards have expired adds one, pays with it and removes 
       });
       await checkout.getByText('Your saved cards have expired.').waitFor();
       await expect.poll(() => checkout.locator(':focus').getAttribute('autocomplete')).toBe('cc-number');
-      const left = await service.services.wallet.listCards(shopper?.id ?? '');
+      const left = await service.services.wallet.listCards(shopper.id);
       expect(left.map((entry) => entry.id)).not.toContain(usable.id);
       expect((await service.services.wallet.findCard(usable.id))?.removedAt).toEqual(expect.any(Number));
       expect(consoleErrors).toEqual([]);
@@ -136,8 +136,8 @@ describe('a shopper whose cards have expired adds one, pays with it and removes 
   it('removes every expired card at once (they cannot be selected), keeping what it removed when one fails', async () => {
     if (!harness) throw new Error('setup did not finish');
     const { service, shop } = harness;
-    const shopper = await service.services.wallet.findShopperByEmail(TEST_SHOPPER_EMAIL);
-    const expired = await service.services.wallet.listCards(shopper?.id ?? '');
+    const shopper = await testShopper(service);
+    const expired = await service.services.wallet.listCards(shopper.id);
     expect(expired.length).toBeGreaterThan(1);
     expect(expired.every((card) => card.expYear === 2001)).toBe(true);
 
@@ -169,7 +169,7 @@ describe('a shopper whose cards have expired adds one, pays with it and removes 
       expect(await checkout.getByRole('radio').getAttribute('aria-label')).toContain(
         `ending in ${failing.last4}`,
       );
-      expect((await service.services.wallet.listCards(shopper?.id ?? '')).map((card) => card.id)).toEqual([
+      expect((await service.services.wallet.listCards(shopper.id)).map((card) => card.id)).toEqual([
         failing.id,
       ]);
 
@@ -181,7 +181,7 @@ describe('a shopper whose cards have expired adds one, pays with it and removes 
         .waitFor({ state: 'attached' });
       await checkout.getByText('Your wallet has no cards yet.').waitFor();
       await checkout.getByLabel('Card number').waitFor();
-      expect(await service.services.wallet.listCards(shopper?.id ?? '')).toEqual([]);
+      expect(await service.services.wallet.listCards(shopper.id)).toEqual([]);
       // The one error logged is the refused request's.
       expect(consoleErrors.filter((error) => !error.includes(failing.id))).toEqual([]);
     } finally {

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../packages/server/src/audit/index.js';
 import { TEST_SHOPPER_EMAIL } from '../../packages/server/src/sandbox/seed.js';
-import { type Harness, openTab, pressWalletButton, signIn, startHarness } from './support.js';
+import { type Harness, openTab, pressWalletButton, signIn, startHarness, testShopper } from './support.js';
 
 describe('a shopper deletes the wallet from the checkout in real Chromium', () => {
   let harness: Harness | undefined;
@@ -22,8 +22,7 @@ describe('a shopper deletes the wallet from the checkout in real Chromium', () =
   it('asks first, then erases the wallet and signs the shopper out', async () => {
     if (!harness) throw new Error('setup did not finish');
     const { service, shop } = harness;
-    const shopper = await service.services.wallet.findShopperByEmail(TEST_SHOPPER_EMAIL);
-    if (!shopper) throw new Error('the staging seed made no test shopper');
+    const shopper = await testShopper(service);
 
     const tab = await openTab(harness.browser, { width: 1024, height: 900 });
     const { page, consoleErrors, checkout } = tab;

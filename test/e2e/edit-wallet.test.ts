@@ -5,9 +5,16 @@
  * edit-wallet-02-address.png.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_SHOPPER_EMAIL } from '../../packages/server/src/sandbox/seed.js';
 import { visaNumber } from '../../packages/server/src/test-support/cards.js';
-import { type Harness, openTab, pressWalletButton, signIn, startHarness, waitForSuccess } from './support.js';
+import {
+  type Harness,
+  openTab,
+  pressWalletButton,
+  signIn,
+  startHarness,
+  testShopper,
+  waitForSuccess,
+} from './support.js';
 
 describe('a shopper edits a saved card and address in real Chromium', () => {
   let harness: Harness | undefined;
@@ -24,8 +31,7 @@ describe('a shopper edits a saved card and address in real Chromium', () => {
     if (!harness) throw new Error('setup did not finish');
     const { service, shop } = harness;
     const { wallet, orders } = service.services;
-    const shopper = await wallet.findShopperByEmail(TEST_SHOPPER_EMAIL);
-    if (!shopper) throw new Error('the staging seed made no test shopper');
+    const shopper = await testShopper(service);
     const [home] = await wallet.listAddresses(shopper.id);
     if (home?.address1 !== '100 Congress Ave') throw new Error('the staging seed changed its address');
     const spare = await wallet.addCard({

@@ -4,7 +4,6 @@
  * shipping to the address left. Screenshot to docs/screenshots/remove-address-01-question.png.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_SHOPPER_EMAIL } from '../../packages/server/src/sandbox/seed.js';
 import {
   chooseCard,
   type Harness,
@@ -13,6 +12,7 @@ import {
   shipAndPay,
   signIn,
   startHarness,
+  testShopper,
   waitForSuccess,
 } from './support.js';
 
@@ -31,8 +31,7 @@ describe('a shopper removes an address from the wallet in real Chromium', () => 
     if (!harness) throw new Error('setup did not finish');
     const { service, shop } = harness;
     const { wallet } = service.services;
-    const shopper = await wallet.findShopperByEmail(TEST_SHOPPER_EMAIL);
-    if (!shopper) throw new Error('the staging seed made no test shopper');
+    const shopper = await testShopper(service);
     const [home] = await wallet.listAddresses(shopper.id);
     if (home?.address1 !== '100 Congress Ave') throw new Error('the staging seed changed its address');
     const moved = await wallet.addAddress(shopper.id, {

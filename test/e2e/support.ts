@@ -19,7 +19,9 @@ import {
 } from 'playwright-core';
 import { expect } from 'vitest';
 import type { CreateMerchantInput } from '../../packages/server/src/merchants/index.js';
+import { TEST_SHOPPER_EMAIL } from '../../packages/server/src/sandbox/seed.js';
 import { startTestService, type TestService } from '../../packages/server/src/test-support/service.js';
+import type { Shopper } from '../../packages/server/src/wallet/index.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 /**
@@ -196,6 +198,13 @@ export interface Harness {
  * merchant allowing that origin (Ground shipping, 8.25 % tax in Texas unless `merchantInput` says
  * otherwise), and Chromium. The standard merchant page is served at `/`.
  */
+/** The staging seed's test shopper, as the service under test holds it. */
+export async function testShopper(service: TestService): Promise<Shopper> {
+  const shopper = await service.services.wallet.findShopperByEmail(TEST_SHOPPER_EMAIL);
+  if (!shopper) throw new Error('the staging seed made no test shopper');
+  return shopper;
+}
+
 export async function startHarness(merchantInput: Partial<CreateMerchantInput> = {}): Promise<Harness> {
   const closers: Array<() => Promise<void>> = [];
   const close = async () => {

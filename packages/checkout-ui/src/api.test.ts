@@ -42,7 +42,26 @@ describe('the checkout API client', () => {
     expect(calls[1]?.url).toBe('/checkout/api/wallet');
     expect(headers(calls[1]).authorization).toBe('Bearer tok_secret');
     expect(calls.every((call) => call.init?.credentials === 'omit')).toBe(true);
-    api.signOut();
+    api.forgetToken();
+    expect(api.signedIn).toBe(false);
+  });
+
+  it('signs out on the server with the token, and forgets it even when the server cannot be reached', async () => {
+    const { fetch, calls } = fakeFetch([
+      { body: { shopperToken: 'tok_secret', expiresAt: '2030-01-01T00:00:00.000Z' } },
+      { body: { signedOut: true } },
+      { body: { shopperToken: 'tok_other', expiresAt: '2030-01-01T00:00:00.000Z' } },
+      { status: 503, body: { errorCode: 'INTERNAL_ERROR', errorMessage: 'down' } },
+    ]);
+    const api = createApi('ord_1', fetch);
+    await api.verifyCode('a@b.example', '123456');
+    await api.signOut();
+    expect([calls[1]?.url, calls[1]?.init?.method]).toEqual(['/checkout/api/sign-out', 'POST']);
+    expect(headers(calls[1]).authorization).toBe('Bearer tok_secret');
+    expect(api.signedIn).toBe(false);
+    await api.verifyCode('a@b.example', '123456');
+    await api.signOut();
+    expect(calls).toHaveLength(4);
     expect(api.signedIn).toBe(false);
   });
 

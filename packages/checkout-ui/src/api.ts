@@ -288,8 +288,22 @@ export function createApi(
     get signedIn(): boolean {
       return token !== null;
     },
-    signOut(): void {
+    /** Forgets a token the server no longer takes (a 401). */
+    forgetToken(): void {
       token = null;
+    },
+    /**
+     * "Not you?": the server ends the sign-in, and the token is forgotten even when it could not be
+     * reached (the token then ends at its expiry).
+     */
+    async signOut(): Promise<void> {
+      try {
+        await call<{ signedOut: true }>('POST', `${base}/sign-out`);
+      } catch {
+        // Signed out here all the same: the shopper asked to leave.
+      } finally {
+        token = null;
+      }
     },
     getOrder: () => call<OrderSummary>('GET', order),
     /** A known shopper gets a code; an email without a wallet gets `{ status: 'enrol' }`. */

@@ -47,7 +47,7 @@ export function App({
   const fail = useCallback(
     (error: unknown) => {
       if (error instanceof ApiError && error.status === 401 && api.signedIn) {
-        api.signOut();
+        api.forgetToken();
         return dispatch({ type: 'session-expired' });
       }
       dispatch({ type: 'failed', message: message(error) });
@@ -230,6 +230,13 @@ export function App({
       return fail(error);
     }
     if (wallet) dispatch({ type: 'card-removed', wallet });
+  };
+
+  /** "Not you? Sign out": back to an empty Email step, whatever the server answered. */
+  const signOut = async () => {
+    dispatch({ type: 'submitted' });
+    await api.signOut();
+    dispatch({ type: 'signed-out' });
   };
 
   /** "Delete my wallet": on success the Email step says so; the sign-in ended with the wallet. */
@@ -436,6 +443,7 @@ export function App({
               }
               onRemove={(paymentIds) => void removeCards(paymentIds)}
               onDeleteWallet={() => void deleteWallet()}
+              onSignOut={() => void signOut()}
               onNext={() => dispatch({ type: 'next' })}
             />
           )

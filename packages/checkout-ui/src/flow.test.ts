@@ -219,6 +219,21 @@ describe('the checkout flow', () => {
     expect(state.wallet?.cards).toEqual([renamed]);
   });
 
+  it('signs out to an empty Email step that says so, keeping the order and the shipping method', () => {
+    const state = run([{ type: 'method-selected', methodId: 'exp' }, { type: 'signed-out' }], signedIn());
+    expect(state).toMatchObject({
+      step: 'email',
+      email: '',
+      wallet: null,
+      paymentId: null,
+      addressId: null,
+      methodId: 'exp',
+      busy: false,
+      notice: 'You are signed out. Enter your email to check out with your wallet.',
+    });
+    expect(state.order?.orderId).toBe('ord_1');
+  });
+
   it('counts wrong codes down and locks', () => {
     let state = run([
       { type: 'order-loaded', order: order() },

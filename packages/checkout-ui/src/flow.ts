@@ -94,6 +94,8 @@ export type FlowEvent =
   | { type: 'address-removed'; wallet: Wallet }
   /** The shopper deleted their wallet: signed out, back to the Email step. */
   | { type: 'wallet-deleted' }
+  /** "Not you?": signed out, back to an empty Email step for someone else's email. */
+  | { type: 'signed-out' }
   | { type: 'method-selected'; methodId: string }
   | { type: 'next' }
   | { type: 'back' }
@@ -356,6 +358,12 @@ export function reduce(state: FlowState, event: FlowEvent): FlowState {
       return {
         ...signedOut(state),
         notice: 'Your wallet was deleted. To pay, enter your email and save a card again.',
+      };
+    case 'signed-out':
+      return {
+        ...signedOut(state),
+        email: '',
+        notice: 'You are signed out. Enter your email to check out with your wallet.',
       };
     case 'change-email':
       return { ...state, ...idle, step: 'email', code: null, enrolment: null };

@@ -97,6 +97,8 @@ export function CardStep(props: {
   onRemove: (paymentIds: string[]) => void;
   /** "Delete wallet": the app answers by leaving the step for the Email step, or with an `error`. */
   onDeleteWallet: () => void;
+  /** "Not you? Sign out": the app leaves the step for an empty Email step. */
+  onSignOut: () => void;
   onNext: () => void;
 }) {
   const { cards, addresses } = props.wallet;
@@ -160,6 +162,17 @@ export function CardStep(props: {
   return (
     <form onSubmit={submit} noValidate ref={formRef}>
       <StepTitle>Choose a card</StepTitle>
+      <p class="signed-in muted">
+        Signed in as <strong>{props.wallet.email}</strong>.{' '}
+        <button
+          type="button"
+          class="link inline"
+          aria-disabled={props.busy ? 'true' : undefined}
+          onClick={() => !props.busy && props.onSignOut()}
+        >
+          Not you? Sign out
+        </button>
+      </p>
       {lead && <p class="lead">{lead}</p>}
       {editing && editedCard && (
         <CardEditFields

@@ -171,6 +171,12 @@ export class Checkout {
     return identity.shopperId;
   }
 
+  /** "Not you?": the token's sign-in ends, whoever it was; without a token there is nothing to end. */
+  async signOut(token: string | undefined): Promise<void> {
+    if (!token) throw unauthorized('Send the shopper token as "Authorization: Bearer <shopperToken>".');
+    await this.deps.shopperAuth.signOut(token);
+  }
+
   async walletOf(shopperId: string): Promise<WalletView> {
     const { wallet } = this.deps;
     const now = new Date(this.deps.now?.() ?? Date.now());

@@ -132,6 +132,12 @@ export function findLiveToken(db: Q, tokenHash: string, now: number): Promise<To
     .executeTakeFirst();
 }
 
+/** Deletes one token, live or not; says whether there was one. */
+export async function deleteToken(db: Q, tokenHash: string): Promise<boolean> {
+  const result = await db.deleteFrom('shopper_tokens').where('token_hash', '=', tokenHash).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
 /** Gives a live enrolment token its new shopper; false when the token is gone or already has one. */
 export async function attachShopper(
   db: Q,

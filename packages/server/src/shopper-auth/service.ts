@@ -234,6 +234,11 @@ export class ShopperAuth {
     }
   }
 
+  /** Ends a sign-in: the token no longer authenticates. An unknown or ended one changes nothing. */
+  async signOut(token: string): Promise<void> {
+    await repo.deleteToken(this.#db.kysely, hashToken(token));
+  }
+
   /** Deletes dead codes, expired tokens, stale throttle entries and day-old sandbox messages. */
   sweep(): Promise<number> {
     const now = this.#now();

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Checkout } from '../../checkout/index.js';
 import { errorResponses } from '../schemas.js';
-import { CHECKOUT_TAG, OrderParams } from './shopper-api.js';
+import { CHECKOUT_TAG, OrderParams, SHOPPER_SECURITY, shopperTokenOf } from './shopper-api.js';
 
 const Email = Type.String({
   maxLength: 254,
@@ -25,7 +25,7 @@ export const ShopperTokenGrant = Type.Object({
   expiresAt: Type.String({ format: 'date-time' }),
 });
 
-/** Sign-in with a one-time code sent to the shopper's email, for one order. */
+/** Sign-in with a one-time code sent to the shopper's email, for one order, and sign-out. */
 export const otpRoutes =
   (deps: { checkout: Checkout }): FastifyPluginAsyncTypebox =>
   async (app) => {
@@ -83,5 +83,26 @@ export const otpRoutes =
         },
       },
       async (request) => deps.checkout.verify(request.params.orderId, request.body.email, request.body.code),
+    );
+
+    app.post(
+      '/checkout/api/sign-out',
+      {
+        schema: {
+          tags: CHECKOUT_TAG,
+          summary: 'Sign the shopper out ("Not you?")',
+          description:
+            "The shopper token stops working at once (later calls with it answer `401 SHOPPER_UNAUTHORIZED`), rather than at its expiry. A token that already ended, or is unknown, answers the same, so a retry is safe. The shopper's other sign-ins, in other checkouts, go on.",
+          security: SHOPPER_SECURITY,
+          response: {
+            200: Type.Object({ signedOut: Type.Literal(true) }),
+            ...errorResponses(['SHOPPER_UNAUTHORIZED']),
+          },
+        },
+      },
+      async (request) => {
+        await deps.checkout.signOut(shopperTokenOf(request));
+        return { signedOut: true as const };
+      },
     );
   };
