@@ -13,6 +13,7 @@ import { BACKUP_COMMANDS } from './backup-command.js';
 import { type CliIo, openContext } from './context.js';
 import { GATEWAY_COMMANDS } from './gateway-commands.js';
 import { MERCHANT_COMMANDS } from './merchant-commands.js';
+import { ORDER_COMMANDS } from './order-commands.js';
 import { toJson } from './output.js';
 import { SERVICE_COMMANDS } from './service-commands.js';
 import { SHOPPER_COMMANDS } from './shopper-commands.js';
@@ -25,6 +26,7 @@ const COMMANDS: Command[] = [
   ...SERVICE_COMMANDS,
   ...MERCHANT_COMMANDS,
   ...GATEWAY_COMMANDS,
+  ...ORDER_COMMANDS,
   ...SHOPPER_COMMANDS,
   ...WEBHOOK_COMMANDS,
   ...BACKUP_COMMANDS,

@@ -5,6 +5,7 @@ export {
   deleteAbandonedOrders,
   type ExternalResponseTarget,
   linkExternalResponse,
+  orderRecords,
 } from './repo.js';
 export {
   DEFAULT_ORDER_LIFETIME_MS,

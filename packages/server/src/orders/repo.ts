@@ -265,3 +265,8 @@ export class OrdersRepo {
     };
   }
 }
+
+/** The orders as stored, read only: for the operator's commands, which change none. */
+export function orderRecords(db: Db, keyRing: KeyRing): Pick<OrdersRepo, 'find' | 'listPage'> {
+  return new OrdersRepo(db, keyRing);
+}
