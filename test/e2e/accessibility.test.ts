@@ -108,6 +108,9 @@ describe('accessibility of the button and the checkout in real Chromium (axe-cor
       await checkout.getByRole('button', { name: 'Edit this card' }).click();
       await checkout.getByLabel('Name on card').fill('');
       await audit('card edit form');
+      await checkout.getByLabel('Billing address').selectOption({ label: 'A new address' });
+      await checkout.getByRole('group', { name: 'New billing address' }).waitFor();
+      await audit('card edit form, new billing address');
       await checkout.getByRole('button', { name: 'Save and continue' }).click();
       await refusal(checkout).waitFor();
       await audit('card edit form, refused');

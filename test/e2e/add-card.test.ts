@@ -2,7 +2,9 @@
  * End to end in real Chromium: the staging test shopper's saved cards have all expired, so the card step
  * opens on "Add a card"; the shopper types a new card, keeps the saved billing address and pays with the
  * new card through the sandbox gateway, the security code typed with it going with that payment. Then
- * the shopper removes that card again, and the expired ones all at once. Screenshots to docs/screenshots/add-card-*.png.
+ * the shopper removes that card again, and the expired ones all at once, and adds a card with a new
+ * billing address typed in, which a refused first try does not save twice. Screenshots to
+ * docs/screenshots/add-card-*.png.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SHOPPER_EMAIL } from '../../packages/server/src/sandbox/seed.js';
@@ -14,9 +16,24 @@ import {
   shipAndPay,
   signIn,
   startHarness,
+  type Tab,
   testShopper,
+  typeNewBillingAddress,
   waitForSuccess,
 } from './support.js';
+
+/** The next request to `url` is answered 503 "Try again in a moment." instead of reaching the service. */
+const refuseOnce = (tab: Tab, url: string) =>
+  tab.context.route(
+    url,
+    (route) =>
+      route.fulfill({
+        status: 503,
+        contentType: 'application/json',
+        body: JSON.stringify({ errorCode: 'SERVICE_UNAVAILABLE', errorMessage: 'Try again in a moment.' }),
+      }),
+    { times: 1 },
+  );
 
 describe('a shopper whose cards have expired adds one, pays with it and removes it in real Chromium', () => {
   let harness: Harness | undefined;
@@ -145,16 +162,7 @@ describe('a shopper whose cards have expired adds one, pays with it and removes 
     const { page, consoleErrors, checkout } = tab;
     // The last removal fails once: the others are gone, and the wallet says so.
     const failing = expired[expired.length - 1] as (typeof expired)[number];
-    await tab.context.route(
-      `**/checkout/api/wallet/cards/${failing.id}`,
-      (route) =>
-        route.fulfill({
-          status: 503,
-          contentType: 'application/json',
-          body: JSON.stringify({ errorCode: 'SERVICE_UNAVAILABLE', errorMessage: 'Try again in a moment.' }),
-        }),
-      { times: 1 },
-    );
+    await refuseOnce(tab, `**/checkout/api/wallet/cards/${failing.id}`);
     try {
       await page.goto(shop.url);
       await pressWalletButton(page);
@@ -184,6 +192,56 @@ describe('a shopper whose cards have expired adds one, pays with it and removes 
       expect(await service.services.wallet.listCards(shopper.id)).toEqual([]);
       // The one error logged is the refused request's.
       expect(consoleErrors.filter((error) => !error.includes(failing.id))).toEqual([]);
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it('adds a card with a new billing address; a refused try keeps the address for the next, saved once', async () => {
+    if (!harness) throw new Error('setup did not finish');
+    const { service, shop } = harness;
+    const { wallet } = service.services;
+    const shopper = await testShopper(service);
+    const before = await wallet.listAddresses(shopper.id);
+    expect(before.length).toBeGreaterThan(0);
+
+    const tab = await openTab(harness.browser, { width: 1024, height: 900 });
+    const { page, consoleErrors, checkout } = tab;
+    await refuseOnce(tab, '**/checkout/api/wallet/cards');
+    try {
+      await page.goto(shop.url);
+      await pressWalletButton(page);
+      await signIn(checkout);
+      await checkout.getByText('Your wallet has no cards yet.').waitFor();
+      await checkout.getByLabel('Card number').fill('5555 5555 5555 4444');
+      await checkout.getByLabel('Expiry (MM/YY)').fill('11/31');
+      await checkout.getByLabel('Security code (CVV)').fill('321');
+      await typeNewBillingAddress(checkout, {
+        address1: '7 Rainey St',
+        city: 'Austin',
+        state: 'TX',
+        zip: '78701',
+      });
+      await checkout.getByRole('button', { name: 'Save and continue' }).click();
+
+      await checkout.getByRole('alert').getByText('Try again in a moment.').waitFor();
+      const added = async () =>
+        (await wallet.listAddresses(shopper.id)).filter((a) => !before.some((b) => b.id === a.id));
+      expect(await added()).toMatchObject([{ address1: '7 Rainey St' }]);
+      // The saved address is now the one chosen: trying again does not save it a second time.
+      await expect
+        .poll(() => checkout.getByLabel('Billing address').locator('option:checked').textContent())
+        .toContain('7 Rainey St');
+      await checkout.getByRole('button', { name: 'Save and continue' }).click();
+
+      await shipAndPay(checkout);
+      await waitForSuccess(page);
+      const [address] = await added();
+      expect(await added()).toHaveLength(1);
+      const cards = await wallet.listCards(shopper.id);
+      expect(cards).toMatchObject([{ last4: '4444', billingAddressId: address?.id }]);
+      // The one error logged is the refused request's.
+      expect(consoleErrors.filter((error) => !error.includes('503'))).toEqual([]);
     } finally {
       await tab.close();
     }

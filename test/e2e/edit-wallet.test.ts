@@ -1,8 +1,9 @@
 /**
  * End to end in real Chromium: the staging test shopper gives its card a nickname and makes it the
  * default, then corrects its shipping address, and pays; the order ships to the corrected address,
- * saved in the old one's place. Screenshots to docs/screenshots/edit-wallet-01-card.png and
- * edit-wallet-02-address.png.
+ * saved in the old one's place. Then it gives the card a billing address typed in as a new one, and
+ * pays with it. Screenshots to docs/screenshots/edit-wallet-01-card.png, edit-wallet-02-address.png
+ * and edit-wallet-03-new-billing.png.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { visaNumber } from '../../packages/server/src/test-support/cards.js';
@@ -13,6 +14,7 @@ import {
   signIn,
   startHarness,
   testShopper,
+  typeNewBillingAddress,
   waitForSuccess,
 } from './support.js';
 
@@ -101,6 +103,67 @@ describe('a shopper edits a saved card and address in real Chromium', () => {
       expect((await wallet.findCard(spare.id))?.billingAddressId).toBe(corrected?.id);
       const order = await orders.get(harness.merchant.merchantId, orderId);
       expect(order.payment).toMatchObject({ paymentId: spare.id, shippingAddressId: corrected?.externalId });
+      expect(consoleErrors).toEqual([]);
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it('gives a card a new billing address typed in the edit form, keeps the shipping choice, and pays', async () => {
+    if (!harness) throw new Error('setup did not finish');
+    const { service, shop } = harness;
+    const { wallet, orders } = service.services;
+    const shopper = await testShopper(service);
+    const before = await wallet.listAddresses(shopper.id);
+    const shipping = before.find((a) => a.isDefaultShipping);
+    if (!shipping) throw new Error('the test shopper has no default shipping address');
+
+    const tab = await openTab(harness.browser, { width: 1024, height: 900 });
+    const { page, consoleErrors, checkout } = tab;
+    try {
+      await page.goto(shop.url);
+      const orderId = await pressWalletButton(page);
+      await signIn(checkout);
+      const selected = checkout.getByRole('radio', { checked: true });
+      await selected.waitFor({ state: 'attached' });
+      const paymentId = await selected.getAttribute('value');
+      const card = await wallet.findCard(paymentId ?? '');
+      if (!card) throw new Error('no card is selected');
+
+      await checkout.getByRole('button', { name: 'Edit this card' }).click();
+      const place = { address1: '9 Lavaca St', city: 'Austin', state: 'tx', zip: '78701' };
+      const form = await typeNewBillingAddress(checkout, place);
+      await tab.shot('edit-wallet-03-new-billing');
+      // A mistake is caught before anything is saved.
+      await form.getByLabel('ZIP code').fill('787');
+      await checkout.getByRole('button', { name: 'Save and continue' }).click();
+      await form.getByText('Enter a 5-digit ZIP code.').waitFor();
+      expect(await wallet.listAddresses(shopper.id)).toHaveLength(before.length);
+      await form.getByLabel('ZIP code').fill('78701');
+      await checkout.getByRole('button', { name: 'Save and continue' }).click();
+
+      // The shipping choice is the one it was: the new address is the card's, for billing.
+      await checkout.getByRole('heading', { name: 'Shipping address' }).waitFor();
+      const street = (address1: string) => checkout.getByRole('radio', { name: new RegExp(address1) });
+      await expect.poll(() => street(shipping.address1).isChecked()).toBe(true);
+      expect(await street('9 Lavaca St').isChecked()).toBe(false);
+      await checkout.getByRole('button', { name: 'Continue' }).click();
+      await checkout.getByRole('heading', { name: 'Shipping method' }).waitFor();
+      await checkout.getByRole('button', { name: 'Continue' }).click();
+      await checkout.getByRole('button', { name: /^Pay \$/ }).click();
+      await waitForSuccess(page);
+
+      const added = (await wallet.listAddresses(shopper.id)).filter(
+        (a) => !before.some((b) => b.id === a.id),
+      );
+      expect(added).toMatchObject([{ address1: '9 Lavaca St', state: 'TX', zip: '78701' }]);
+      expect((await wallet.findCard(card.id))?.billingAddressId).toBe(added[0]?.id);
+      const order = await orders.get(harness.merchant.merchantId, orderId);
+      expect(order.payment).toMatchObject({
+        paymentId: card.id,
+        shippingAddressId: shipping.externalId,
+        billingAddressId: added[0]?.externalId,
+      });
       expect(consoleErrors).toEqual([]);
     } finally {
       await tab.close();

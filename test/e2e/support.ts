@@ -14,6 +14,7 @@ import {
   type BrowserContext,
   chromium,
   type FrameLocator,
+  type Locator,
   type Page,
   type ViewportSize,
 } from 'playwright-core';
@@ -328,6 +329,23 @@ export async function chooseCard(checkout: FrameLocator, last4: string): Promise
   await checkout.locator('label', { has: card }).click();
   await expect.poll(() => card.isChecked()).toBe(true);
   await checkout.getByRole('button', { name: 'Continue' }).click();
+}
+
+/**
+ * Chooses "A new address" as the card's billing address (in "Add a card" or "Edit this card") and types
+ * it in; the names are the shopper's. Answers the group, for what the test checks in it next.
+ */
+export async function typeNewBillingAddress(
+  checkout: FrameLocator,
+  place: { address1: string; city: string; state: string; zip: string },
+): Promise<Locator> {
+  await checkout.getByLabel('Billing address').selectOption({ label: 'A new address' });
+  const form = checkout.getByRole('group', { name: 'New billing address' });
+  await form.getByLabel('Street address').fill(place.address1);
+  await form.getByLabel('City').fill(place.city);
+  await form.getByLabel('State').fill(place.state);
+  await form.getByLabel('ZIP code').fill(place.zip);
+  return form;
 }
 
 /** The steps from the shipping address on, for tests that take a screenshot of each as it shows. */

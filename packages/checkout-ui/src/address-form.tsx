@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
-import type { AddressInput } from './api.js';
-import { Field, type FieldProps } from './ui.js';
+import type { AddressInput, WalletAddress } from './api.js';
+import { Field, type FieldProps, SelectField } from './ui.js';
 
 /** Address entry shared by "Add a new address", the enrolment's billing address and "Add a card". */
 
@@ -115,14 +115,48 @@ export function AddressFields({ withNames = true, ...form }: AddressForm & { wit
  * the form adds after it (the enrolment's phone).
  */
 export function BillingAddressFieldset(
-  props: Omit<AddressForm, 'section'> & { children?: ComponentChildren },
+  props: Omit<AddressForm, 'section'> & { legend?: string; children?: ComponentChildren },
 ) {
-  const { children, ...form } = props;
+  const { children, legend = 'Billing address', ...form } = props;
   return (
     <fieldset>
-      <legend>Billing address</legend>
+      <legend>{legend}</legend>
       <AddressFields {...form} withNames={false} section="billing" />
       {children}
     </fieldset>
+  );
+}
+
+export const addressLine = (a: WalletAddress): string =>
+  [a.address1, a.address2, `${a.city}, ${a.state} ${a.zip}`].filter(Boolean).join(', ');
+
+/** A card's billing address: one of the wallet's, or a new one, typed in and saved before the card. */
+export type BillingChoice = number | 'new';
+
+/**
+ * The billing address list of "Add a card" and "Edit this card", with "A new address" last. A card's
+ * address removed from the wallet is still the card's until another is chosen: it shows as the one it has.
+ */
+export function BillingSelect(props: {
+  addresses: WalletAddress[];
+  value: BillingChoice;
+  onValue: (choice: BillingChoice) => void;
+}) {
+  const { addresses, value } = props;
+  const unlisted = value !== 'new' && !addresses.some((a) => a.addressId === value);
+  return (
+    <SelectField
+      label="Billing address"
+      value={String(value)}
+      onValue={(choice) => props.onValue(choice === 'new' ? 'new' : Number(choice))}
+      options={[
+        ...(unlisted ? [{ value: String(value), label: 'The address it has now' }] : []),
+        ...addresses.map((a) => ({
+          value: String(a.addressId),
+          label: `${a.firstName} ${a.lastName}, ${addressLine(a)}`,
+        })),
+        { value: 'new', label: 'A new address' },
+      ]}
+    />
   );
 }

@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useReducer, useRef } from 'preact/hooks';
-import { ApiError, type CheckoutApi, type Selection, type Wallet } from './api.js';
+import { type AddressInput, ApiError, type CheckoutApi, type Selection, type Wallet } from './api.js';
 import type { CheckoutConfig } from './config.js';
 import {
   type EnrolmentDraft,
@@ -196,19 +196,22 @@ export function App({
     }
   };
 
-  /** "Add a card": a wallet without addresses saves the typed billing address first, for its `addressId`. */
+  /**
+   * A card's billing address typed in, saved before the card for its `addressId`. Into the wallet at once,
+   * so a refused card is tried again with it rather than saving it twice.
+   */
+  const saveBilling = async (billing: AddressInput): Promise<number> => {
+    const address = await api.addAddress(billing);
+    dispatch({ type: 'address-added', address, billing: true });
+    dispatch({ type: 'submitted' });
+    return address.addressId;
+  };
+
+  /** "Add a card", with a saved billing address or a typed one saved first. */
   const addCard = async ({ card, billing, cvv }: NewCard) => {
     dispatch({ type: 'submitted' });
     try {
-      let billingAddressId: number;
-      if (typeof billing === 'number') billingAddressId = billing;
-      else {
-        const address = await api.addAddress(billing);
-        // Into the wallet at once, so a refused card is tried again with it rather than saving it twice.
-        dispatch({ type: 'address-added', address });
-        dispatch({ type: 'submitted' });
-        billingAddressId = address.addressId;
-      }
+      const billingAddressId = typeof billing === 'number' ? billing : await saveBilling(billing);
       dispatch({ type: 'card-added', card: await api.addCard({ ...card, billingAddressId }), cvv });
       dispatch({ type: 'next' });
     } catch (error) {
@@ -438,8 +441,17 @@ export function App({
               error={error}
               onSelect={(paymentId) => dispatch({ type: 'card-selected', paymentId })}
               onAdd={(card) => void addCard(card)}
-              onEdit={(paymentId, changes) =>
-                void edit(async () => ({ type: 'card-edited', ...(await api.editCard(paymentId, changes)) }))
+              onEdit={(paymentId, changes, billing) =>
+                void edit(async () => {
+                  const billingAddressId = billing && (await saveBilling(billing));
+                  return {
+                    type: 'card-edited',
+                    ...(await api.editCard(
+                      paymentId,
+                      billingAddressId ? { ...changes, billingAddressId } : changes,
+                    )),
+                  };
+                })
               }
               onRemove={(paymentIds) => void removeCards(paymentIds)}
               onDeleteWallet={() => void deleteWallet()}

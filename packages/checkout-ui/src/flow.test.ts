@@ -162,6 +162,18 @@ describe('the checkout flow', () => {
     expect(state.wallet?.addresses.map((a) => a.addressId)).toEqual([1, 2, 9]);
   });
 
+  it("adds a card's new billing address without making it the shipping choice, unless there was none", () => {
+    const chosen = run([{ type: 'address-selected', addressId: 2 }], signedIn());
+    const state = run([{ type: 'address-added', address: address(9), billing: true }], chosen);
+    expect(state.addressId).toBe(2);
+    expect(state.wallet?.addresses.map((a) => a.addressId)).toEqual([1, 2, 9]);
+    const first = run([{ type: 'address-added', address: address(9), billing: true }], {
+      ...chosen,
+      addressId: null,
+    });
+    expect(first.addressId).toBe(9);
+  });
+
   it('removes an address: the selected one stays selected, else the new default shipping address is', () => {
     let state = run([{ type: 'address-selected', addressId: 1 }], signedIn());
     const cards = state.wallet?.cards ?? [];

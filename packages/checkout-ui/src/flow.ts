@@ -81,7 +81,8 @@ export type FlowEvent =
   | { type: 'signed-in'; wallet: Wallet; paymentId?: string | undefined }
   | { type: 'card-selected'; paymentId: string }
   | { type: 'address-selected'; addressId: number }
-  | { type: 'address-added'; address: WalletAddress }
+  /** Saved by the server; `billing` when typed as a card's billing address, which leaves the shipping choice be. */
+  | { type: 'address-added'; address: WalletAddress; billing?: true }
   /** Saved by the server, or renewed (the same `paymentId`); `cvv` is the one typed with it, if asked. */
   | { type: 'card-added'; card: WalletCard; cvv: string | null }
   /** The wallet as the server answers it after a card was removed. */
@@ -292,7 +293,7 @@ export function reduce(state: FlowState, event: FlowEvent): FlowState {
         ...state,
         ...idle,
         wallet: { ...state.wallet, addresses: [...state.wallet.addresses, event.address] },
-        addressId: event.address.addressId,
+        addressId: event.billing ? (state.addressId ?? event.address.addressId) : event.address.addressId,
         quote: null,
       };
     case 'card-added':

@@ -1,11 +1,12 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
+import { addressLine } from '../address-form.js';
 import type { OrderSummary, Quote, ShippingMethod, WalletAddress, WalletCard } from '../api.js';
 import { isValidCvv } from '../card.js';
 import type { Outcome } from '../flow.js';
 import { formatMoney } from '../money.js';
 import { Alert, brandName, Field, onSubmitGuard, StepTitle, Submit } from '../ui.js';
-import { addressLine, priceLabel } from './wallet.js';
+import { priceLabel } from './wallet.js';
 
 /** The last button: "Pay $25.99", or "Continue" when the merchant authorizes the payment itself. */
 export function payLabel(order: OrderSummary, quote: Quote | null): string {

@@ -1,8 +1,14 @@
 import type { RefObject } from 'preact';
 import { useEffect } from 'preact/hooks';
-import { type AddressErrors, AddressFields } from '../address-form.js';
+import {
+  type AddressErrors,
+  AddressFields,
+  BillingAddressFieldset,
+  type BillingChoice,
+  BillingSelect,
+} from '../address-form.js';
 import type { AddressChanges, AddressInput, CardChanges, WalletAddress, WalletCard } from '../api.js';
-import { CheckField, Field, SelectField } from '../ui.js';
+import { CheckField, Field } from '../ui.js';
 import { cardName } from './card-removal.js';
 
 /**
@@ -30,26 +36,30 @@ export function useFocusWhenOpened(open: boolean, form: RefObject<HTMLFormElemen
 export interface CardDraftEdit {
   nickName: string;
   nameOnCard: string;
-  billingAddressId: number;
+  billing: BillingChoice;
   makeDefault: boolean;
 }
 
 export const cardEditOf = (card: WalletCard): CardDraftEdit => ({
   nickName: card.nickName ?? '',
   nameOnCard: card.fullNameCard,
-  billingAddressId: card.billingAddressId,
+  billing: card.billingAddressId,
   makeDefault: false,
 });
 
-/** What the form changed, as the API takes it; the name on the card is required. */
+/**
+ * What the form changed, as the API takes it; the name on the card is required. A new billing address
+ * is not among them: it is saved first, and its `addressId` joins the changes then.
+ */
 export function cardChanges(card: WalletCard, draft: CardDraftEdit): CardChanges | { error: string } {
   const nameOnCard = draft.nameOnCard.trim();
   if (!nameOnCard) return { error: 'Enter the name on the card.' };
   const nickName = draft.nickName.trim() || null;
+  const { billing } = draft;
   return {
     ...(nickName !== card.nickName ? { nickName } : {}),
     ...(nameOnCard !== card.fullNameCard ? { nameOnCard } : {}),
-    ...(draft.billingAddressId !== card.billingAddressId ? { billingAddressId: draft.billingAddressId } : {}),
+    ...(billing !== 'new' && billing !== card.billingAddressId ? { billingAddressId: billing } : {}),
     ...(draft.makeDefault && !card.isDefault ? { isDefault: true as const } : {}),
   };
 }
@@ -60,54 +70,56 @@ export function CardEditFields(props: {
   value: CardDraftEdit;
   onChange: (value: CardDraftEdit) => void;
   error: string | undefined;
-  addressLine: (address: WalletAddress) => string;
+  /** The billing address typed in when the shopper chose "A new address". */
+  address: AddressInput;
+  onAddress: (address: AddressInput) => void;
+  addressErrors: AddressErrors;
 }) {
   const { card, value, onChange } = props;
-  // A billing address removed elsewhere is still the card's until another is chosen.
-  const listed = props.addresses.some((a) => a.addressId === value.billingAddressId);
   return (
-    <fieldset>
-      <legend>Edit {cardName(card)}</legend>
-      <div class="grid">
-        <Field
-          label="Nickname (optional)"
-          maxLength={40}
-          data-autofocus
-          value={value.nickName}
-          onValue={(nickName) => onChange({ ...value, nickName })}
-          hint="Shown on the card in place of the name on it."
-        />
-        <Field
-          label="Name on card"
-          autocomplete="cc-name"
-          maxLength={100}
-          value={value.nameOnCard}
-          onValue={(nameOnCard) => onChange({ ...value, nameOnCard })}
-          error={props.error}
-        />
-        {(listed || props.addresses.length > 0) && (
-          <SelectField
-            label="Billing address"
-            value={String(value.billingAddressId)}
-            onValue={(id) => onChange({ ...value, billingAddressId: Number(id) })}
-            options={[
-              ...(listed ? [] : [{ value: String(value.billingAddressId), label: 'The address it has now' }]),
-              ...props.addresses.map((a) => ({
-                value: String(a.addressId),
-                label: `${a.firstName} ${a.lastName}, ${props.addressLine(a)}`,
-              })),
-            ]}
+    <>
+      <fieldset>
+        <legend>Edit {cardName(card)}</legend>
+        <div class="grid">
+          <Field
+            label="Nickname (optional)"
+            maxLength={40}
+            data-autofocus
+            value={value.nickName}
+            onValue={(nickName) => onChange({ ...value, nickName })}
+            hint="Shown on the card in place of the name on it."
+          />
+          <Field
+            label="Name on card"
+            autocomplete="cc-name"
+            maxLength={100}
+            value={value.nameOnCard}
+            onValue={(nameOnCard) => onChange({ ...value, nameOnCard })}
+            error={props.error}
+          />
+          <BillingSelect
+            addresses={props.addresses}
+            value={value.billing}
+            onValue={(billing) => onChange({ ...value, billing })}
+          />
+        </div>
+        {!card.isDefault && (
+          <CheckField
+            label="Make it my default card"
+            checked={value.makeDefault}
+            onChecked={(makeDefault) => onChange({ ...value, makeDefault })}
           />
         )}
-      </div>
-      {!card.isDefault && (
-        <CheckField
-          label="Make it my default card"
-          checked={value.makeDefault}
-          onChecked={(makeDefault) => onChange({ ...value, makeDefault })}
+      </fieldset>
+      {value.billing === 'new' && (
+        <BillingAddressFieldset
+          legend="New billing address"
+          value={props.address}
+          onChange={props.onAddress}
+          errors={props.addressErrors}
         />
       )}
-    </fieldset>
+    </>
   );
 }
 

@@ -40,9 +40,15 @@ describe('"Edit this card"', () => {
   it('sends only what changed, a blank nickname as null, and asks for the name on the card', () => {
     const draft = cardEditOf(VISA);
     expect(cardChanges(VISA, draft)).toEqual({});
-    expect(
-      cardChanges(VISA, { ...draft, nickName: '  ', nameOnCard: ' T. Shopper ', billingAddressId: 2 }),
-    ).toEqual({ nickName: null, nameOnCard: 'T. Shopper', billingAddressId: 2 });
+    expect(cardChanges(VISA, { ...draft, nickName: '  ', nameOnCard: ' T. Shopper ', billing: 2 })).toEqual({
+      nickName: null,
+      nameOnCard: 'T. Shopper',
+      billingAddressId: 2,
+    });
+    // A new billing address is saved first; its id joins the changes then.
+    expect(cardChanges(VISA, { ...draft, billing: 'new', nickName: 'Travel' })).toEqual({
+      nickName: 'Travel',
+    });
     expect(cardChanges(VISA, { ...draft, makeDefault: true })).toEqual({ isDefault: true });
     expect(cardChanges({ ...VISA, isDefault: true }, { ...draft, makeDefault: true })).toEqual({});
     expect(cardChanges(VISA, { ...draft, nameOnCard: ' ' })).toEqual({

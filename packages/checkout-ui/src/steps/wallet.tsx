@@ -2,7 +2,10 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import {
   type AddressErrors,
   AddressFields,
+  addressLine,
   BillingAddressFieldset,
+  type BillingChoice,
+  BillingSelect,
   cleanAddress,
   emptyAddress,
   validateAddress,
@@ -35,7 +38,6 @@ import {
   focusFirstInvalid,
   OptionTile,
   onSubmitGuard,
-  SelectField,
   StepTitle,
   Submit,
 } from '../ui.js';
@@ -62,7 +64,7 @@ export const cardLabel = (card: WalletCard): string =>
 /** "Add a card": the card, its billing address, and the security code for the payment that follows. */
 export interface NewCard {
   card: Omit<NewCardInput, 'billingAddressId'>;
-  /** A saved address's `addressId`, or an address to save first (the wallet has none). */
+  /** A saved address's `addressId`, or an address to save first (a new one, or the wallet has none). */
   billing: number | AddressInput;
   /** Not sent with the card: it goes with the payment. Null where none is asked. */
   cvv: string | null;
@@ -91,8 +93,11 @@ export function CardStep(props: {
   asksCvv: boolean;
   onSelect: (paymentId: string) => void;
   onAdd: (card: NewCard) => void;
-  /** "Edit this card", saved: the app answers with a new `wallet` and goes on, or with an `error`. */
-  onEdit: (paymentId: string, changes: CardChanges) => void;
+  /**
+   * "Edit this card", saved: the app saves `billing` first when given (a new billing address), then
+   * answers with a new `wallet` and goes on, or with an `error`.
+   */
+  onEdit: (paymentId: string, changes: CardChanges, billing?: AddressInput) => void;
   /** "Remove": the app answers with a new `wallet` (the cards gone) or an `error`. */
   onRemove: (paymentIds: string[]) => void;
   /** "Delete wallet": the app answers by leaving the step for the Email step, or with an `error`. */
@@ -107,8 +112,8 @@ export function CardStep(props: {
   const [adding, setAdding] = useState(!canPay);
   const [draft, setDraft] = useState<CardDraft>(emptyCard);
   const [nameOnCard, setNameOnCard] = useState(`${props.wallet.firstName} ${props.wallet.lastName}`.trim());
-  const [chosenBilling, setChosenBilling] = useState<number | null>(null);
-  // A wallet without addresses gets one typed here, in the shopper's name.
+  const [chosenBilling, setChosenBilling] = useState<BillingChoice | null>(null);
+  // A new billing address (and the first, in a wallet without addresses) is typed here, in the shopper's name.
   const [address, setAddress] = useState<AddressInput>(() => ({
     ...emptyAddress(),
     firstName: props.wallet.firstName,
@@ -128,7 +133,17 @@ export function CardStep(props: {
   const removing = props.busy && (asking !== null || askingDelete !== null);
   const firstControl = () => formRef.current?.querySelector<HTMLElement>('[data-autofocus]:not([disabled])');
   // Derived, not stored: an address saved by a refused "Add a card" is offered when the shopper tries again.
-  const billingAddressId = chosenBilling ?? defaultBilling(addresses);
+  const billing = chosenBilling ?? defaultBilling(addresses);
+  const typesAddress = adding ? billing === null || billing === 'new' : editing?.billing === 'new';
+  // A new address saved before a card that was then refused is chosen for the next try, not saved again.
+  const knownAddresses = useRef(addresses.map((a) => a.addressId));
+  useEffect(() => {
+    const saved = addresses.find((a) => !knownAddresses.current.includes(a.addressId));
+    knownAddresses.current = addresses.map((a) => a.addressId);
+    if (!saved) return;
+    if (chosenBilling === 'new') setChosenBilling(saved.addressId);
+    if (editing?.billing === 'new') setEditing({ ...editing, billing: saved.addressId });
+  }, [addresses]);
   const lead =
     cards.length === 0 ? 'Your wallet has no cards yet.' : canPay ? null : 'Your saved cards have expired.';
 
@@ -139,22 +154,24 @@ export function CardStep(props: {
   }, [canPay, noCards]);
 
   const submit = onSubmitGuard(props.busy, () => {
+    const addressErrors = typesAddress ? validateAddress(address, false) : {};
+    const typed = Object.keys(addressErrors).length ? { address: addressErrors } : {};
     if (editing && editedCard) {
       const changes = cardChanges(editedCard, editing);
       setEditError('error' in changes ? changes.error : undefined);
-      if ('error' in changes) return focusFirstInvalid();
+      setErrors(typed);
+      if ('error' in changes || typed.address) return focusFirstInvalid();
+      if (typesAddress) return props.onEdit(editedCard.paymentId, changes, cleanAddress(address));
       return Object.keys(changes).length ? props.onEdit(editedCard.paymentId, changes) : props.onNext();
     }
     if (!adding) return props.onNext();
-    const found: NewCardErrors = validateCard(draft, new Date(), props.asksCvv);
+    const found: NewCardErrors = { ...validateCard(draft, new Date(), props.asksCvv), ...typed };
     if (!nameOnCard.trim()) found.nameOnCard = 'Enter the name on the card.';
-    const addressErrors = billingAddressId === null ? validateAddress(address, false) : {};
-    if (Object.keys(addressErrors).length) found.address = addressErrors;
     setErrors(found);
     if (Object.keys(found).length) return focusFirstInvalid();
     props.onAdd({
       card: { ...cleanCard(draft), nameOnCard: nameOnCard.trim() },
-      billing: billingAddressId ?? cleanAddress(address),
+      billing: typeof billing === 'number' ? billing : cleanAddress(address),
       cvv: props.asksCvv ? draft.cvv : null,
     });
   });
@@ -181,7 +198,9 @@ export function CardStep(props: {
           value={editing}
           onChange={setEditing}
           error={editError}
-          addressLine={addressLine}
+          address={address}
+          onAddress={setAddress}
+          addressErrors={errors.address ?? {}}
         />
       )}
       {!adding && !editing && cards.length > 0 && (
@@ -237,22 +256,19 @@ export function CardStep(props: {
               onValue={setNameOnCard}
               error={errors.nameOnCard}
             />
-            {billingAddressId !== null && (
-              <SelectField
-                label="Billing address"
-                value={String(billingAddressId)}
-                onValue={(value) => setChosenBilling(Number(value))}
-                options={addresses.map((a) => ({
-                  value: String(a.addressId),
-                  label: `${a.firstName} ${a.lastName}, ${addressLine(a)}`,
-                }))}
-              />
+            {billing !== null && (
+              <BillingSelect addresses={addresses} value={billing} onValue={setChosenBilling} />
             )}
           </div>
         </fieldset>
       )}
-      {adding && billingAddressId === null && (
-        <BillingAddressFieldset value={address} onChange={setAddress} errors={errors.address ?? {}} />
+      {adding && typesAddress && (
+        <BillingAddressFieldset
+          legend={billing === 'new' ? 'New billing address' : 'Billing address'}
+          value={address}
+          onChange={setAddress}
+          errors={errors.address ?? {}}
+        />
       )}
       <div class="actions">
         {cards.length > 0 && (
@@ -329,9 +345,6 @@ function WalletDeletion(props: RemovalProps<Wallet>) {
     />
   );
 }
-
-export const addressLine = (a: WalletAddress): string =>
-  [a.address1, a.address2, `${a.city}, ${a.state} ${a.zip}`].filter(Boolean).join(', ');
 
 function addressRemoval(addresses: WalletAddress[], from: string): Removal<WalletAddress> {
   const name = addresses.map(addressLine).join('; ');
