@@ -5,7 +5,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SHOPPER_EMAIL } from '../../packages/server/src/sandbox/seed.js';
-import { type Harness, openTab, pressWalletButton, signIn, startHarness, testShopper } from './support.js';
+import {
+  type Harness,
+  openTab,
+  pressWalletButton,
+  signIn,
+  signInsOf,
+  startHarness,
+  testShopper,
+} from './support.js';
 
 describe('a shopper signs out of the checkout in real Chromium', () => {
   let harness: Harness | undefined;
@@ -22,14 +30,7 @@ describe('a shopper signs out of the checkout in real Chromium', () => {
     if (!harness) throw new Error('setup did not finish');
     const { service, shop } = harness;
     const shopper = await testShopper(service);
-    const liveSignIns = async () =>
-      (
-        await service.services.db.kysely
-          .selectFrom('shopper_tokens')
-          .select('token_hash')
-          .where('shopper_id', '=', shopper.id)
-          .execute()
-      ).length;
+    const liveSignIns = () => signInsOf(service, 'shopper_tokens', shopper.id);
 
     const tab = await openTab(harness.browser, { width: 1024, height: 900 });
     const { page, consoleErrors, checkout } = tab;

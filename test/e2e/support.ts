@@ -194,11 +194,6 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/**
- * Starts the sandbox gateway, the service (sqlite) wired to it, a merchant site on another origin, a
- * merchant allowing that origin (Ground shipping, 8.25 % tax in Texas unless `merchantInput` says
- * otherwise), and Chromium. The standard merchant page is served at `/`.
- */
 /** The staging seed's test shopper, as the service under test holds it. */
 export async function testShopper(service: TestService): Promise<Shopper> {
   const shopper = await service.services.wallet.findShopperByEmail(TEST_SHOPPER_EMAIL);
@@ -206,6 +201,25 @@ export async function testShopper(service: TestService): Promise<Shopper> {
   return shopper;
 }
 
+/** How many rows of a sign-in table name the shopper: its live checkouts, or the devices remembering it. */
+export async function signInsOf(
+  service: TestService,
+  table: 'shopper_tokens' | 'remembered_devices',
+  shopperId: string,
+): Promise<number> {
+  const rows = await service.services.db.kysely
+    .selectFrom(table)
+    .select('shopper_id')
+    .where('shopper_id', '=', shopperId)
+    .execute();
+  return rows.length;
+}
+
+/**
+ * Starts the sandbox gateway, the service (sqlite) wired to it, a merchant site on another origin, a
+ * merchant allowing that origin (Ground shipping, 8.25 % tax in Texas unless `merchantInput` says
+ * otherwise), and Chromium. The standard merchant page is served at `/`.
+ */
 export async function startHarness(merchantInput: Partial<CreateMerchantInput> = {}): Promise<Harness> {
   const closers: Array<() => Promise<void>> = [];
   const close = async () => {

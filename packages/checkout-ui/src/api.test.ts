@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ApiError, createApi } from './api.js';
+import { ApiError, createApi, type DeviceMemory, storedDeviceMemory } from './api.js';
 
 interface Call {
   url: string;
@@ -24,6 +24,26 @@ function fakeFetch(
 }
 
 const headers = (call: Call | undefined) => (call?.init?.headers ?? {}) as Record<string, string>;
+const bodyOf = (call: Call | undefined) => JSON.parse(String(call?.init?.body));
+
+/** A fake boundary: DeviceMemory in a variable instead of the browser's storage. */
+function memoryDevice(initial: string | null = null): DeviceMemory & { token: string | null } {
+  return {
+    token: initial,
+    available: true,
+    get() {
+      return this.token;
+    },
+    set(deviceToken) {
+      this.token = deviceToken;
+    },
+    clear() {
+      this.token = null;
+    },
+  };
+}
+
+const GRANT = { shopperToken: 'tok_secret', expiresAt: '2030-01-01T00:00:00.000Z' };
 
 describe('the checkout API client', () => {
   it('keeps the shopper token in memory and sends it as a bearer token, never a cookie', async () => {
@@ -270,5 +290,87 @@ describe('the checkout API client', () => {
       url: '/checkout/api/orders/ord_1/close',
       init: { method: 'POST', keepalive: true },
     });
+  });
+
+  it('remembers the device only when asked, then signs in with it on a later order without a code (fake storage)', async () => {
+    const device = memoryDevice();
+    const { fetch, calls } = fakeFetch([
+      { body: GRANT },
+      { body: { ...GRANT, deviceToken: 'dev_secret', deviceExpiresAt: '2030-01-01T00:00:00.000Z' } },
+      { body: { shopperToken: 'tok_later', expiresAt: '2030-01-01T00:00:00.000Z' } },
+      { body: { email: 'a@b.example', phone: null, cards: [], addresses: [] } },
+    ]);
+    const first = createApi('ord_1', fetch, '/checkout/api', device);
+    await first.verifyCode('a@b.example', '123456');
+    expect(bodyOf(calls[0])).toEqual({ email: 'a@b.example', code: '123456' });
+    expect([device.token, first.remembersDevice]).toEqual([null, false]);
+    await first.verifyCode('a@b.example', '123456', true);
+    expect(bodyOf(calls[1])).toEqual({ email: 'a@b.example', code: '123456', rememberDevice: true });
+    expect(device.token).toBe('dev_secret');
+
+    const later = createApi('ord_2', fetch, '/checkout/api', device);
+    expect([later.remembersDevice, later.signedIn]).toEqual([true, false]);
+    expect(await later.resume('a@b.example')).toBe(true);
+    expect(calls[2]?.url).toBe('/checkout/api/orders/ord_2/resume');
+    expect(bodyOf(calls[2])).toEqual({ deviceToken: 'dev_secret', email: 'a@b.example' });
+    expect(headers(calls[2]).authorization).toBeUndefined();
+    await later.getWallet();
+    expect(headers(calls[3]).authorization).toBe('Bearer tok_later');
+  });
+
+  it('forgets a device the server no longer recognizes, and keeps it when the server cannot be reached (fake storage)', async () => {
+    const device = memoryDevice('dev_secret');
+    const { fetch } = fakeFetch([
+      new TypeError('Failed to fetch'),
+      { status: 401, body: { errorCode: 'DEVICE_NOT_RECOGNIZED', errorMessage: 'Not remembered.' } },
+    ]);
+    const api = createApi('ord_1', fetch, '/checkout/api', device);
+    expect(await api.resume()).toBe(false);
+    expect(device.token).toBe('dev_secret');
+    expect(await api.resume()).toBe(false);
+    expect([device.token, api.signedIn, api.remembersDevice]).toEqual([null, false, false]);
+    expect(await api.resume()).toBe(false);
+  });
+
+  it('forgets the device on signing out, on the server too, and on deleting the wallet (fake storage)', async () => {
+    const device = memoryDevice('dev_secret');
+    const { fetch, calls } = fakeFetch([
+      { body: GRANT },
+      new TypeError('Failed to fetch'),
+      { body: GRANT },
+      { body: { deleted: true } },
+    ]);
+    const api = createApi('ord_1', fetch, '/checkout/api', device);
+    await api.resume();
+    await api.signOut();
+    expect(bodyOf(calls[1])).toEqual({ deviceToken: 'dev_secret' });
+    expect([device.token, api.signedIn]).toEqual([null, false]);
+
+    device.set('dev_again');
+    await api.resume();
+    await api.deleteWallet();
+    expect(device.token).toBeNull();
+  });
+
+  it('offers no remembering where the browser refuses storage', () => {
+    const refused = storedDeviceMemory(() => {
+      throw new DOMException('The operation is insecure.', 'SecurityError');
+    });
+    expect([refused.available, refused.get()]).toEqual([false, null]);
+    expect(() => refused.set('dev_secret')).not.toThrow();
+    const store = new Map<string, string>();
+    const working = storedDeviceMemory(
+      () =>
+        ({
+          getItem: (key: string) => store.get(key) ?? null,
+          setItem: (key: string, value: string) => void store.set(key, value),
+          removeItem: (key: string) => void store.delete(key),
+        }) as unknown as Storage,
+    );
+    expect(working.available).toBe(true);
+    working.set('dev_secret');
+    expect([working.get(), [...store.keys()]]).toEqual(['dev_secret', ['wallet-checkout.device']]);
+    working.clear();
+    expect(working.get()).toBeNull();
   });
 });

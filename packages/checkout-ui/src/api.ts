@@ -8,9 +8,10 @@ import type {
 
 /**
  * The checkout page's API (docs/internals/checkout-protocol.md §3): same origin, JSON, no cookies. The
- * shopper token lives in this module's closure only — never a cookie or storage, which third-party
- * iframes cannot rely on — and is lost with the page, by design. Where the protocol leaves a shape open,
- * the choice is written in this package's README ("What the UI expects from the server").
+ * shopper token lives in this module's closure only — never a cookie or storage — and is lost with the
+ * page, by design. Only a shopper who ticks "Remember me on this device" has a device token kept, in the
+ * page's own storage (DeviceMemory). Where the protocol leaves a shape open, the choice is written in this
+ * package's README ("What the UI expects from the server").
  */
 
 export type { ShippingMethod };
@@ -241,12 +242,48 @@ async function toApiError(response: Response): Promise<ApiError> {
   return new ApiError(response.status, code, message, triesLeft, code === 'OTP_INVALID' ? null : retryAfter);
 }
 
+/**
+ * Where "Remember me on this device" keeps its device token: the checkout's own `localStorage`, which
+ * browsers partition by the shop's site, so a device is remembered per shop.
+ */
+export interface DeviceMemory {
+  /** False where the page may keep nothing (storage blocked): the checkbox is not offered. */
+  readonly available: boolean;
+  get(): string | null;
+  set(deviceToken: string): void;
+  clear(): void;
+}
+
+const DEVICE_KEY = 'wallet-checkout.device';
+
+/** DeviceMemory in `localStorage`; a browser that refuses storage (it throws) remembers nothing. */
+export function storedDeviceMemory(storage: () => Storage = () => window.localStorage): DeviceMemory {
+  const attempt = <T>(action: (store: Storage) => T, otherwise: T): T => {
+    try {
+      return action(storage());
+    } catch {
+      return otherwise;
+    }
+  };
+  return {
+    available: attempt((store) => {
+      store.setItem(`${DEVICE_KEY}.probe`, '1');
+      store.removeItem(`${DEVICE_KEY}.probe`);
+      return true;
+    }, false),
+    get: () => attempt((store) => store.getItem(DEVICE_KEY), null),
+    set: (deviceToken) => attempt((store) => store.setItem(DEVICE_KEY, deviceToken), undefined),
+    clear: () => attempt((store) => store.removeItem(DEVICE_KEY), undefined),
+  };
+}
+
 export type CheckoutApi = ReturnType<typeof createApi>;
 
 export function createApi(
   orderId: string,
   fetchImpl: Fetch = (input, init) => fetch(input, init),
   base = '/checkout/api',
+  device: DeviceMemory = storedDeviceMemory(),
 ) {
   let token: string | null = null;
   const order = `${base}/orders/${encodeURIComponent(orderId)}`;
@@ -293,16 +330,50 @@ export function createApi(
       token = null;
     },
     /**
-     * "Not you?": the server ends the sign-in, and the token is forgotten even when it could not be
-     * reached (the token then ends at its expiry).
+     * "Not you?": the server ends the sign-in and forgets this device, and both tokens are forgotten here
+     * even when it could not be reached (the sign-in then ends at its expiry, the device at its own).
      */
     async signOut(): Promise<void> {
+      const deviceToken = device.get();
+      device.clear();
       try {
-        await call<{ signedOut: true }>('POST', `${base}/sign-out`);
+        await call<{ signedOut: true }>(
+          'POST',
+          `${base}/sign-out`,
+          deviceToken ? { deviceToken } : undefined,
+        );
       } catch {
         // Signed out here all the same: the shopper asked to leave.
       } finally {
         token = null;
+      }
+    },
+    /** Whether the code step may offer "Remember me on this device". */
+    get canRememberDevice(): boolean {
+      return device.available;
+    },
+    /** Whether this device remembers a shopper, to sign in with `resume` before asking for an email. */
+    get remembersDevice(): boolean {
+      return device.get() !== null;
+    },
+    /**
+     * Signs in the shopper this device remembers, without a code; with `email` (a guest redirect), only if
+     * it remembers that shopper. False when it remembers nobody (any more): the device token is forgotten,
+     * and the shopper signs in with a code. Another failure (the network) keeps it for the next checkout.
+     */
+    async resume(email?: string): Promise<boolean> {
+      const deviceToken = device.get();
+      if (!deviceToken) return false;
+      try {
+        const grant = await call<ShopperTokenGrant>('POST', `${order}/resume`, {
+          deviceToken,
+          ...(email ? { email } : {}),
+        });
+        token = grant.shopperToken;
+        return true;
+      } catch (error) {
+        if (error instanceof ApiError && error.errorCode === 'DEVICE_NOT_RECOGNIZED') device.clear();
+        return false;
       }
     },
     getOrder: () => call<OrderSummary>('GET', order),
@@ -310,9 +381,15 @@ export function createApi(
     requestCode: (email: string) => call<CodeRequest>('POST', `${order}/otp`, { email }),
     /** A new shopper's details; answers where the code went. Verifying it creates the wallet. */
     enrol: (input: EnrolmentInput) => call<CodeRequest>('POST', `${order}/enrol`, input),
-    async verifyCode(email: string, code: string): Promise<void> {
-      const grant = await call<ShopperTokenGrant>('POST', `${order}/otp/verify`, { email, code });
+    /** With `rememberDevice`, the device token answered is kept for later checkouts on this device. */
+    async verifyCode(email: string, code: string, rememberDevice = false): Promise<void> {
+      const grant = await call<ShopperTokenGrant & { deviceToken?: string }>('POST', `${order}/otp/verify`, {
+        email,
+        code,
+        ...(rememberDevice ? { rememberDevice } : {}),
+      });
       token = grant.shopperToken;
+      if (grant.deviceToken) device.set(grant.deviceToken);
     },
     getWallet: () => call<Wallet>('GET', `${base}/wallet`),
     addAddress: (input: AddressInput) => call<WalletAddress>('POST', `${base}/wallet/addresses`, input),
@@ -343,10 +420,11 @@ export function createApi(
      * The billing address of a card in the wallet is refused (409 ADDRESS_IN_USE), with the reason.
      */
     removeAddress: (addressId: number) => call<Wallet>('DELETE', `${base}/wallet/addresses/${addressId}`),
-    /** "Delete my wallet": the wallet is erased and this sign-in, like every other, ends. */
+    /** "Delete my wallet": the wallet is erased and this sign-in, like every other, ends; no device remembers it. */
     async deleteWallet(): Promise<void> {
       await call<{ deleted: true }>('DELETE', `${base}/wallet`);
       token = null;
+      device.clear();
     },
     quote: (selection: Selection) => call<Quote>('POST', `${order}/quote`, selection),
     /** One `Idempotency-Key` per distinct payment attempt: a retried submit can never charge twice. */

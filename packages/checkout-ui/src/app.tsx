@@ -1,5 +1,12 @@
 import { useCallback, useEffect, useReducer, useRef } from 'preact/hooks';
-import { type AddressInput, ApiError, type CheckoutApi, type Selection, type Wallet } from './api.js';
+import {
+  type AddressInput,
+  ApiError,
+  type CheckoutApi,
+  type OrderSummary,
+  type Selection,
+  type Wallet,
+} from './api.js';
 import type { CheckoutConfig } from './config.js';
 import {
   type EnrolmentDraft,
@@ -77,14 +84,31 @@ export function App({
     [api, fail],
   );
 
-  // Load the order; a guest redirect (email in the fragment) asks for the code at once.
+  /**
+   * The order shows once loaded. A device that remembers the shopper (for a guest redirect, that shopper)
+   * opens on the wallet, with no code; otherwise a guest redirect asks for the code at once.
+   */
+  const start = async (order: OrderSummary) => {
+    if (api.remembersDevice && (await api.resume(config.email ?? undefined))) {
+      try {
+        const wallet = await api.getWallet();
+        dispatch({ type: 'order-loaded', order });
+        return dispatch({ type: 'signed-in', wallet });
+      } catch {
+        api.forgetToken();
+      }
+    }
+    dispatch({ type: 'order-loaded', order });
+    if (config.email) void requestCode(config.email);
+  };
+
+  // Load the order, then sign in or ask for the email.
   useEffect(() => {
     messenger.send({ type: 'ready' });
     api.getOrder().then(
       (order) => {
-        dispatch({ type: 'order-loaded', order });
         if (order.theme && !config.theme) document.documentElement.dataset.theme = order.theme;
-        if (config.email) void requestCode(config.email);
+        void start(order);
       },
       (error) =>
         dispatch({
@@ -135,11 +159,11 @@ export function App({
     target?.focus();
   }, [state.step]);
 
-  const verify = async (code: string) => {
+  const verify = async (code: string, rememberDevice: boolean) => {
     const { email, enrolment } = latest.current;
     dispatch({ type: 'submitted' });
     try {
-      await api.verifyCode(email, code);
+      await api.verifyCode(email, code, rememberDevice);
     } catch (error) {
       if (error instanceof ApiError) {
         const reason = ({ OTP_INVALID: 'invalid', OTP_LOCKED: 'locked', OTP_EXPIRED: 'expired' } as const)[
@@ -424,7 +448,8 @@ export function App({
               code={state.code}
               busy={busy}
               error={error}
-              onVerify={(code) => void verify(code)}
+              canRememberDevice={api.canRememberDevice}
+              onVerify={(code, rememberDevice) => void verify(code, rememberDevice)}
               onResend={() => (state.enrolment ? void enrol(state.enrolment) : void requestCode(state.email))}
               onChangeEmail={() => dispatch({ type: 'change-email' })}
             />

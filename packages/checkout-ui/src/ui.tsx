@@ -125,6 +125,8 @@ export function SelectField({
 /** A checkbox with its label beside it. */
 export function CheckField(props: {
   label: string;
+  /** Under the label, and read with it. */
+  hint?: string;
   checked: boolean;
   onChecked: (checked: boolean) => void;
 }) {
@@ -136,8 +138,14 @@ export function CheckField(props: {
         id={id}
         checked={props.checked}
         onChange={(event) => props.onChecked(event.currentTarget.checked)}
+        {...describedBy(id, props.hint, null)}
       />
       <label for={id}>{props.label}</label>
+      {props.hint && (
+        <p class="hint" id={`${id}-hint`}>
+          {props.hint}
+        </p>
+      )}
     </div>
   );
 }

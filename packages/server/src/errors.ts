@@ -10,6 +10,7 @@ export const ERROR_STATUS = {
   OTP_INVALID: 401,
   OTP_EXPIRED: 401,
   SHOPPER_UNAUTHORIZED: 401,
+  DEVICE_NOT_RECOGNIZED: 401,
   MERCHANT_NOT_APPROVED: 403,
   ORIGIN_NOT_ALLOWED: 403,
   OTP_LOCKED: 403,
@@ -60,6 +61,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
     'The one-time code has expired (codes live 10 minutes), was already used, or was never sent for this order and email; request a new one.',
   SHOPPER_UNAUTHORIZED:
     "The checkout page's `Authorization: Bearer <shopperToken>` header is missing, unknown or expired, or the token was issued for another order; sign in again with a one-time code.",
+  DEVICE_NOT_RECOGNIZED:
+    'The device token is unknown, expired (devices are remembered 30 days) or forgotten (signed out on it, or the wallet deleted), or it remembers another shopper than the email given; sign in with a one-time code.',
   MERCHANT_NOT_APPROVED: 'The merchant account is not approved for the credentials flow.',
   ORIGIN_NOT_ALLOWED:
     "The request's `Origin` is missing or is not one of the merchant's allowed origins (or the merchant does not exist).",

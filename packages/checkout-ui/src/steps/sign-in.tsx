@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { CodeState } from '../flow.js';
-import { Alert, Field, onSubmitGuard, StepTitle, Submit } from '../ui.js';
+import { Alert, CheckField, Field, onSubmitGuard, StepTitle, Submit } from '../ui.js';
 import { formatWait } from '../wait.js';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -65,11 +65,15 @@ export function CodeStep(props: {
   code: CodeState;
   busy: boolean;
   error: string | null;
-  onVerify: (code: string) => void;
+  /** Offer "Remember me on this device" (the page may keep a device token). */
+  canRememberDevice: boolean;
+  onVerify: (code: string, rememberDevice: boolean) => void;
   onResend: () => void;
   onChangeEmail: () => void;
 }) {
   const [value, setValue] = useState('');
+  // Not ticked unless the shopper asks: the checkout may be open on a shared computer.
+  const [remember, setRemember] = useState(false);
   const [invalid, setInvalid] = useState<string | null>(null);
   const secondsLeft = useCountdown(props.code.resendAt);
   const usable = props.code.status === 'open';
@@ -86,7 +90,7 @@ export function CodeStep(props: {
   const submit = onSubmitGuard(props.busy, () => {
     if (!/^\d{6}$/.test(value)) return setInvalid('Enter the 6 digits from the email.');
     setInvalid(null);
-    props.onVerify(value);
+    props.onVerify(value, remember);
   });
   return (
     <form onSubmit={submit} noValidate>
@@ -107,6 +111,14 @@ export function CodeStep(props: {
         disabled={!usable}
         data-autofocus
       />
+      {usable && props.canRememberDevice && (
+        <CheckField
+          label="Remember me on this device for 30 days"
+          hint="Next time, no code: your wallet opens at once. Not on a shared computer."
+          checked={remember}
+          onChecked={setRemember}
+        />
+      )}
       <Alert message={props.error} />
       {usable && <Submit busy={props.busy}>Verify</Submit>}
       <div class="row">

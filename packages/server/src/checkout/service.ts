@@ -9,7 +9,12 @@ import type { GatewayAccounts } from '../gateways/index.js';
 import type { Logger } from '../log.js';
 import type { AuthorizationMode, Merchant, ShippingMethod, Variant } from '../merchants/index.js';
 import type { LineItem, OrderState, Orders } from '../orders/index.js';
-import type { CodeRequestResult, ShopperAuth, ShopperTokenGrant } from '../shopper-auth/index.js';
+import type {
+  CodeRequestResult,
+  DeviceGrant,
+  ShopperAuth,
+  ShopperTokenGrant,
+} from '../shopper-auth/index.js';
 import { eraseShopper } from '../shopper-erasure.js';
 import type { KeyRing } from '../vault/keyring.js';
 import type { CardVault } from '../vault/vault.js';
@@ -150,14 +155,52 @@ export class Checkout {
     return this.#enrolments.start(orderId, input);
   }
 
-  /** Proves the code; for a new shopper, also completes the enrolment the code was sent for. */
-  async verify(orderId: string, email: string, code: string): Promise<ShopperTokenGrant> {
+  /**
+   * Proves the code; for a new shopper, also completes the enrolment the code was sent for. With
+   * `rememberDevice`, the answer carries a device token that signs the shopper in to later checkouts.
+   */
+  async verify(
+    orderId: string,
+    email: string,
+    code: string,
+    rememberDevice = false,
+  ): Promise<ShopperTokenGrant & { device?: DeviceGrant }> {
+    const { shopperAuth } = this.deps;
     await findOpenOrder(this.deps.orders, orderId);
-    const grant = await this.deps.shopperAuth.verifyCode(orderId, email, code);
-    if (!(await this.deps.shopperAuth.authenticate(grant.shopperToken))) {
+    const grant = await shopperAuth.verifyCode(orderId, email, code);
+    let identity = await shopperAuth.authenticate(grant.shopperToken);
+    if (!identity) {
       await this.#enrolments.complete(orderId, email, grant.shopperToken);
+      identity = await shopperAuth.authenticate(grant.shopperToken);
     }
-    return grant;
+    if (!rememberDevice || !identity) return grant;
+    return { ...grant, device: await shopperAuth.rememberDevice(identity.shopperId) };
+  }
+
+  /**
+   * Signs in the shopper a remembered device stands for, without a code. With `email` (a guest redirect,
+   * or what the shopper typed), the device must remember that shopper: one that remembers another is
+   * forgotten, as someone else now checks out on it.
+   */
+  async resume(orderId: string, deviceToken: string, email?: string): Promise<ShopperTokenGrant> {
+    const { shopperAuth, wallet } = this.deps;
+    await findOpenOrder(this.deps.orders, orderId);
+    const shopperId = await shopperAuth.recognizeDevice(deviceToken);
+    if (!shopperId) {
+      throw new DomainError(
+        'DEVICE_NOT_RECOGNIZED',
+        'This device is not remembered (any more); sign in with a one-time code.',
+      );
+    }
+    if (email !== undefined && (await wallet.findShopperByEmail(email))?.id !== shopperId) {
+      await shopperAuth.forgetDevice(deviceToken);
+      throw new DomainError(
+        'DEVICE_NOT_RECOGNIZED',
+        'This device remembers another shopper than this email, and now forgets them; sign in with a one-time code.',
+      );
+    }
+    const shopper = await wallet.getShopper(shopperId);
+    return shopperAuth.signIn(orderId, { id: shopperId, email: shopper.email });
   }
 
   /** The shopper a token signs in; with `orderId`, the token must have been issued for that order. */
@@ -171,10 +214,14 @@ export class Checkout {
     return identity.shopperId;
   }
 
-  /** "Not you?": the token's sign-in ends, whoever it was; without a token there is nothing to end. */
-  async signOut(token: string | undefined): Promise<void> {
+  /**
+   * "Not you?": the token's sign-in ends, whoever it was, and the device given stops remembering its
+   * shopper; without a token there is nothing to end.
+   */
+  async signOut(token: string | undefined, deviceToken?: string): Promise<void> {
     if (!token) throw unauthorized('Send the shopper token as "Authorization: Bearer <shopperToken>".');
     await this.deps.shopperAuth.signOut(token);
+    if (deviceToken !== undefined) await this.deps.shopperAuth.forgetDevice(deviceToken);
   }
 
   async walletOf(shopperId: string): Promise<WalletView> {

@@ -62,12 +62,15 @@ describe.each(engines())('wallet-checkout shopper … on %s', (engine) => {
     expect(paid.json.outcome).toBe('error');
     const removed = wallet.cards.find((card: { isDefault: boolean }) => !card.isDefault);
     await service.call('DELETE', `/checkout/api/wallet/cards/${removed.paymentId}`, { headers });
+    const before = await service.services.wallet.findShopperByEmail(TEST_SHOPPER_EMAIL);
+    const { deviceToken } = await service.services.shopperAuth.rememberDevice(before?.id as string);
 
     const shown = await cli('shopper', 'show', TEST_SHOPPER_EMAIL);
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain(`email:    ${TEST_SHOPPER_EMAIL}`);
     expect(shown.stdout).toContain('visa ending');
     expect(shown.stdout).toContain('sessions: 1 live');
+    expect(shown.stdout).toMatch(/^devices: {2}1 remembered; since \S+Z, last used never$/m);
     expect(shown.stdout).toMatch(
       new RegExp(
         `${removed.cardBrand} ending ${removed.last4CardNumber} .* removed \\S+; number to be erased`,
@@ -108,6 +111,7 @@ describe.each(engines())('wallet-checkout shopper … on %s', (engine) => {
     // The open checkout is signed out, the session refused, and the email is unknown: free to enrol again.
     const signedOut = await service.call('GET', '/checkout/api/wallet', { headers });
     expect([signedOut.status, signedOut.json.errorCode]).toEqual([401, 'SHOPPER_UNAUTHORIZED']);
+    expect(await service.services.shopperAuth.recognizeDevice(deviceToken)).toBeUndefined();
     const refused = await service.call('POST', '/payments/credentials', {
       apiKey,
       body: credentialsBody(session, { paymentId: added.json.paymentId }),

@@ -6,6 +6,7 @@ import { NotFoundError } from '../errors.js';
 import { countShopperOrders } from '../orders/index.js';
 import { PaymentsRepo } from '../payments/repo.js';
 import { RateLimits } from '../rate-limits.js';
+import { rememberedDevices } from '../shopper-auth/index.js';
 import { eraseShopper } from '../shopper-erasure.js';
 import { CardVault } from '../vault/vault.js';
 import { type Address, type Card, type Shopper, Wallet } from '../wallet/index.js';
@@ -67,9 +68,9 @@ const shopperShow = defineCommand<string>({
   summary: 'Show what the wallet holds about a shopper, for a request for access (never a card number).',
   positionals: ['email'],
   details: [
-    "Lists the profile, and every address and card saved, removed ones included, with when a card's",
-    'number was erased from the vault, and the merchants that received its data: the orders paid (or',
-    'tried) with each, and the credentials webhooks that carried its card.',
+    'Lists the profile, the devices that remember the shopper, and every address and card saved, removed',
+    "ones included, with when a card's number was erased from the vault, and the merchants that received",
+    'its data: the orders paid (or tried) with each, and the credentials webhooks that carried its card.',
   ],
   prepare: ({ positionals }) => positionals[0] as string,
   async execute(context, email) {
@@ -79,6 +80,11 @@ const shopperShow = defineCommand<string>({
     const { addresses, cards, liveSessions } = await wallet.holdings(shopper.id);
     const erased = await vault.erasedAt(cards.map((card) => card.vaultId));
     const merchants = await merchantsOf(context, shopper.id, cards);
+    const devices = (await rememberedDevices(context.db, shopper.id)).map((device) => ({
+      rememberedAt: isoTime(device.createdAt),
+      expiresAt: isoTime(device.expiresAt),
+      lastUsedAt: when(device.lastUsedAt),
+    }));
     const cardViews = cards.map((card) => ({
       paymentId: card.id,
       brand: card.brand,
@@ -97,6 +103,7 @@ const shopperShow = defineCommand<string>({
       `name:     ${shopper.firstName} ${shopper.lastName}`,
       `phone:    ${shopper.phone ?? '(none)'}`,
       `sessions: ${liveSessions} live`,
+      `devices:  ${devices.length} remembered${devices.map((device) => `; since ${device.rememberedAt}, last used ${device.lastUsedAt ?? 'never'}`).join('')}`,
       '',
       `Addresses (${addresses.length}):`,
       ...addresses.map((address) => `  ${addressLine(address)}`),
@@ -131,6 +138,7 @@ const shopperShow = defineCommand<string>({
       lastName: shopper.lastName,
       phone: shopper.phone,
       liveSessions,
+      devices,
       addresses: addresses.map((address) => ({
         ...address,
         removedAt: when(address.removedAt),

@@ -16,6 +16,7 @@ import * as addressRemoval from './migrations/013_address_removal.js';
 import * as auditTrail from './migrations/014_audit_trail.js';
 import * as auditLogCopy from './migrations/015_audit_log_copy.js';
 import * as ordersByMerchant from './migrations/016_orders_by_merchant.js';
+import * as rememberedDevices from './migrations/017_remembered_devices.js';
 
 type EngineMigration = { up(db: Parameters<Migration['up']>[0], engine: Engine): Promise<void> };
 
@@ -40,6 +41,7 @@ const MIGRATIONS: Record<string, EngineMigration> = {
   '014_audit_trail': auditTrail,
   '015_audit_log_copy': auditLogCopy,
   '016_orders_by_merchant': ordersByMerchant,
+  '017_remembered_devices': rememberedDevices,
 };
 
 export class MigrationError extends Error {}

@@ -265,6 +265,16 @@ export interface ShopperTokensTable {
   expires_at: number;
 }
 
+/** "Remember me on this device": a device token that signs its shopper in without a one-time code. */
+export interface RememberedDevicesTable {
+  /** SHA-256 of the device token, hex. */
+  token_hash: string;
+  shopper_id: string;
+  created_at: number;
+  expires_at: number;
+  last_used_at: number | null;
+}
+
 /** Staging only: messages to shoppers kept for `GET /sandbox/messages` instead of being delivered. */
 export interface SandboxMessagesTable {
   id: string;
@@ -351,6 +361,7 @@ export interface Database {
   one_time_code_sends: OneTimeCodeSendsTable;
   rate_limit_windows: RateLimitWindowsTable;
   shopper_tokens: ShopperTokensTable;
+  remembered_devices: RememberedDevicesTable;
   sandbox_messages: SandboxMessagesTable;
   gateway_accounts: GatewayAccountsTable;
   pending_enrolments: PendingEnrolmentsTable;

@@ -1,6 +1,6 @@
 /** The public face of shopper sign-in for the hosted checkout; see README.md in this folder. */
 
-export { isEmail } from './codes.js';
+export { isEmail, normalizeEmail } from './codes.js';
 export { OtpInvalidError, OtpThrottledError } from './errors.js';
 export type { Message, MessageSender } from './messages.js';
 export { SandboxMailbox, type SandboxMessage } from './sandbox-mailbox.js';
@@ -9,10 +9,13 @@ export {
   CODE_TTL_MS,
   CODES_PER_DAY,
   type CodeRequestResult,
+  DEVICE_TTL_MS,
+  type DeviceGrant,
   type EnrolmentIdentity,
   forgetSignIns,
   MAX_ATTEMPTS,
   RESEND_GAP_MS,
+  rememberedDevices,
   SHOPPER_TOKEN_TTL_MS,
   ShopperAuth,
   type ShopperAuthOptions,

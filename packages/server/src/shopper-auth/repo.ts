@@ -1,11 +1,20 @@
-/** The tables this folder owns: one_time_codes, one_time_code_sends, shopper_tokens, sandbox_messages. */
+/**
+ * The tables this folder owns: one_time_codes, one_time_code_sends, shopper_tokens, remembered_devices,
+ * sandbox_messages.
+ */
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../db/index.js';
-import type { OneTimeCodesTable, SandboxMessagesTable, ShopperTokensTable } from '../db/schema.js';
+import type {
+  OneTimeCodesTable,
+  RememberedDevicesTable,
+  SandboxMessagesTable,
+  ShopperTokensTable,
+} from '../db/schema.js';
 
 type Q = Kysely<Database>;
 export type CodeRow = Selectable<OneTimeCodesTable>;
 export type TokenRow = Selectable<ShopperTokensTable>;
+export type DeviceRow = Selectable<RememberedDevicesTable>;
 export type SandboxMessageRow = Selectable<SandboxMessagesTable>;
 
 /**
@@ -153,6 +162,36 @@ export async function attachShopper(
   return result.numUpdatedRows > 0n;
 }
 
+export async function insertDevice(db: Q, row: DeviceRow): Promise<void> {
+  await db.insertInto('remembered_devices').values(row).execute();
+}
+
+/** The live device of a token, marked used at `now`; undefined for an unknown or expired one. */
+export function useLiveDevice(db: Q, tokenHash: string, now: number): Promise<DeviceRow | undefined> {
+  return db
+    .updateTable('remembered_devices')
+    .set({ last_used_at: now })
+    .where('token_hash', '=', tokenHash)
+    .where('expires_at', '>', now)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Forgets one device, live or not. */
+export async function deleteDevice(db: Q, tokenHash: string): Promise<void> {
+  await db.deleteFrom('remembered_devices').where('token_hash', '=', tokenHash).execute();
+}
+
+/** The devices that remember a shopper, newest first, for the shopper's access request. */
+export function listDevices(db: Q, shopperId: string): Promise<DeviceRow[]> {
+  return db
+    .selectFrom('remembered_devices')
+    .selectAll()
+    .where('shopper_id', '=', shopperId)
+    .orderBy('created_at', 'desc')
+    .execute();
+}
+
 export async function insertSandboxMessage(db: Q, row: SandboxMessageRow): Promise<void> {
   await db.insertInto('sandbox_messages').values(row).execute();
 }
@@ -169,12 +208,13 @@ export function listSandboxMessages(db: Q, recipient: string, limit: number): Pr
 }
 
 /**
- * Deletes a shopper's sign-ins: the tokens of its open checkouts, and the codes, sends and sandbox copies
- * of the messages for its email. Says how many rows.
+ * Deletes a shopper's sign-ins: the tokens of its open checkouts, the devices that remember it, and the
+ * codes, sends and sandbox copies of the messages for its email. Says how many rows.
  */
 export async function deleteSignIns(db: Q, input: { email: string; shopperId: string }): Promise<number> {
   const results = await Promise.all([
     db.deleteFrom('shopper_tokens').where('shopper_id', '=', input.shopperId).executeTakeFirst(),
+    db.deleteFrom('remembered_devices').where('shopper_id', '=', input.shopperId).executeTakeFirst(),
     db.deleteFrom('one_time_codes').where('email_normalized', '=', input.email).executeTakeFirst(),
     db.deleteFrom('one_time_code_sends').where('email_normalized', '=', input.email).executeTakeFirst(),
     db.deleteFrom('sandbox_messages').where('recipient_normalized', '=', input.email).executeTakeFirst(),
@@ -182,7 +222,10 @@ export async function deleteSignIns(db: Q, input: { email: string; shopperId: st
   return results.reduce((total, result) => total + Number(result.numDeletedRows), 0);
 }
 
-/** Deletes what can no longer be used: dead codes, expired tokens, stale sends and old sandbox messages. */
+/**
+ * Deletes what can no longer be used: dead codes, expired tokens and remembered devices, stale sends and
+ * old sandbox messages.
+ */
 export async function sweep(
   db: Q,
   input: { codesBefore: number; tokensBefore: number; sendsBefore: number; messagesBefore: number },
@@ -190,6 +233,7 @@ export async function sweep(
   const results = await Promise.all([
     db.deleteFrom('one_time_codes').where('expires_at', '<=', input.codesBefore).executeTakeFirst(),
     db.deleteFrom('shopper_tokens').where('expires_at', '<=', input.tokensBefore).executeTakeFirst(),
+    db.deleteFrom('remembered_devices').where('expires_at', '<=', input.tokensBefore).executeTakeFirst(),
     db.deleteFrom('one_time_code_sends').where('last_sent_at', '<=', input.sendsBefore).executeTakeFirst(),
     db.deleteFrom('sandbox_messages').where('sent_at', '<=', input.messagesBefore).executeTakeFirst(),
   ]);

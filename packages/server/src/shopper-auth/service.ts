@@ -34,6 +34,11 @@ export const CODES_PER_DAY = 10;
 const DAY_MS = 24 * 60 * 60_000;
 /** 30 min: one checkout, as long as a payment-carousel session. */
 export const SHOPPER_TOKEN_TTL_MS = 30 * 60_000;
+/**
+ * 30 days from the code that proved it: a shopper who buys monthly rarely types a code, and a device
+ * lost or sold stops working within a month even if nobody signs out on it. Not extended by use.
+ */
+export const DEVICE_TTL_MS = 30 * DAY_MS;
 /** DESIGN.md §3: in staging the test shopper's code is always this. */
 export const TEST_SHOPPER_CODE = '123456';
 /** 1 day: staging messages are for reading the code of a test run, not an archive. */
@@ -49,6 +54,13 @@ export type CodeRequestResult = { status: 'sent'; destination: string } | { stat
 export interface ShopperTokenGrant {
   /** Bearer token for the checkout page's API; kept in the page's memory, never in a cookie. */
   shopperToken: string;
+  /** ISO 8601. */
+  expiresAt: string;
+}
+
+export interface DeviceGrant {
+  /** Kept by the checkout page in its own storage, partitioned per shop by the browser. */
+  deviceToken: string;
   /** ISO 8601. */
   expiresAt: string;
 }
@@ -195,13 +207,50 @@ export class ShopperAuth {
     if (!used) throw usedError();
 
     const shopper = await this.#shoppers.findShopperByEmail(normalized);
+    return this.#grant(orderId, address, shopper?.id ?? null);
+  }
+
+  /** A shopper token for `orderId`, for a shopper a remembered device signed in: no code is asked. */
+  signIn(orderId: string, shopper: { id: string; email: string }): Promise<ShopperTokenGrant> {
+    checkOrderId(orderId);
+    return this.#grant(orderId, shopper.email, shopper.id);
+  }
+
+  /** "Remember me on this device": a device token that signs the shopper in until DEVICE_TTL_MS. */
+  async rememberDevice(shopperId: string): Promise<DeviceGrant> {
+    const deviceToken = newShopperToken();
+    const now = this.#now();
+    const expiresAt = now + DEVICE_TTL_MS;
+    await repo.insertDevice(this.#db.kysely, {
+      token_hash: hashToken(deviceToken),
+      shopper_id: shopperId,
+      created_at: now,
+      expires_at: expiresAt,
+      last_used_at: null,
+    });
+    return { deviceToken, expiresAt: new Date(expiresAt).toISOString() };
+  }
+
+  /** The shopper a live device token remembers, its use recorded; undefined when it is not (any more). */
+  async recognizeDevice(deviceToken: string): Promise<string | undefined> {
+    const row = await repo.useLiveDevice(this.#db.kysely, hashToken(deviceToken), this.#now());
+    return row?.shopper_id;
+  }
+
+  /** The device no longer signs anyone in. An unknown or expired token changes nothing. */
+  async forgetDevice(deviceToken: string): Promise<void> {
+    await repo.deleteDevice(this.#db.kysely, hashToken(deviceToken));
+  }
+
+  async #grant(orderId: string, email: string, shopperId: string | null): Promise<ShopperTokenGrant> {
     const shopperToken = newShopperToken();
+    const now = this.#now();
     const expiresAt = now + SHOPPER_TOKEN_TTL_MS;
     await repo.insertToken(this.#db.kysely, {
       token_hash: hashToken(shopperToken),
       order_id: orderId,
-      email: address,
-      shopper_id: shopper?.id ?? null,
+      email,
+      shopper_id: shopperId,
       created_at: now,
       expires_at: expiresAt,
     });
@@ -239,7 +288,7 @@ export class ShopperAuth {
     await repo.deleteToken(this.#db.kysely, hashToken(token));
   }
 
-  /** Deletes dead codes, expired tokens, stale throttle entries and day-old sandbox messages. */
+  /** Deletes dead codes, expired tokens and devices, stale throttle entries and day-old sandbox messages. */
   sweep(): Promise<number> {
     const now = this.#now();
     return repo.sweep(this.#db.kysely, {
@@ -271,8 +320,9 @@ export class ShopperAuth {
 
 /**
  * Forgets an erased shopper's sign-ins (`wallet-checkout shopper erase`): its open checkouts' tokens, so
- * they answer 401 from then on, the codes sent to its email and the sandbox's copies of them, and the count
- * of codes sent to it today, whose key names the address. Says how many rows went.
+ * they answer 401 from then on, the devices that remember it, the codes sent to its email and the
+ * sandbox's copies of them, and the count of codes sent to it today, whose key names the address. Says how
+ * many rows went.
  */
 export async function forgetSignIns(
   db: Db,
@@ -282,6 +332,19 @@ export async function forgetSignIns(
   const email = normalizeEmail(shopper.email);
   await limits.forget(dailyKey(email));
   return repo.deleteSignIns(db.kysely, { email, shopperId: shopper.id });
+}
+
+/** The devices that remember a shopper ("Remember me on this device"), newest first: for `shopper show`. */
+export async function rememberedDevices(
+  db: Db,
+  shopperId: string,
+): Promise<{ createdAt: number; expiresAt: number; lastUsedAt: number | null }[]> {
+  const rows = await repo.listDevices(db.kysely, shopperId);
+  return rows.map((row) => ({
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    lastUsedAt: row.last_used_at,
+  }));
 }
 
 /** The shared counter of codes sent to a (normalized) email. */

@@ -25,6 +25,34 @@ export const ShopperTokenGrant = Type.Object({
   expiresAt: Type.String({ format: 'date-time' }),
 });
 
+const DeviceToken = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  description: 'The `deviceToken` of a sign-in that asked to remember the device.',
+});
+
+const CodeProof = Type.Object({
+  email: Email,
+  code: Type.String({ pattern: '^[0-9]{6}$', description: '6 digits.' }),
+  rememberDevice: Type.Optional(
+    Type.Boolean({
+      description:
+        '"Remember me on this device": the answer carries a `deviceToken` that signs the shopper in to later checkouts without a code, for 30 days.',
+    }),
+  ),
+});
+
+const CodeProofAnswer = Type.Object({
+  ...ShopperTokenGrant.properties,
+  deviceToken: Type.Optional(
+    Type.String({
+      description:
+        "Only when `rememberDevice` was asked: keep it in the page's own storage, and send it to `POST …/resume`.",
+    }),
+  ),
+  deviceExpiresAt: Type.Optional(Type.String({ format: 'date-time' })),
+});
+
 /** Sign-in with a one-time code sent to the shopper's email, for one order, and sign-out. */
 export const otpRoutes =
   (deps: { checkout: Checkout }): FastifyPluginAsyncTypebox =>
@@ -63,12 +91,9 @@ export const otpRoutes =
           description:
             'For a new shopper (after `POST …/enrol`) this also creates the wallet: shopper, billing address and card.',
           params: OrderParams,
-          body: Type.Object({
-            email: Email,
-            code: Type.String({ pattern: '^[0-9]{6}$', description: '6 digits.' }),
-          }),
+          body: CodeProof,
           response: {
-            200: ShopperTokenGrant,
+            200: CodeProofAnswer,
             ...errorResponses([
               'VALIDATION_ERROR',
               'OTP_INVALID',
@@ -82,7 +107,43 @@ export const otpRoutes =
           },
         },
       },
-      async (request) => deps.checkout.verify(request.params.orderId, request.body.email, request.body.code),
+      async (request) => {
+        const { email, code, rememberDevice } = request.body;
+        const { device, ...grant } = await deps.checkout.verify(
+          request.params.orderId,
+          email,
+          code,
+          rememberDevice,
+        );
+        return device
+          ? { ...grant, deviceToken: device.deviceToken, deviceExpiresAt: device.expiresAt }
+          : grant;
+      },
+    );
+
+    app.post(
+      '/checkout/api/orders/:orderId/resume',
+      {
+        schema: {
+          tags: CHECKOUT_TAG,
+          summary: 'Sign in with a remembered device, without a code',
+          description:
+            'The shopper a `deviceToken` remembers gets a shopper token for this order. With `email` (a guest redirect), the device must remember that shopper; one that remembers another answers `DEVICE_NOT_RECOGNIZED` and is forgotten. An unknown, expired or forgotten token answers `DEVICE_NOT_RECOGNIZED` too: forget it, and ask for a code.',
+          params: OrderParams,
+          body: Type.Object({ deviceToken: DeviceToken, email: Type.Optional(Email) }),
+          response: {
+            200: ShopperTokenGrant,
+            ...errorResponses([
+              'VALIDATION_ERROR',
+              'DEVICE_NOT_RECOGNIZED',
+              'ORDER_NOT_FOUND',
+              'ORDER_STATE_CONFLICT',
+            ]),
+          },
+        },
+      },
+      async (request) =>
+        deps.checkout.resume(request.params.orderId, request.body.deviceToken, request.body.email),
     );
 
     app.post(
@@ -92,16 +153,21 @@ export const otpRoutes =
           tags: CHECKOUT_TAG,
           summary: 'Sign the shopper out ("Not you?")',
           description:
-            "The shopper token stops working at once (later calls with it answer `401 SHOPPER_UNAUTHORIZED`), rather than at its expiry. A token that already ended, or is unknown, answers the same, so a retry is safe. The shopper's other sign-ins, in other checkouts, go on.",
+            'The shopper token stops working at once (later calls with it answer `401 SHOPPER_UNAUTHORIZED`), rather than at its expiry. The body may be left out; with `{ "deviceToken": … }` that device no longer signs anyone in either. A token that already ended, or is unknown, answers the same, so a retry is safe. The shopper\'s other sign-ins, in other checkouts and on other devices, go on.',
           security: SHOPPER_SECURITY,
+          body: Type.Object({ deviceToken: Type.Optional(DeviceToken) }, { additionalProperties: false }),
           response: {
             200: Type.Object({ signedOut: Type.Literal(true) }),
-            ...errorResponses(['SHOPPER_UNAUTHORIZED']),
+            ...errorResponses(['VALIDATION_ERROR', 'SHOPPER_UNAUTHORIZED']),
           },
+        },
+        // The body is optional: a sign-out without one (no device to forget) is validated as `{}`.
+        preValidation: async (request) => {
+          request.body ??= {};
         },
       },
       async (request) => {
-        await deps.checkout.signOut(shopperTokenOf(request));
+        await deps.checkout.signOut(shopperTokenOf(request), request.body.deviceToken);
         return { signedOut: true as const };
       },
     );

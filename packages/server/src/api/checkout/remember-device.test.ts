@@ -1,0 +1,156 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_SHOPPER_EMAIL } from '../../sandbox/seed.js';
+import { TEST_SHOPPER_CODE } from '../../shopper-auth/index.js';
+import { engines } from '../../test-support/db.js';
+import { startTestService, type TestService } from '../../test-support/service.js';
+
+const SHOP = 'https://shop.example';
+const DAY_MS = 24 * 60 * 60_000;
+
+describe.each(engines())('checkout page API: "Remember me on this device" on %s', (engine) => {
+  let service: TestService;
+  let merchantId: string;
+
+  beforeAll(async () => {
+    service = await startTestService(engine);
+    ({ merchantId } = await service.merchant({ allowedOrigins: [SHOP] }));
+  });
+  afterAll(() => service?.close());
+
+  const newOrder = async (): Promise<string> => {
+    const created = await service.call('POST', '/checkout/orders', {
+      body: { merchantId, order: { lineItems: [{ SKU: 'TEE', amount: 2500 }] } },
+      headers: { origin: SHOP },
+    });
+    return created.json.orderId;
+  };
+
+  /** Signs the test shopper in to a new order with its code; `rememberDevice` as given. */
+  const signIn = async (rememberDevice?: boolean) => {
+    const orderId = await newOrder();
+    const email = TEST_SHOPPER_EMAIL;
+    await service.call('POST', `/checkout/api/orders/${orderId}/otp`, { body: { email } });
+    const verified = await service.call('POST', `/checkout/api/orders/${orderId}/otp/verify`, {
+      body: { email, code: TEST_SHOPPER_CODE, ...(rememberDevice === undefined ? {} : { rememberDevice }) },
+    });
+    expect(verified.status).toBe(200);
+    return verified.json;
+  };
+
+  const resume = async (deviceToken: string, email?: string) => {
+    const orderId = await newOrder();
+    const response = await service.call('POST', `/checkout/api/orders/${orderId}/resume`, {
+      body: { deviceToken, ...(email === undefined ? {} : { email }) },
+    });
+    return { orderId, ...response };
+  };
+
+  const devices = () => service.services.db.kysely.selectFrom('remembered_devices').selectAll().execute();
+
+  it('gives a device token only when asked, kept as a hash, good for 30 days', async () => {
+    for (const answer of [await signIn(), await signIn(false)]) {
+      expect(Object.keys(answer).sort()).toEqual(['expiresAt', 'shopperToken']);
+    }
+    const before = Date.now();
+    const answer = await signIn(true);
+    expect(answer.deviceToken).toMatch(/^[\w-]{43}$/);
+    const expiresAt = Date.parse(answer.deviceExpiresAt);
+    expect(expiresAt).toBeGreaterThanOrEqual(before + 30 * DAY_MS);
+    expect(expiresAt).toBeLessThanOrEqual(Date.now() + 30 * DAY_MS);
+    const rows = await devices();
+    expect(rows).toHaveLength(1);
+    expect(JSON.stringify(rows)).not.toContain(answer.deviceToken);
+  });
+
+  it('signs the remembered shopper in to another order without a code, and records when', async () => {
+    const { deviceToken } = await signIn(true);
+    const resumed = await resume(deviceToken);
+    expect(resumed.status).toBe(200);
+    expect(Object.keys(resumed.json).sort()).toEqual(['expiresAt', 'shopperToken']);
+    const headers = { authorization: `Bearer ${resumed.json.shopperToken}` };
+    const wallet = await service.call('GET', '/checkout/api/wallet', { headers });
+    expect([wallet.status, wallet.json.email]).toEqual([200, TEST_SHOPPER_EMAIL]);
+    // Bound to that order, as a token from a code is.
+    const quote = await service.call('POST', `/checkout/api/orders/${await newOrder()}/quote`, {
+      headers,
+      body: { paymentId: wallet.json.cards[0].paymentId },
+    });
+    expect([quote.status, quote.json.errorCode]).toEqual([401, 'SHOPPER_UNAUTHORIZED']);
+    const used = (await devices()).filter((row) => row.last_used_at !== null);
+    expect(used.length).toBeGreaterThan(0);
+    // The same email, however it is written, is the same shopper.
+    expect((await resume(deviceToken, TEST_SHOPPER_EMAIL.toUpperCase())).status).toBe(200);
+  });
+
+  it('forgets a device that remembers another shopper than the email given', async () => {
+    const { deviceToken } = await signIn(true);
+    const other = await resume(deviceToken, 'someone.else@example.com');
+    expect([other.status, other.json.errorCode]).toEqual([401, 'DEVICE_NOT_RECOGNIZED']);
+    expect(other.json.errorMessage).toContain('remembers another shopper');
+    const after = await resume(deviceToken);
+    expect([after.status, after.json.errorCode]).toEqual([401, 'DEVICE_NOT_RECOGNIZED']);
+  });
+
+  it('refuses an unknown or expired device token, and forgets one signed out on', async () => {
+    const unknown = await resume('no-such-device');
+    expect([unknown.status, unknown.json.errorCode]).toEqual([401, 'DEVICE_NOT_RECOGNIZED']);
+    expect(unknown.json.errorMessage).toBe(
+      'This device is not remembered (any more); sign in with a one-time code.',
+    );
+
+    const expiring = await signIn(true);
+    await service.services.db.kysely
+      .updateTable('remembered_devices')
+      .set({ expires_at: Date.now() - 1 })
+      .where('created_at', '>=', Date.parse(expiring.deviceExpiresAt) - 30 * DAY_MS)
+      .execute();
+    expect((await resume(expiring.deviceToken)).status).toBe(401);
+
+    const signedIn = await signIn(true);
+    const out = await service.call('POST', '/checkout/api/sign-out', {
+      headers: { authorization: `Bearer ${signedIn.shopperToken}` },
+      body: { deviceToken: signedIn.deviceToken },
+    });
+    expect([out.status, out.json]).toEqual([200, { signedOut: true }]);
+    expect((await resume(signedIn.deviceToken)).status).toBe(401);
+  });
+
+  it('names the field and the rule of a bad request', async () => {
+    const orderId = await newOrder();
+    const cases: [string, unknown, string][] = [
+      [`/checkout/api/orders/${orderId}/resume`, {}, 'deviceToken'],
+      [`/checkout/api/orders/${orderId}/resume`, { deviceToken: 'x'.repeat(201) }, 'deviceToken'],
+      [`/checkout/api/orders/${orderId}/resume`, { deviceToken: 'abc', email: 'nope' }, 'email'],
+      [
+        `/checkout/api/orders/${orderId}/otp/verify`,
+        { email: TEST_SHOPPER_EMAIL, code: TEST_SHOPPER_CODE, rememberDevice: 'yes' },
+        'rememberDevice',
+      ],
+    ];
+    for (const [url, body, field] of cases) {
+      const response = await service.call('POST', url, { body });
+      expect([response.status, response.json.errorCode], url).toEqual([400, 'VALIDATION_ERROR']);
+      expect(response.json.errorMessage).toContain(field);
+    }
+    const signedIn = await signIn();
+    const extra = await service.call('POST', '/checkout/api/sign-out', {
+      headers: { authorization: `Bearer ${signedIn.shopperToken}` },
+      body: { device: 'x' },
+    });
+    expect([extra.status, extra.json.errorCode]).toEqual([400, 'VALIDATION_ERROR']);
+    const missing = await service.call('POST', `/checkout/api/orders/ord_missing/resume`, {
+      body: { deviceToken: 'abc' },
+    });
+    expect([missing.status, missing.json.errorCode]).toEqual([404, 'ORDER_NOT_FOUND']);
+  });
+
+  it('forgets every device of a shopper whose wallet is deleted', async () => {
+    const { deviceToken, shopperToken } = await signIn(true);
+    const deleted = await service.call('DELETE', '/checkout/api/wallet', {
+      headers: { authorization: `Bearer ${shopperToken}` },
+    });
+    expect(deleted.status).toBe(200);
+    expect((await resume(deviceToken)).status).toBe(401);
+    expect(await devices()).toEqual([]);
+  });
+});

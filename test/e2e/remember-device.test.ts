@@ -1,0 +1,88 @@
+/**
+ * End to end in real Chromium: the test shopper ticks "Remember me on this device" with its code and
+ * pays; the next checkout in the same browser opens on the wallet with no code asked, and pays; "Not
+ * you? Sign out" forgets the device, so the checkout after that asks for the email again. Screenshot to
+ * docs/screenshots/remember-device-01-code.png.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_SHOPPER_EMAIL } from '../../packages/server/src/sandbox/seed.js';
+import {
+  chooseCard,
+  EMAIL,
+  type Harness,
+  openTab,
+  pressWalletButton,
+  shipAndPay,
+  signInsOf,
+  startHarness,
+  TEST_CODE,
+  testShopper,
+  waitForSuccess,
+} from './support.js';
+
+describe('a shopper is remembered on this device in real Chromium', () => {
+  let harness: Harness | undefined;
+
+  beforeAll(async () => {
+    harness = await startHarness();
+  });
+
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  it('asks no code on the next checkout once remembered, until "Not you? Sign out"', async () => {
+    if (!harness) throw new Error('setup did not finish');
+    const { service, shop } = harness;
+    const shopper = await testShopper(service);
+    const remembered = () => signInsOf(service, 'remembered_devices', shopper.id);
+
+    const tab = await openTab(harness.browser, { width: 1024, height: 900 });
+    const { page, consoleErrors, checkout } = tab;
+    const codeRequests: string[] = [];
+    page.on('request', (request) => {
+      if (/\/otp(\/verify)?$/.test(request.url())) codeRequests.push(request.url());
+    });
+    try {
+      await page.goto(shop.url);
+      await pressWalletButton(page);
+      await checkout.getByLabel('Email').fill(EMAIL);
+      await checkout.getByRole('button', { name: 'Continue' }).click();
+      await checkout.getByLabel('One-time code').fill(TEST_CODE);
+      const remember = checkout.getByLabel('Remember me on this device for 30 days');
+      expect(await remember.isChecked()).toBe(false);
+      await remember.check();
+      await tab.shot('remember-device-01-code');
+      await checkout.getByRole('button', { name: 'Verify' }).click();
+      await chooseCard(checkout, '1111');
+      await shipAndPay(checkout);
+      await waitForSuccess(page);
+      expect(await remembered()).toBe(1);
+      expect(codeRequests).toHaveLength(2);
+
+      // The next checkout on this browser: the wallet at once, no email and no code.
+      await page.goto(shop.url);
+      const secondOrder = await pressWalletButton(page);
+      await checkout.getByText(`Signed in as ${TEST_SHOPPER_EMAIL}.`).waitFor();
+      expect(codeRequests).toHaveLength(2);
+      await chooseCard(checkout, '1111');
+      await shipAndPay(checkout);
+      const [paid] = (await waitForSuccess(page)) as [string];
+      expect(paid).toBe(secondOrder);
+
+      // "Not you?" forgets the device here and on the server: the next checkout asks for the email.
+      await page.goto(shop.url);
+      await pressWalletButton(page);
+      await checkout.getByRole('button', { name: 'Not you? Sign out' }).click();
+      await checkout.getByLabel('Email').waitFor();
+      await expect.poll(remembered).toBe(0);
+      await page.goto(shop.url);
+      await pressWalletButton(page);
+      await checkout.getByLabel('Email').waitFor();
+      expect(await checkout.getByText('Signed in as').count()).toBe(0);
+      expect(consoleErrors).toEqual([]);
+    } finally {
+      await tab.close();
+    }
+  });
+});
