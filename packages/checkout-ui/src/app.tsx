@@ -50,11 +50,20 @@ export function App({
   const payKey = useRef<{ body: string; key: string } | null>(null);
   const stepRef = useRef<HTMLDivElement>(null);
 
-  /** Errors every request shares: an ended session starts over at the email, the rest is shown. */
+  /**
+   * Errors every request shares: an ended sign-in starts over at the email, unless this device remembers
+   * the same shopper, who is signed in again and asked to try once more; the rest is shown.
+   */
   const fail = useCallback(
-    (error: unknown) => {
+    async (error: unknown) => {
       if (error instanceof ApiError && error.status === 401 && api.signedIn) {
         api.forgetToken();
+        if (api.remembersDevice && (await api.resume(latest.current.wallet?.email))) {
+          return dispatch({
+            type: 'failed',
+            message: 'Your sign-in had timed out: you are signed in again. Try again.',
+          });
+        }
         return dispatch({ type: 'session-expired' });
       }
       dispatch({ type: 'failed', message: message(error) });
@@ -310,7 +319,9 @@ export function App({
     let current = true;
     api.quote(selection(state)).then(
       (quote) => current && dispatch({ type: 'quoted', quote }),
-      (error) => current && fail(error),
+      (error) => {
+        if (current) void fail(error);
+      },
     );
     return () => {
       current = false;
