@@ -42,6 +42,8 @@ export interface OrderSummary {
   description: string | null;
   /** ISO 8601. */
   expiresAt: string;
+  /** Days "Remember me on this device" lasts; null: the service remembers no device (not offered). */
+  rememberDeviceDays: number | null;
   /** Not sent by the server today; honoured if it ever is. */
   theme?: 'light' | 'dark';
 }

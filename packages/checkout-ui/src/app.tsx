@@ -459,7 +459,7 @@ export function App({
               code={state.code}
               busy={busy}
               error={error}
-              canRememberDevice={api.canRememberDevice}
+              rememberDeviceDays={api.canRememberDevice ? (state.order?.rememberDeviceDays ?? null) : null}
               onVerify={(code, rememberDevice) => void verify(code, rememberDevice)}
               onResend={() => (state.enrolment ? void enrol(state.enrolment) : void requestCode(state.email))}
               onChangeEmail={() => dispatch({ type: 'change-email' })}

@@ -23,6 +23,7 @@ const order = (shippingMethods: OrderSummary['shippingMethods'] = []): OrderSumm
   description: null,
   shippingMethods,
   expiresAt: '2030-01-01T00:00:00.000Z',
+  rememberDeviceDays: 30,
 });
 const METHODS = [
   { externalId: 'std', name: 'Standard', price: 599 },

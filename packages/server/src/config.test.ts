@@ -69,6 +69,9 @@ describe('loadConfig', () => {
     expect(loadConfig({ RETENTION_DAYS: 'off' }).retentionDays).toBeUndefined();
     expect(loadConfig({ RETENTION_DAYS: '1' }).retentionDays).toBe(1);
     expect(loadConfig({ RETENTION_DAYS: '3650' }).retentionDays).toBe(3650);
+    expect(loadConfig({}).rememberDeviceDays).toBe(30);
+    expect(loadConfig({ REMEMBER_DEVICE_DAYS: 'off' }).rememberDeviceDays).toBeUndefined();
+    expect(loadConfig({ REMEMBER_DEVICE_DAYS: '365' }).rememberDeviceDays).toBe(365);
     expect(loadConfig({ METRICS_PORT: '0' }).metrics).toEqual({ host: '127.0.0.1', port: 0 });
     expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
     expect(loadConfig({ WEBHOOK_WORKER: '3' }).webhookWorkers).toBe(3);
@@ -172,6 +175,10 @@ describe('loadConfig', () => {
     [{ DEMO_STORE_PORT: '0' }, 'DEMO_STORE_PORT: must be between 1 and 65535, got 0'],
     [{ RETENTION_DAYS: '0' }, 'RETENTION_DAYS: must be a number of days from 1 to 3650, or off, got "0"'],
     [{ RETENTION_DAYS: '30d' }, 'RETENTION_DAYS: must be a number of days from 1 to 3650, or off, got "30d"'],
+    [
+      { REMEMBER_DEVICE_DAYS: '366' },
+      'REMEMBER_DEVICE_DAYS: must be a number of days from 1 to 365, or off, got "366"',
+    ],
     [{ METRICS_PORT: 'on' }, 'METRICS_PORT: must be a whole number, got "on"'],
     [{ METRICS_PORT: '4000' }, 'METRICS_PORT: must differ from PORT (4000)'],
     [

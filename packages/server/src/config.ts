@@ -55,6 +55,11 @@ export interface Config {
    * them all. Removed cards' numbers are erased either way.
    */
   retentionDays: number | undefined;
+  /**
+   * Days "Remember me on this device" signs a shopper in without a code; undefined (`off`): the checkout
+   * does not offer it, and devices remembered before no longer sign anyone in.
+   */
+  rememberDeviceDays: number | undefined;
   /** Where `GET /metrics` (Prometheus) listens; no port, no metrics. */
   metrics: { host: string; port: number } | undefined;
   /** Commands only: the person the audit trail names for their actions (`WALLET_OPERATOR`), if set. */
@@ -197,14 +202,16 @@ function host(env: Env, name: string): string {
 /** 30 days: a month to look a request up or resend a webhook, as long as Stripe lists events. */
 const DEFAULT_RETENTION_DAYS = 30;
 
-/** RETENTION_DAYS: 1 to 3650 days, or `off`. */
-function retentionDays(env: Env): number | undefined {
-  if (env.RETENTION_DAYS === 'off') return undefined;
-  const rule = 'must be a number of days from 1 to 3650, or off';
-  const raw = env.RETENTION_DAYS;
-  if (raw === undefined || raw === '') return DEFAULT_RETENTION_DAYS;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 3650) {
-    throw new ConfigError('RETENTION_DAYS', `${rule}, got "${raw}"`);
+/** 30 days: a shopper who buys monthly rarely types a code; a lost device stops within a month. */
+const DEFAULT_REMEMBER_DEVICE_DAYS = 30;
+
+/** A number of days from 1 to `max`, or `off` (undefined); unset or empty, `fallback`. */
+function daysOrOff(env: Env, name: string, fallback: number, max: number): number | undefined {
+  const raw = env[name];
+  if (raw === 'off') return undefined;
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > max) {
+    throw new ConfigError(name, `must be a number of days from 1 to ${max}, or off, got "${raw}"`);
   }
   return Number(raw);
 }
@@ -368,7 +375,8 @@ export function loadConfig(env: Env = process.env): Config {
     smtpUrl: smtpUrl(env.SMTP_URL),
     smtpFrom: smtpFrom(env.SMTP_FROM, Boolean(env.SMTP_URL)),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
-    retentionDays: retentionDays(env),
+    retentionDays: daysOrOff(env, 'RETENTION_DAYS', DEFAULT_RETENTION_DAYS, 3650),
+    rememberDeviceDays: daysOrOff(env, 'REMEMBER_DEVICE_DAYS', DEFAULT_REMEMBER_DEVICE_DAYS, 365),
     metrics: metricsAddress(env, port),
     operator: operator(env.WALLET_OPERATOR),
   };

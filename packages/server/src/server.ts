@@ -249,6 +249,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     env: config.env,
     log,
     limits: rateLimits,
+    rememberDeviceDays: config.rememberDeviceDays,
   });
   const gateways = new GatewayAccounts({
     db,
@@ -269,6 +270,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     shopperAuth,
     limits: rateLimits,
     sessionTtlSeconds: config.sessionTtlSeconds,
+    rememberDeviceDays: config.rememberDeviceDays,
   });
   return {
     config,

@@ -65,8 +65,8 @@ export function CodeStep(props: {
   code: CodeState;
   busy: boolean;
   error: string | null;
-  /** Offer "Remember me on this device" (the page may keep a device token). */
-  canRememberDevice: boolean;
+  /** Days "Remember me on this device" lasts, where the service and the browser allow it; else null. */
+  rememberDeviceDays: number | null;
   onVerify: (code: string, rememberDevice: boolean) => void;
   onResend: () => void;
   onChangeEmail: () => void;
@@ -111,9 +111,9 @@ export function CodeStep(props: {
         disabled={!usable}
         data-autofocus
       />
-      {usable && props.canRememberDevice && (
+      {usable && props.rememberDeviceDays !== null && (
         <CheckField
-          label="Remember me on this device for 30 days"
+          label={`Remember me on this device for ${props.rememberDeviceDays} days`}
           hint="Next time, no code: your wallet opens at once. Not on a shared computer."
           checked={remember}
           onChecked={setRemember}

@@ -47,6 +47,8 @@ export interface CheckoutDeps {
   /** Shared counters (RateLimits): a deleted wallet's count of codes sent to its email goes with it. */
   limits: { forget(key: string): Promise<void> };
   sessionTtlSeconds: number;
+  /** REMEMBER_DEVICE_DAYS, for the checkout page to offer it; undefined when `off`. */
+  rememberDeviceDays?: number | undefined;
   now?: () => number;
 }
 
@@ -64,6 +66,8 @@ export interface OrderSummary {
   /** Empty when the merchant does not ship: no shipping step. */
   shippingMethods: ShippingMethod[];
   expiresAt: string;
+  /** Days "Remember me on this device" lasts; null where the service remembers no device. */
+  rememberDeviceDays: number | null;
 }
 
 export interface NewWalletCard {
@@ -131,6 +135,7 @@ export class Checkout {
       description: order.description,
       shippingMethods: merchant.shippingMethods,
       expiresAt: new Date(order.expiresAt).toISOString(),
+      rememberDeviceDays: this.deps.rememberDeviceDays ?? null,
     };
   }
 
@@ -173,8 +178,9 @@ export class Checkout {
       await this.#enrolments.complete(orderId, email, grant.shopperToken);
       identity = await shopperAuth.authenticate(grant.shopperToken);
     }
-    if (!rememberDevice || !identity) return grant;
-    return { ...grant, device: await shopperAuth.rememberDevice(identity.shopperId) };
+    const device =
+      rememberDevice && identity ? await shopperAuth.rememberDevice(identity.shopperId) : undefined;
+    return device ? { ...grant, device } : grant;
   }
 
   /**

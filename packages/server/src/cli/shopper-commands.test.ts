@@ -63,7 +63,9 @@ describe.each(engines())('wallet-checkout shopper … on %s', (engine) => {
     const removed = wallet.cards.find((card: { isDefault: boolean }) => !card.isDefault);
     await service.call('DELETE', `/checkout/api/wallet/cards/${removed.paymentId}`, { headers });
     const before = await service.services.wallet.findShopperByEmail(TEST_SHOPPER_EMAIL);
-    const { deviceToken } = await service.services.shopperAuth.rememberDevice(before?.id as string);
+    const remembered = await service.services.shopperAuth.rememberDevice(before?.id as string);
+    if (!remembered) throw new Error('the test service remembers no device');
+    const { deviceToken } = remembered;
 
     const shown = await cli('shopper', 'show', TEST_SHOPPER_EMAIL);
     expect(shown.code).toBe(0);

@@ -9,7 +9,6 @@ export {
   CODE_TTL_MS,
   CODES_PER_DAY,
   type CodeRequestResult,
-  DEVICE_TTL_MS,
   type DeviceGrant,
   type EnrolmentIdentity,
   forgetSignIns,

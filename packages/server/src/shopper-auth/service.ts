@@ -34,11 +34,6 @@ export const CODES_PER_DAY = 10;
 const DAY_MS = 24 * 60 * 60_000;
 /** 30 min: one checkout, as long as a payment-carousel session. */
 export const SHOPPER_TOKEN_TTL_MS = 30 * 60_000;
-/**
- * 30 days from the code that proved it: a shopper who buys monthly rarely types a code, and a device
- * lost or sold stops working within a month even if nobody signs out on it. Not extended by use.
- */
-export const DEVICE_TTL_MS = 30 * DAY_MS;
 /** DESIGN.md §3: in staging the test shopper's code is always this. */
 export const TEST_SHOPPER_CODE = '123456';
 /** 1 day: staging messages are for reading the code of a test run, not an archive. */
@@ -89,6 +84,11 @@ export interface ShopperAuthOptions {
     giveBack(key: string): Promise<void>;
   };
   now?: () => number;
+  /**
+   * Days a remembered device signs its shopper in (REMEMBER_DEVICE_DAYS), from the code that proved it,
+   * not extended by use; undefined: no device is remembered, nor recognized.
+   */
+  rememberDeviceDays?: number | undefined;
 }
 
 /**
@@ -105,6 +105,7 @@ export class ShopperAuth {
   readonly #log: Logger;
   readonly #limits: ShopperAuthOptions['limits'];
   readonly #now: () => number;
+  readonly #deviceTtlMs: number | undefined;
 
   constructor(options: ShopperAuthOptions) {
     this.#db = options.db;
@@ -117,6 +118,8 @@ export class ShopperAuth {
     this.#log = options.log;
     this.#limits = options.limits;
     this.#now = options.now ?? Date.now;
+    this.#deviceTtlMs =
+      options.rememberDeviceDays === undefined ? undefined : options.rememberDeviceDays * DAY_MS;
   }
 
   /**
@@ -216,11 +219,20 @@ export class ShopperAuth {
     return this.#grant(orderId, shopper.email, shopper.id);
   }
 
-  /** "Remember me on this device": a device token that signs the shopper in until DEVICE_TTL_MS. */
-  async rememberDevice(shopperId: string): Promise<DeviceGrant> {
+  /** Whether devices are remembered at all (REMEMBER_DEVICE_DAYS is not `off`). */
+  get remembersDevices(): boolean {
+    return this.#deviceTtlMs !== undefined;
+  }
+
+  /**
+   * "Remember me on this device": a device token that signs the shopper in for REMEMBER_DEVICE_DAYS;
+   * undefined where devices are not remembered.
+   */
+  async rememberDevice(shopperId: string): Promise<DeviceGrant | undefined> {
+    if (this.#deviceTtlMs === undefined) return undefined;
     const deviceToken = newShopperToken();
     const now = this.#now();
-    const expiresAt = now + DEVICE_TTL_MS;
+    const expiresAt = now + this.#deviceTtlMs;
     await repo.insertDevice(this.#db.kysely, {
       token_hash: hashToken(deviceToken),
       shopper_id: shopperId,
@@ -233,6 +245,7 @@ export class ShopperAuth {
 
   /** The shopper a live device token remembers, its use recorded; undefined when it is not (any more). */
   async recognizeDevice(deviceToken: string): Promise<string | undefined> {
+    if (this.#deviceTtlMs === undefined) return undefined;
     const row = await repo.useLiveDevice(this.#db.kysely, hashToken(deviceToken), this.#now());
     return row?.shopper_id;
   }

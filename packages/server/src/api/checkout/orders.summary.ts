@@ -27,6 +27,10 @@ export const OrderSummary = Type.Object({
   description: Type.Union([Type.String(), Type.Null()]),
   shippingMethods: Type.Array(ShippingMethod, { description: 'Empty when the merchant does not ship.' }),
   expiresAt: Type.String({ format: 'date-time' }),
+  rememberDeviceDays: Type.Union([Type.Integer(), Type.Null()], {
+    description:
+      'Days "Remember me on this device" signs the shopper in without a code (`REMEMBER_DEVICE_DAYS`); null: the service remembers no device, and the page does not offer it.',
+  }),
 });
 
 /** The order as the checkout page shows it; no token needed (the page is opened with the order id). */

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SHOPPER_EMAIL } from '../../sandbox/seed.js';
 import { TEST_SHOPPER_CODE } from '../../shopper-auth/index.js';
-import { engines } from '../../test-support/db.js';
+import { engines, testDatabase } from '../../test-support/db.js';
 import { startTestService, type TestService } from '../../test-support/service.js';
 
 const SHOP = 'https://shop.example';
@@ -48,6 +48,8 @@ describe.each(engines())('checkout page API: "Remember me on this device" on %s'
   const devices = () => service.services.db.kysely.selectFrom('remembered_devices').selectAll().execute();
 
   it('gives a device token only when asked, kept as a hash, good for 30 days', async () => {
+    const summary = await service.call('GET', `/checkout/api/orders/${await newOrder()}`);
+    expect(summary.json.rememberDeviceDays).toBe(30);
     for (const answer of [await signIn(), await signIn(false)]) {
       expect(Object.keys(answer).sort()).toEqual(['expiresAt', 'shopperToken']);
     }
@@ -152,5 +154,52 @@ describe.each(engines())('checkout page API: "Remember me on this device" on %s'
     expect(deleted.status).toBe(200);
     expect((await resume(deviceToken)).status).toBe(401);
     expect(await devices()).toEqual([]);
+  });
+});
+
+describe.each(engines())('checkout page API: REMEMBER_DEVICE_DAYS on %s', (engine) => {
+  it('sets how long a device is remembered; off, none is, and none remembered before signs in', async () => {
+    const database = await testDatabase(engine);
+    const started: TestService[] = [];
+    const start = async (days: string) => {
+      const service = await startTestService(engine, { REMEMBER_DEVICE_DAYS: days }, { database });
+      started.push(service);
+      return service;
+    };
+    /** The test shopper signs in to a new order of the shop, asking to be remembered. */
+    const signIn = async (service: TestService, merchantId: string) => {
+      const created = await service.call('POST', '/checkout/orders', {
+        body: { merchantId, order: { lineItems: [{ SKU: 'TEE', amount: 2500 }] } },
+        headers: { origin: SHOP },
+      });
+      const orderId: string = created.json.orderId;
+      const email = TEST_SHOPPER_EMAIL;
+      await service.call('POST', `/checkout/api/orders/${orderId}/otp`, { body: { email } });
+      const verified = await service.call('POST', `/checkout/api/orders/${orderId}/otp/verify`, {
+        body: { email, code: TEST_SHOPPER_CODE, rememberDevice: true },
+      });
+      return { orderId, json: verified.json };
+    };
+    try {
+      const weekly = await start('7');
+      const { merchantId } = await weekly.merchant({ allowedOrigins: [SHOP] });
+      const before = Date.now();
+      const { json: week } = await signIn(weekly, merchantId);
+      expect(Date.parse(week.deviceExpiresAt) - before).toBeGreaterThanOrEqual(7 * DAY_MS);
+      expect(Date.parse(week.deviceExpiresAt) - Date.now()).toBeLessThanOrEqual(7 * DAY_MS);
+
+      // Another process on the same database with remembering turned off.
+      const off = await start('off');
+      const { orderId, json } = await signIn(off, merchantId);
+      expect(Object.keys(json).sort()).toEqual(['expiresAt', 'shopperToken']);
+      expect((await off.call('GET', `/checkout/api/orders/${orderId}`)).json.rememberDeviceDays).toBeNull();
+      const resumed = await off.call('POST', `/checkout/api/orders/${orderId}/resume`, {
+        body: { deviceToken: week.deviceToken },
+      });
+      expect([resumed.status, resumed.json.errorCode]).toEqual([401, 'DEVICE_NOT_RECOGNIZED']);
+    } finally {
+      for (const service of started) await service.close();
+      await database.drop();
+    }
   });
 });
