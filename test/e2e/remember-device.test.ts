@@ -98,5 +98,5 @@ describe('a shopper is remembered on this device in real Chromium', () => {
     } finally {
       await tab.close();
     }
-  });
+  }, 60_000);
 });

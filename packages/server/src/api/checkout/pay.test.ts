@@ -175,6 +175,7 @@ describe.each(engines())('checkout page API: sign-in, wallet and payment on %s',
       description: null,
       shippingMethods: [GROUND],
       expiresAt: expect.any(String),
+      rememberDeviceDays: 30,
     });
     expect((await service.call('GET', '/checkout/api/orders/ord_nothing')).json.errorCode).toBe(
       'ORDER_NOT_FOUND',
