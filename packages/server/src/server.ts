@@ -270,7 +270,6 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     shopperAuth,
     limits: rateLimits,
     sessionTtlSeconds: config.sessionTtlSeconds,
-    rememberDeviceDays: config.rememberDeviceDays,
   });
   return {
     config,

@@ -47,8 +47,6 @@ export interface CheckoutDeps {
   /** Shared counters (RateLimits): a deleted wallet's count of codes sent to its email goes with it. */
   limits: { forget(key: string): Promise<void> };
   sessionTtlSeconds: number;
-  /** REMEMBER_DEVICE_DAYS, for the checkout page to offer it; undefined when `off`. */
-  rememberDeviceDays?: number | undefined;
   now?: () => number;
 }
 
@@ -135,7 +133,7 @@ export class Checkout {
       description: order.description,
       shippingMethods: merchant.shippingMethods,
       expiresAt: new Date(order.expiresAt).toISOString(),
-      rememberDeviceDays: this.deps.rememberDeviceDays ?? null,
+      rememberDeviceDays: this.deps.shopperAuth.rememberDeviceDays ?? null,
     };
   }
 

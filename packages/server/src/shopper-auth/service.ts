@@ -105,6 +105,8 @@ export class ShopperAuth {
   readonly #log: Logger;
   readonly #limits: ShopperAuthOptions['limits'];
   readonly #now: () => number;
+  /** REMEMBER_DEVICE_DAYS; undefined when `off`. */
+  readonly rememberDeviceDays: number | undefined;
   readonly #deviceTtlMs: number | undefined;
 
   constructor(options: ShopperAuthOptions) {
@@ -118,6 +120,7 @@ export class ShopperAuth {
     this.#log = options.log;
     this.#limits = options.limits;
     this.#now = options.now ?? Date.now;
+    this.rememberDeviceDays = options.rememberDeviceDays;
     this.#deviceTtlMs =
       options.rememberDeviceDays === undefined ? undefined : options.rememberDeviceDays * DAY_MS;
   }
@@ -217,11 +220,6 @@ export class ShopperAuth {
   signIn(orderId: string, shopper: { id: string; email: string }): Promise<ShopperTokenGrant> {
     checkOrderId(orderId);
     return this.#grant(orderId, shopper.email, shopper.id);
-  }
-
-  /** Whether devices are remembered at all (REMEMBER_DEVICE_DAYS is not `off`). */
-  get remembersDevices(): boolean {
-    return this.#deviceTtlMs !== undefined;
   }
 
   /**
