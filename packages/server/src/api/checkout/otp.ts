@@ -37,7 +37,7 @@ const CodeProof = Type.Object({
   rememberDevice: Type.Optional(
     Type.Boolean({
       description:
-        '"Remember me on this device": the answer carries a `deviceToken` that signs the shopper in to later checkouts without a code, for 30 days.',
+        '"Remember me on this device": the answer carries a `deviceToken` that signs the shopper in to later checkouts without a code, for `REMEMBER_DEVICE_DAYS` (30 unless the operator set it; none is given when it is `off`, which the order summary\'s `rememberDeviceDays: null` tells).',
     }),
   ),
 });
