@@ -8,11 +8,11 @@
  * never logged, stored or sent to the browser.
  */
 
-import type { WalletApi } from './wallet-api.js';
-import type { Credential, CredentialsEvent, CredentialsInbox } from './webhooks.js';
+import type { PaymentCredentialsEvent, WalletCheckout } from '@wallet-checkout/node';
+import type { CredentialsInbox } from './webhooks.js';
 
 export interface OwnProcessorOptions {
-  wallet: WalletApi;
+  wallet: WalletCheckout;
   inbox: CredentialsInbox;
   /** Base URL of the processor; the sandbox gateway's JSON API here. */
   processorUrl: string;
@@ -48,7 +48,7 @@ export async function payWithOwnProcessor(
   // 1–3. Wait first, then ask: the webhook can arrive before the acknowledgement does.
   const waiting = inbox.expect(payment.reference, CREDENTIALS_WAIT_MS);
   try {
-    await wallet.requestCredentials(
+    await wallet.payments.requestCredentials(
       {
         paymentId: payment.paymentId,
         sessionId: payment.sessionId,
@@ -56,7 +56,7 @@ export async function payWithOwnProcessor(
         merchantReference: payment.reference,
         currency: 'USD',
       },
-      payment.reference,
+      { idempotencyKey: payment.reference },
     );
   } catch (error) {
     waiting.cancel();
@@ -68,7 +68,7 @@ export async function payWithOwnProcessor(
   const answer = await authorize(options.processorUrl, event, payment);
 
   // 5. Report the raw answer, approved or declined, so Wallet Checkout can complete its records.
-  await wallet.reportExternalResponse(
+  await wallet.payments.reportExternalResponse(
     {
       paymentId: payment.paymentId,
       pspRawResponse: answer.raw,
@@ -77,13 +77,13 @@ export async function payWithOwnProcessor(
       currency: 'USD',
       isRecurring: false,
     },
-    `${payment.reference}-external-response`,
+    { idempotencyKey: `${payment.reference}-external-response` },
   );
   return answer.outcome;
 }
 
 /** A network token with its cryptogram is preferred (safer, better approval rates); the PAN otherwise. */
-function paymentSource(credentials: Credential[]): Record<string, unknown> {
+function paymentSource(credentials: PaymentCredentialsEvent['credentials']): Record<string, unknown> {
   const token = credentials.find((entry) => entry.type === 'NETWORK_TOKEN');
   if (token) {
     return {
@@ -108,7 +108,7 @@ function paymentSource(credentials: Credential[]): Record<string, unknown> {
 /** The sandbox gateway's JSON authorization: `POST /v1/authorizations`. */
 async function authorize(
   processorUrl: string,
-  event: CredentialsEvent,
+  event: PaymentCredentialsEvent,
   payment: Payment,
 ): Promise<{ raw: string; outcome: PaymentOutcome }> {
   const billing = event.billingAddress;

@@ -2,6 +2,7 @@
  * The demo store's web server: pages, the cart, the two checkouts, server-side order confirmation,
  * webhook receivers and the own-processor payment.
  */
+import { type Order, WalletCheckout, WalletCheckoutError, type WebhookEvent } from '@wallet-checkout/node';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { findProduct, shippingPrice, taxFor } from './catalog.js';
 import type { Html } from './html.js';
@@ -20,8 +21,7 @@ import {
   productPage,
 } from './pages.js';
 import { Carts, type Flow, MAX_QUANTITY, Orders, type StoreOrder, subtotalOf } from './state.js';
-import { WalletApi, WalletApiError, type WalletOrder } from './wallet-api.js';
-import { CredentialsInbox, type WebhookEvent, webhookReceiver } from './webhooks.js';
+import { CredentialsInbox, webhookReceiver } from './webhooks.js';
 
 /** One Wallet Checkout merchant account, as `merchant create --json` prints it. */
 export interface StoreMerchant {
@@ -60,8 +60,11 @@ const FLOWS: readonly Flow[] = ['wallet', 'own-processor'];
 
 export async function startDemoStore(options: DemoStoreOptions): Promise<DemoStore> {
   const serviceUrl = options.serviceUrl.replace(/\/+$/, '');
-  const walletApi = new WalletApi(serviceUrl, options.merchants.wallet.apiKey);
-  const ownProcessorApi = new WalletApi(serviceUrl, options.merchants.ownProcessor.apiKey);
+  const walletApi = new WalletCheckout({ apiKey: options.merchants.wallet.apiKey, baseUrl: serviceUrl });
+  const ownProcessorApi = new WalletCheckout({
+    apiKey: options.merchants.ownProcessor.apiKey,
+    baseUrl: serviceUrl,
+  });
   const inbox = new CredentialsInbox();
   const carts = new Carts();
   const orders = new Orders();
@@ -86,7 +89,7 @@ export async function startDemoStore(options: DemoStoreOptions): Promise<DemoSto
    * order webhook) and returns why it is not paid, if it is not. Only the server's own records decide
    * what was bought: the amounts must match the cart frozen at checkout.
    */
-  function settle(order: StoreOrder, view: WalletOrder, via: string): string | undefined {
+  function settle(order: StoreOrder, view: Order, via: string): string | undefined {
     if (view.merchantOrderId !== order.reference) {
       return `Wallet Checkout order ${view.orderId} is not for order ${order.reference}.`;
     }
@@ -119,12 +122,7 @@ export async function startDemoStore(options: DemoStoreOptions): Promise<DemoSto
 
   /** The Wallet Checkout account's events: the outcome of each order it authorized. */
   function onWalletEvent(event: WebhookEvent): void {
-    if (
-      (event.eventName !== 'ORDER_SUCCEEDED' && event.eventName !== 'ORDER_FAILED') ||
-      !('orderId' in event)
-    ) {
-      return;
-    }
+    if (event.eventName !== 'ORDER_SUCCEEDED' && event.eventName !== 'ORDER_FAILED') return;
     const order = event.merchantOrderId ? orders.get(event.merchantOrderId) : undefined;
     if (order?.flow !== 'wallet') return;
     order.webhooks.push(event.eventName);
@@ -133,7 +131,7 @@ export async function startDemoStore(options: DemoStoreOptions): Promise<DemoSto
 
   /** The own-processor account's events: the credentials each payment waits for. */
   function onOwnProcessorEvent(event: WebhookEvent): void {
-    if (event.eventName !== 'PAYMENT_CREDENTIALS' || !('merchantReference' in event)) return;
+    if (event.eventName !== 'PAYMENT_CREDENTIALS') return;
     // Only the event's name is recorded: its card data goes to the waiting payment and nowhere else.
     orders.get(event.merchantReference)?.webhooks.push(event.eventName);
     inbox.deliver(event);
@@ -244,7 +242,7 @@ export async function startDemoStore(options: DemoStoreOptions): Promise<DemoSto
         return reply.code(400).send({ error: "shippingMethod is not one of this shop's shipping methods" });
       }
       // The selection came through the browser: check that its order is this one, for this amount.
-      const walletOrder = await ownProcessorApi.getOrder(selection.orderId);
+      const walletOrder = await findOrder(ownProcessorApi, selection.orderId);
       if (!walletOrder || !matchesSelection(walletOrder, order, selection)) {
         return reply
           .code(409)
@@ -265,7 +263,7 @@ export async function startDemoStore(options: DemoStoreOptions): Promise<DemoSto
           },
         ).catch((error: unknown) => ({
           approved: false as const,
-          code: error instanceof WalletApiError ? error.errorCode : 'ERROR',
+          code: error instanceof WalletCheckoutError ? error.errorCode : 'ERROR',
           message: error instanceof Error ? error.message : 'the payment could not be completed',
         }));
         order.walletOrderId = selection.orderId;
@@ -298,7 +296,7 @@ export async function startDemoStore(options: DemoStoreOptions): Promise<DemoSto
       const orderId = request.query.orderId ?? order.walletOrderId;
       if (order.flow === 'wallet') {
         // Never trust the page's word that it paid: ask Wallet Checkout, with the API key.
-        const view = orderId ? await walletApi.getOrder(orderId) : undefined;
+        const view = orderId ? await findOrder(walletApi, orderId) : undefined;
         const reason = view
           ? settle(order, view, `GET /orders/${view.orderId}`)
           : `Wallet Checkout has no order ${orderId ?? ''} for this store.`;
@@ -325,7 +323,7 @@ export async function startDemoStore(options: DemoStoreOptions): Promise<DemoSto
     if (!order) return send(reply, request, 'Not found', messagePage('Not found', 'No such order.'), 404);
     let confirmed: string | undefined;
     if (order.flow === 'wallet' && request.query.orderId) {
-      const view = await walletApi.getOrder(request.query.orderId);
+      const view = await findOrder(walletApi, request.query.orderId);
       if (view) {
         settle(order, view, `GET /orders/${view.orderId}`);
         confirmed = `Wallet Checkout reports order ${view.orderId} as ${view.status}.`;
@@ -373,7 +371,17 @@ interface Selection {
  * Whether Wallet Checkout's order is this shop order, still open, and — when the service records the
  * selection on the order — selected with this session and card.
  */
-function matchesSelection(walletOrder: WalletOrder, order: StoreOrder, selection: Selection): boolean {
+/** The order as Wallet Checkout knows it; undefined when it is not this merchant's. */
+async function findOrder(wallet: WalletCheckout, orderId: string): Promise<Order | undefined> {
+  try {
+    return await wallet.orders.get(orderId);
+  } catch (error) {
+    if (error instanceof WalletCheckoutError && error.status === 404) return undefined;
+    throw error;
+  }
+}
+
+function matchesSelection(walletOrder: Order, order: StoreOrder, selection: Selection): boolean {
   const selected = walletOrder.merchantAuthorization;
   return (
     walletOrder.merchantOrderId === order.reference &&

@@ -2,41 +2,14 @@
  * Receiving Wallet Checkout's webhooks: verify the Standard Webhooks signature on the raw body before
  * anything else, drop repeats by `webhook-id` (delivery is at least once), answer 2xx fast.
  */
+import {
+  type PaymentCredentialsEvent,
+  verifyWebhook,
+  type WebhookEvent,
+  WebhookVerificationError,
+  webhookId,
+} from '@wallet-checkout/node';
 import type { FastifyPluginAsync } from 'fastify';
-import { Webhook } from 'standardwebhooks';
-import type { WalletOrder } from './wallet-api.js';
-
-/** ORDER_SUCCEEDED / ORDER_FAILED carry the same order view as `GET /orders/{orderId}`. */
-export interface OrderEvent extends WalletOrder {
-  eventName: 'ORDER_SUCCEEDED' | 'ORDER_FAILED';
-  merchantId: string;
-}
-
-export type Credential =
-  | { type: 'NETWORK_TOKEN'; token: string; cvv: string; expirationMonth: string; expirationYear: string }
-  | { type: 'PAN'; pan: string; expirationMonth: string; expirationYear: string };
-
-export interface CredentialsEvent {
-  eventName: 'PAYMENT_CREDENTIALS';
-  paymentId: string;
-  merchantId: string;
-  merchantReference: string;
-  cardDetails: { networkType: string };
-  billingAddress: {
-    firstName: string;
-    lastName: string;
-    address1: string;
-    city: string;
-    state: string;
-    country: string;
-    zipCode: string;
-    phoneNumber: string;
-  };
-  /** Card data: keep it in memory for the one authorization, never log or store it. */
-  credentials: Credential[];
-}
-
-export type WebhookEvent = OrderEvent | CredentialsEvent | { eventName: string };
 
 export interface WebhookReceiverOptions {
   path: string;
@@ -50,7 +23,6 @@ export interface WebhookReceiverOptions {
 const REMEMBERED_IDS = 10_000;
 
 export function webhookReceiver(options: WebhookReceiverOptions): FastifyPluginAsync {
-  const verifier = new Webhook(options.secret);
   const seen = new Set<string>();
   return async (app) => {
     // The signature covers the exact bytes sent, so this route reads the body as text, unparsed.
@@ -59,20 +31,21 @@ export function webhookReceiver(options: WebhookReceiverOptions): FastifyPluginA
       done(null, body),
     );
     app.post(options.path, async (request, reply) => {
-      const headers = {
-        'webhook-id': String(request.headers['webhook-id'] ?? ''),
-        'webhook-timestamp': String(request.headers['webhook-timestamp'] ?? ''),
-        'webhook-signature': String(request.headers['webhook-signature'] ?? ''),
-      };
       let event: WebhookEvent;
       try {
         // Throws on a missing or wrong signature and on a timestamp more than 5 minutes off (replays).
-        event = verifier.verify(String(request.body ?? ''), headers) as WebhookEvent;
-      } catch {
+        event = verifyWebhook({
+          secret: options.secret,
+          body: String(request.body ?? ''),
+          headers: request.headers,
+        });
+      } catch (error) {
+        if (!(error instanceof WebhookVerificationError)) throw error;
         return reply.code(401).send({ error: 'invalid webhook signature' });
       }
-      if (!seen.has(headers['webhook-id'])) {
-        seen.add(headers['webhook-id']);
+      const id = webhookId(request.headers) as string;
+      if (!seen.has(id)) {
+        seen.add(id);
         if (seen.size > REMEMBERED_IDS) seen.delete(seen.values().next().value as string);
         options.handle(event);
       }
@@ -86,11 +59,14 @@ export function webhookReceiver(options: WebhookReceiverOptions): FastifyPluginA
  * wait is registered before credentials are requested: the webhook may arrive before the API answers.
  */
 export class CredentialsInbox {
-  readonly #waiting = new Map<string, (event: CredentialsEvent) => void>();
+  readonly #waiting = new Map<string, (event: PaymentCredentialsEvent) => void>();
 
-  expect(reference: string, timeoutMs: number): { received: Promise<CredentialsEvent>; cancel(): void } {
+  expect(
+    reference: string,
+    timeoutMs: number,
+  ): { received: Promise<PaymentCredentialsEvent>; cancel(): void } {
     let timer: NodeJS.Timeout | undefined;
-    const received = new Promise<CredentialsEvent>((resolve, reject) => {
+    const received = new Promise<PaymentCredentialsEvent>((resolve, reject) => {
       timer = setTimeout(() => {
         this.#waiting.delete(reference);
         reject(new Error(`no PAYMENT_CREDENTIALS webhook for ${reference} within ${timeoutMs} ms`));
@@ -111,7 +87,7 @@ export class CredentialsInbox {
   }
 
   /** False when nobody waits (a late repeat, or a request this process did not make): it is dropped. */
-  deliver(event: CredentialsEvent): boolean {
+  deliver(event: PaymentCredentialsEvent): boolean {
     const waiter = this.#waiting.get(event.merchantReference);
     waiter?.(event);
     return waiter !== undefined;

@@ -1,0 +1,288 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { WalletCheckoutConnectionError, WalletCheckoutError } from './errors.js';
+import type {
+  Acknowledgement,
+  AuditEvent,
+  AuditEventListQuery,
+  CredentialsRequest,
+  CredentialsRequestInput,
+  ExternalResponseInput,
+  Order,
+  OrderListQuery,
+  RecoverInput,
+  RecoverResult,
+  SandboxSession,
+  SandboxSessionInput,
+  WebhookMessage,
+  WebhookMessageListQuery,
+  WebhookMessageSummary,
+  WebhookTestResult,
+} from './types.js';
+
+export interface WalletCheckoutOptions {
+  /** A merchant API key: `sk_test_…` in staging, `sk_live_…` in production. Keep it on your server. */
+  apiKey: string;
+  /** Where the service runs, e.g. `https://wallet.example.com`. */
+  baseUrl: string;
+  /** Time-out of each attempt, in ms: 10,000 by default. */
+  timeoutMs?: number;
+  /** Attempts after the first for failures that are safe to repeat (see `call`): 2 by default. */
+  maxRetries?: number;
+}
+
+export interface PostOptions {
+  /**
+   * The `Idempotency-Key` header: the service does the work of a key once and answers its repeats with
+   * the first answer, for 24 hours. A random one is made when absent; give your own (for example your
+   * order's id and the step) when the call may be repeated from another process or after a restart.
+   */
+  idempotencyKey?: string;
+}
+
+/** A page of a list and whether more follow it. */
+export interface Page<T> {
+  data: T[];
+  hasMore: boolean;
+}
+
+/** Retry delays grow from this, doubling each attempt, with up to half taken off at random. */
+const FIRST_RETRY_DELAY_MS = 500;
+const MAX_RETRY_DELAY_MS = 8_000;
+/** A `Retry-After` longer than this is not waited out: the error is thrown instead. */
+const MAX_RETRY_AFTER_MS = 60_000;
+const DEFAULT_TIMEOUT_MS = 10_000;
+const DEFAULT_MAX_RETRIES = 2;
+/** Statuses that say nothing was done, or that the service can answer the same request again. */
+const RETRIED_STATUSES = new Set([429, 500, 502, 503, 504]);
+const API_KEY = /^sk_(test|live)_\S+$/;
+
+type Query = Record<string, string | number | undefined>;
+
+interface Call {
+  method: 'GET' | 'POST';
+  path: string;
+  query?: Query;
+  body?: unknown;
+  idempotencyKey?: string;
+}
+
+/**
+ * The merchant API of Wallet Checkout for a merchant's server. Every POST carries an `Idempotency-Key`,
+ * so that what failed without an answer, timed out, was rate limited or met a passing server error is
+ * sent again safely: the service does the work of a key once. Refusals throw WalletCheckoutError with
+ * the service's `errorCode` and `errorMessage`.
+ */
+export class WalletCheckout {
+  readonly #apiKey: string;
+  readonly #baseUrl: URL;
+  readonly #timeoutMs: number;
+  readonly #maxRetries: number;
+
+  constructor(options: WalletCheckoutOptions) {
+    if (typeof options.apiKey !== 'string' || !API_KEY.test(options.apiKey)) {
+      throw new TypeError('apiKey must be a merchant API key: sk_test_… or sk_live_….');
+    }
+    let baseUrl: URL;
+    try {
+      baseUrl = new URL(options.baseUrl);
+    } catch {
+      throw new TypeError('baseUrl must be an absolute http(s) URL, e.g. https://wallet.example.com.');
+    }
+    if (baseUrl.protocol !== 'https:' && baseUrl.protocol !== 'http:') {
+      throw new TypeError('baseUrl must be an absolute http(s) URL, e.g. https://wallet.example.com.');
+    }
+    this.#apiKey = options.apiKey;
+    this.#baseUrl = baseUrl;
+    this.#timeoutMs = integerAtLeast(1, options.timeoutMs ?? DEFAULT_TIMEOUT_MS, 'timeoutMs');
+    this.#maxRetries = integerAtLeast(0, options.maxRetries ?? DEFAULT_MAX_RETRIES, 'maxRetries');
+  }
+
+  readonly payments = {
+    /** Asks for a card's credentials; they come by PAYMENT_CREDENTIALS webhook. */
+    requestCredentials: (
+      input: CredentialsRequestInput,
+      options: PostOptions = {},
+    ): Promise<Acknowledgement> =>
+      this.#call({ method: 'POST', path: '/payments/credentials', body: input, ...options }),
+    /** Reports your processor's answer to the credentials, approved or not, exactly as received. */
+    reportExternalResponse: (
+      input: ExternalResponseInput,
+      options: PostOptions = {},
+    ): Promise<{ code: number; message: string }> =>
+      this.#call({ method: 'POST', path: '/payments/externalresponse', body: input, ...options }),
+    /** A credentials request by the `requestId` of its acknowledgement. */
+    getCredentialsRequest: (requestId: string): Promise<CredentialsRequest> =>
+      this.#call({ method: 'GET', path: `/payments/credentials/${segment(requestId)}` }),
+    /** The credentials requests made with a `merchantReference`, newest first. */
+    findCredentialsRequests: async (merchantReference: string): Promise<CredentialsRequest[]> => {
+      const page = await this.#call<{ data: CredentialsRequest[] }>({
+        method: 'GET',
+        path: '/payments/credentials',
+        query: { merchantReference },
+      });
+      return page.data;
+    },
+  };
+
+  readonly orders = {
+    /** An order of the default flow: confirm it here before you ship. */
+    get: (orderId: string): Promise<Order> =>
+      this.#call({ method: 'GET', path: `/orders/${segment(orderId)}` }),
+    /** Every order that matches, page after page, newest first. */
+    list: (query: OrderListQuery = {}): AsyncGenerator<Order> =>
+      this.#all('/orders', query, (order) => order.orderId),
+  };
+
+  readonly webhooks = {
+    /** Every message sent or to be sent to your webhook URL that matches, newest first. */
+    listMessages: (query: WebhookMessageListQuery = {}): AsyncGenerator<WebhookMessageSummary> =>
+      this.#all('/webhooks/messages', query, (message) => message.id),
+    /** A message with its delivery attempts (never its body). */
+    getMessage: (messageId: string): Promise<WebhookMessage> =>
+      this.#call({ method: 'GET', path: `/webhooks/messages/${segment(messageId)}` }),
+    /** Sends a delivered or abandoned message again, with the same `webhook-id`. */
+    resend: (messageId: string, options: PostOptions = {}): Promise<WebhookMessageSummary> =>
+      this.#call({ method: 'POST', path: `/webhooks/messages/${segment(messageId)}/resend`, ...options }),
+    /** Sends again the messages abandoned since a time (after your endpoint was down). */
+    recover: (input: RecoverInput, options: PostOptions = {}): Promise<RecoverResult> =>
+      this.#call({ method: 'POST', path: '/webhooks/messages/recover', body: input, ...options }),
+    /** Sends one signed WEBHOOK_TEST to your webhook URL now and says how it answered. */
+    test: (options: PostOptions = {}): Promise<WebhookTestResult> =>
+      this.#call({ method: 'POST', path: '/webhooks/test', ...options }),
+  };
+
+  readonly auditEvents = {
+    /** What was done to your merchant account, and by whom, newest first. */
+    list: (query: AuditEventListQuery = {}): AsyncGenerator<AuditEvent> =>
+      this.#all('/audit-events', query, (event) => event.seq),
+  };
+
+  readonly sandbox = {
+    /** Staging only: a payment-carousel session for a test shopper, without the browser. */
+    createSession: (input: SandboxSessionInput = {}, options: PostOptions = {}): Promise<SandboxSession> =>
+      this.#call({ method: 'POST', path: '/sandbox/sessions', body: input, ...options }),
+  };
+
+  /**
+   * A list route's items, page after page: each next page starts after the `cursor` of the last item,
+   * until `hasMore` is false.
+   */
+  async *#all<T>(path: string, query: Query, cursor: (item: T) => string | number): AsyncGenerator<T> {
+    let startingAfter: string | number | undefined;
+    for (;;) {
+      const page = await this.#call<Page<T>>({ method: 'GET', path, query: { ...query, startingAfter } });
+      yield* page.data;
+      const last = page.data.at(-1);
+      if (!page.hasMore || last === undefined) return;
+      startingAfter = cursor(last);
+    }
+  }
+
+  /**
+   * One call, attempted again after a failure without an answer, a 429 (after its `Retry-After`), a
+   * 500, 502, 503 or 504, or a 409 IDEMPOTENCY_REQUEST_IN_PROGRESS, up to `maxRetries` times: every
+   * attempt of a POST carries the same `Idempotency-Key`.
+   */
+  async #call<T>(call: Call): Promise<T> {
+    // Under the base URL's own path, if it has one (a service behind a path prefix).
+    const url = new URL(`${this.#baseUrl.pathname.replace(/\/$/, '')}${call.path}`, this.#baseUrl);
+    for (const [name, value] of Object.entries(call.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(name, String(value));
+    }
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.#apiKey}`,
+      accept: 'application/json',
+    };
+    const idempotencyKey = call.method === 'POST' ? (call.idempotencyKey ?? randomUUID()) : null;
+    if (idempotencyKey !== null) headers['idempotency-key'] = idempotencyKey;
+    if (call.body !== undefined) headers['content-type'] = 'application/json';
+    const body = call.body === undefined ? undefined : JSON.stringify(call.body);
+
+    for (let attempt = 0; ; attempt++) {
+      const retriesLeft = attempt < this.#maxRetries;
+      let response: Response;
+      try {
+        response = await fetch(url, {
+          method: call.method,
+          headers,
+          body,
+          redirect: 'manual',
+          signal: AbortSignal.timeout(this.#timeoutMs),
+        });
+      } catch (error) {
+        if (retriesLeft) {
+          await sleep(backoff(attempt));
+          continue;
+        }
+        throw new WalletCheckoutConnectionError(
+          `${call.method} ${call.path}: no answer from ${this.#baseUrl.origin} after ${attempt + 1} attempt(s): ${describe(error)}`,
+          idempotencyKey,
+          { cause: error },
+        );
+      }
+      const text = await response.text();
+      if (response.status >= 200 && response.status < 300) return JSON.parse(text) as T;
+      const failure = refusal(response, text);
+      const wait = retriesLeft ? retryDelay(response, failure, attempt) : undefined;
+      if (wait === undefined) throw failure;
+      await sleep(wait);
+    }
+  }
+}
+
+/** The service's `{ errorCode, errorMessage }`, or what a proxy in between answered instead. */
+function refusal(response: Response, text: string): WalletCheckoutError {
+  const requestId = response.headers.get('request-id');
+  let body: { errorCode?: unknown; errorMessage?: unknown } = {};
+  try {
+    body = JSON.parse(text) ?? {};
+  } catch {}
+  if (typeof body.errorCode === 'string' && typeof body.errorMessage === 'string') {
+    return new WalletCheckoutError(response.status, body.errorCode, body.errorMessage, requestId);
+  }
+  return new WalletCheckoutError(
+    response.status,
+    `HTTP_${response.status}`,
+    `The answer was HTTP ${response.status} without an error body: ${text.slice(0, 200)}`,
+    requestId,
+  );
+}
+
+/** How long to wait before the next attempt, or undefined when the failure is not one to repeat. */
+function retryDelay(response: Response, failure: WalletCheckoutError, attempt: number): number | undefined {
+  if (response.status === 409) {
+    return failure.errorCode === 'IDEMPOTENCY_REQUEST_IN_PROGRESS' ? backoff(attempt) : undefined;
+  }
+  if (!RETRIED_STATUSES.has(response.status)) return undefined;
+  const retryAfter = Number(response.headers.get('retry-after'));
+  if (response.status === 429 && Number.isFinite(retryAfter) && retryAfter > 0) {
+    const ms = retryAfter * 1000;
+    return ms <= MAX_RETRY_AFTER_MS ? ms : undefined;
+  }
+  return backoff(attempt);
+}
+
+function backoff(attempt: number): number {
+  const full = Math.min(MAX_RETRY_DELAY_MS, FIRST_RETRY_DELAY_MS * 2 ** attempt);
+  return full / 2 + Math.random() * (full / 2);
+}
+
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  if (error.name === 'TimeoutError') return 'timed out';
+  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  return `${error.message}${cause}`;
+}
+
+/** An id as one path segment, so that `../` or `?` in it cannot reach another route. */
+function segment(id: string): string {
+  if (typeof id !== 'string' || id === '') throw new TypeError('The id must be a non-empty string.');
+  return encodeURIComponent(id);
+}
+
+function integerAtLeast(min: number, value: number, name: string): number {
+  if (!Number.isInteger(value) || value < min)
+    throw new TypeError(`${name} must be an integer of at least ${min}.`);
+  return value;
+}

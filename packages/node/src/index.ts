@@ -1,0 +1,5 @@
+export { type Page, type PostOptions, WalletCheckout, type WalletCheckoutOptions } from './client.js';
+export { WalletCheckoutConnectionError, WalletCheckoutError, WebhookVerificationError } from './errors.js';
+export type { paths, webhooks } from './openapi.js';
+export type * from './types.js';
+export { type IncomingHeaders, type VerifyWebhookInput, verifyWebhook, webhookId } from './webhooks.js';
