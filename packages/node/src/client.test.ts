@@ -9,7 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WalletCheckout } from './client.js';
 import { WalletCheckoutConnectionError, WalletCheckoutError } from './errors.js';
 
-type Answer = { status: number; body?: string; headers?: Record<string, string> } | 'drop' | 'hang';
+/** An answer, a dropped connection, no answer, or 'stall': a 200 whose body starts and never ends. */
+type Answer = { status: number; body?: string; headers?: Record<string, string> } | 'drop' | 'hang' | 'stall';
 
 interface Seen {
   method: string;
@@ -50,6 +51,11 @@ async function standIn(...answers: Answer[]): Promise<{ url: string; seen: Seen[
       });
       const answer = answers.shift() ?? OK;
       if (answer === 'hang') return;
+      if (answer === 'stall') {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.write('{"code":');
+        return;
+      }
       if (answer === 'drop') {
         request.socket.destroy();
         return;
@@ -162,6 +168,13 @@ describe('WalletCheckout against a stand-in for the service', () => {
     expect(thrown.message).toMatch(
       /POST \/payments\/credentials: no answer .* after 2 attempt\(s\): timed out/,
     );
+    expect(seen).toHaveLength(2);
+  });
+
+  it('counts the answer’s body in the time-out: one that never ends is tried again', async () => {
+    const { url, seen } = await standIn('stall', OK);
+    const wallet = new WalletCheckout({ apiKey: API_KEY, baseUrl: url, timeoutMs: 300 });
+    expect(await wallet.payments.requestCredentials(credentials)).toMatchObject({ requestId: 'crq_1' });
     expect(seen).toHaveLength(2);
   });
 

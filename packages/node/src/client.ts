@@ -202,7 +202,9 @@ export class WalletCheckout {
     for (let attempt = 0; ; attempt++) {
       const retriesLeft = attempt < this.#maxRetries;
       let response: Response;
+      let text: string;
       try {
+        // The time-out covers the whole exchange, the answer's body included.
         response = await fetch(url, {
           method: call.method,
           headers,
@@ -210,6 +212,7 @@ export class WalletCheckout {
           redirect: 'manual',
           signal: AbortSignal.timeout(this.#timeoutMs),
         });
+        text = await response.text();
       } catch (error) {
         if (retriesLeft) {
           await sleep(backoff(attempt));
@@ -221,7 +224,6 @@ export class WalletCheckout {
           { cause: error },
         );
       }
-      const text = await response.text();
       if (response.status >= 200 && response.status < 300) return JSON.parse(text) as T;
       const failure = refusal(response, text);
       const wait = retriesLeft ? retryDelay(response, failure, attempt) : undefined;
