@@ -133,8 +133,13 @@ export class Checkout {
       description: order.description,
       shippingMethods: merchant.shippingMethods,
       expiresAt: new Date(order.expiresAt).toISOString(),
-      rememberDeviceDays: this.deps.shopperAuth.rememberDeviceDays ?? null,
+      rememberDeviceDays: this.#rememberDeviceDays(merchant),
     };
+  }
+
+  /** How long a device is remembered at this merchant's checkout; null when it is not offered. */
+  #rememberDeviceDays(merchant: Merchant): number | null {
+    return merchant.rememberDevices ? (this.deps.shopperAuth.rememberDeviceDays ?? null) : null;
   }
 
   /** A code for a known shopper; `{ status: 'enrol' }` for an email without a wallet. */
@@ -160,7 +165,8 @@ export class Checkout {
 
   /**
    * Proves the code; for a new shopper, also completes the enrolment the code was sent for. With
-   * `rememberDevice`, the answer carries a device token that signs the shopper in to later checkouts.
+   * `rememberDevice`, where the merchant's checkout offers it, the answer carries a device token that
+   * signs the shopper in to later checkouts.
    */
   async verify(
     orderId: string,
@@ -169,15 +175,16 @@ export class Checkout {
     rememberDevice = false,
   ): Promise<ShopperTokenGrant & { device?: DeviceGrant }> {
     const { shopperAuth } = this.deps;
-    await findOpenOrder(this.deps.orders, orderId);
+    const order = await findOpenOrder(this.deps.orders, orderId);
     const grant = await shopperAuth.verifyCode(orderId, email, code);
     let identity = await shopperAuth.authenticate(grant.shopperToken);
     if (!identity) {
       await this.#enrolments.complete(orderId, email, grant.shopperToken);
       identity = await shopperAuth.authenticate(grant.shopperToken);
     }
-    const device =
-      rememberDevice && identity ? await shopperAuth.rememberDevice(identity.shopperId) : undefined;
+    const offered =
+      rememberDevice && this.#rememberDeviceDays(await findMerchant(this.deps.merchants, order)) !== null;
+    const device = offered && identity ? await shopperAuth.rememberDevice(identity.shopperId) : undefined;
     return device ? { ...grant, device } : grant;
   }
 
@@ -188,7 +195,13 @@ export class Checkout {
    */
   async resume(orderId: string, deviceToken: string, email?: string): Promise<ShopperTokenGrant> {
     const { shopperAuth, wallet } = this.deps;
-    await findOpenOrder(this.deps.orders, orderId);
+    const order = await findOpenOrder(this.deps.orders, orderId);
+    if (!(await findMerchant(this.deps.merchants, order)).rememberDevices) {
+      throw new DomainError(
+        'DEVICE_NOT_RECOGNIZED',
+        'This shop asks for a one-time code at every checkout; sign in with a code.',
+      );
+    }
     const shopperId = await shopperAuth.recognizeDevice(deviceToken);
     if (!shopperId) {
       throw new DomainError(

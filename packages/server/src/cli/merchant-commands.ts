@@ -50,6 +50,11 @@ const SETTINGS_OPTIONS: Record<string, OptionSpec> = {
     value: 'STATE=BP',
     description: 'a sales tax rate in basis points, e.g. "TX=825" for 8.25 %',
   },
+  'remember-devices': {
+    type: 'string',
+    value: 'on|off',
+    description: 'whether the checkout offers "Remember me on this device" (default on)',
+  },
 };
 
 /** The settings flags that were given, as service input (validated by the service). */
@@ -73,6 +78,13 @@ function settingsFrom(values: OptionValues, command: string): MerchantPatch {
   const rates = listOption(values, 'tax-rate')?.map((raw) =>
     namedWholeNumber('tax-rate', raw, 'STATE=BASIS_POINTS', command),
   );
+  const remember = stringOption(values, 'remember-devices');
+  if (remember !== undefined) {
+    if (remember !== 'on' && remember !== 'off') {
+      throw new UsageError(`--remember-devices must be on or off, got "${remember}"`, command);
+    }
+    patch.rememberDevices = remember === 'on';
+  }
   if (rates) {
     refuseRepeatedNames(
       'tax-rate',

@@ -59,6 +59,7 @@ export function describeMerchant(merchant: Merchant): string {
         .join('; ') || '(none)',
     ],
     ['tax rates', rates.join(', ') || '(none)'],
+    ['remember devices', merchant.rememberDevices ? 'on' : 'off'],
     ['created', isoTime(merchant.createdAt)],
   ];
   const width = Math.max(...fields.map(([label]) => label.length));

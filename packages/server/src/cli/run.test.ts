@@ -178,6 +178,8 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
         'connected',
         '--authorization-mode',
         'merchant',
+        '--remember-devices',
+        'off',
         '--json',
       ),
     );
@@ -188,7 +190,10 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
       allowedOrigins: ['https://after.example'],
       variant: 'connected',
       authorizationMode: 'merchant',
+      rememberDevices: false,
     });
+    const remembering = await cli('merchant', 'update', merchantId, '--remember-devices', 'on');
+    expect(remembering.stdout).toMatch(/\nremember devices: +on\n/);
     const cleared = json(
       await cli('merchant', 'update', merchantId, '--webhook-url', '', '--clear-origins', '--json'),
     );
@@ -607,6 +612,10 @@ describe('wallet-checkout CLI without a database', () => {
       /--clear-origins and --origin/,
     ],
     [['merchant', 'approve-credentials', 'mch_1'], /^error: "merchant approve-credentials" needs --types/],
+    [
+      ['merchant', 'update', 'mch_1', '--remember-devices', 'no'],
+      /^error: --remember-devices must be on or off, got "no"/,
+    ],
     [
       ['merchant', 'create', '--name', 'X', '--shipping-method', 'Ground'],
       /^error: --shipping-method must be NAME=CENTS/,

@@ -17,6 +17,7 @@ import * as auditTrail from './migrations/014_audit_trail.js';
 import * as auditLogCopy from './migrations/015_audit_log_copy.js';
 import * as ordersByMerchant from './migrations/016_orders_by_merchant.js';
 import * as rememberedDevices from './migrations/017_remembered_devices.js';
+import * as merchantRememberDevices from './migrations/018_merchant_remember_devices.js';
 
 type EngineMigration = { up(db: Parameters<Migration['up']>[0], engine: Engine): Promise<void> };
 
@@ -42,6 +43,7 @@ const MIGRATIONS: Record<string, EngineMigration> = {
   '015_audit_log_copy': auditLogCopy,
   '016_orders_by_merchant': ordersByMerchant,
   '017_remembered_devices': rememberedDevices,
+  '018_merchant_remember_devices': merchantRememberDevices,
 };
 
 export class MigrationError extends Error {}

@@ -20,6 +20,8 @@ export interface MerchantsTable {
   shipping_methods: string;
   /** JSON object `{ ratesByState: { [state]: basisPoints } }`. */
   tax_settings: string;
+  /** 1 when the checkout offers "Remember me on this device", 0 when it asks for a code every time. */
+  remember_devices: Generated<number>;
   created_at: number;
   updated_at: number;
 }

@@ -34,6 +34,7 @@ export function toMerchant(row: MerchantRow): Merchant {
     authorizationMode: row.authorization_mode,
     shippingMethods: JSON.parse(row.shipping_methods),
     taxSettings: JSON.parse(row.tax_settings),
+    rememberDevices: Number(row.remember_devices) === 1,
     createdAt: Number(row.created_at),
   });
 }

@@ -44,6 +44,7 @@ describe.each(engines())('merchants on %s', (engine) => {
         authorizationMode: 'service',
         shippingMethods: [],
         taxSettings: { ratesByState: {} },
+        rememberDevices: true,
         createdAt: clock,
       });
       expect(created.apiKey).toMatch(/^sk_test_[0-9A-Za-z]{32}$/);
@@ -65,6 +66,7 @@ describe.each(engines())('merchants on %s', (engine) => {
             { name: 'Pickup', price: 0 },
           ],
           taxSettings: { ratesByState: { TX: 825, OR: 0 } },
+          rememberDevices: false,
         },
         TEST_ACTOR,
       );
@@ -75,6 +77,7 @@ describe.each(engines())('merchants on %s', (engine) => {
         variant: 'connected',
         authorizationMode: 'merchant',
         taxSettings: { ratesByState: { TX: 825, OR: 0 } },
+        rememberDevices: false,
       });
       expect(merchant.shippingMethods[0]).toEqual({ externalId: 'ground', name: 'Ground', price: 599 });
       expect(merchant.shippingMethods[1]).toEqual({
@@ -107,6 +110,7 @@ describe.each(engines())('merchants on %s', (engine) => {
       ],
       [{ name: 'A', variant: 'premium' }, /^variant must be one of standard, connected/],
       [{ name: 'A', authorizationMode: 'gateway' }, /^authorizationMode must be one of service, merchant/],
+      [{ name: 'A', rememberDevices: 'off' }, /^rememberDevices must be true or false, got "off"/],
       [
         { name: 'A', shippingMethods: [{ name: 'Air', price: 5.5 }] },
         /^shippingMethods\[0\]\.price must be a whole/,
@@ -176,6 +180,7 @@ describe.each(engines())('merchants on %s', (engine) => {
           allowedOrigins: ['https://after.example'],
           variant: 'connected',
           authorizationMode: 'merchant',
+          rememberDevices: false,
         },
         TEST_ACTOR,
       );
@@ -186,6 +191,7 @@ describe.each(engines())('merchants on %s', (engine) => {
         allowedOrigins: ['https://after.example'],
         variant: 'connected',
         authorizationMode: 'merchant',
+        rememberDevices: false,
         createdAt: merchant.createdAt,
       });
       expect((await merchants.update(merchant.id, { webhookUrl: null }, TEST_ACTOR)).webhookUrl).toBeNull();
@@ -421,6 +427,7 @@ describe.each(engines())('merchants on %s', (engine) => {
             allowedOrigins: [],
             variant: 'standard',
             authorizationMode: 'service',
+            rememberDevices: true,
             credentialTypes: ['PAN'],
             apiKeyId: expect.stringMatching(/^key_/),
           },

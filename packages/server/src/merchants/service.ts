@@ -54,6 +54,7 @@ function toChanges(settings: MerchantSettings): MerchantChanges {
     changes.shipping_methods = JSON.stringify(settings.shippingMethods);
   }
   if (settings.taxSettings !== undefined) changes.tax_settings = JSON.stringify(settings.taxSettings);
+  if (settings.rememberDevices !== undefined) changes.remember_devices = settings.rememberDevices ? 1 : 0;
   return changes;
 }
 
@@ -68,6 +69,7 @@ function auditedSettings(merchant: Merchant): AuditDetails {
     allowedOrigins: merchant.allowedOrigins,
     variant: merchant.variant,
     authorizationMode: merchant.authorizationMode,
+    rememberDevices: merchant.rememberDevices,
   };
 }
 
@@ -127,6 +129,7 @@ export class Merchants {
       authorization_mode: settings.authorizationMode ?? 'service',
       shipping_methods: JSON.stringify(settings.shippingMethods ?? []),
       tax_settings: JSON.stringify(settings.taxSettings ?? { ratesByState: {} }),
+      remember_devices: settings.rememberDevices === false ? 0 : 1,
       created_at: now,
       updated_at: now,
     };

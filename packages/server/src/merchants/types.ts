@@ -30,5 +30,10 @@ export interface Merchant {
   authorizationMode: AuthorizationMode;
   shippingMethods: ShippingMethod[];
   taxSettings: TaxSettings;
+  /**
+   * Whether its checkout offers shoppers "Remember me on this device" (when the operator's
+   * REMEMBER_DEVICE_DAYS is not `off`): false asks for a one-time code at every checkout.
+   */
+  rememberDevices: boolean;
   createdAt: number;
 }

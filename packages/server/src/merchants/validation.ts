@@ -34,6 +34,7 @@ export interface MerchantSettingsInput {
   authorizationMode?: AuthorizationMode;
   shippingMethods?: ShippingMethodInput[];
   taxSettings?: TaxSettings;
+  rememberDevices?: boolean;
 }
 
 export interface CreateMerchantInput extends MerchantSettingsInput {
@@ -54,6 +55,7 @@ export interface MerchantSettings {
   authorizationMode?: AuthorizationMode;
   shippingMethods?: ShippingMethod[];
   taxSettings?: TaxSettings;
+  rememberDevices?: boolean;
 }
 
 const NAME_MAX = 200;
@@ -236,5 +238,11 @@ export function validateSettings(input: MerchantPatch, env: WalletEnv): Merchant
     settings.shippingMethods = validateShippingMethods(input.shippingMethods);
   }
   if (input.taxSettings !== undefined) settings.taxSettings = validateTaxSettings(input.taxSettings);
+  if (input.rememberDevices !== undefined) {
+    if (typeof input.rememberDevices !== 'boolean') {
+      throw new ValidationError(`rememberDevices must be true or false, got ${shown(input.rememberDevices)}`);
+    }
+    settings.rememberDevices = input.rememberDevices;
+  }
   return settings;
 }

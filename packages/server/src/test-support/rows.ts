@@ -2,13 +2,14 @@
  * Bare rows for tests of one domain folder that need another folder's row to point at (a merchant for a
  * webhook message, say) without going through that folder's service.
  */
+import type { Insertable } from 'kysely';
 import type { Db } from '../db/index.js';
 import type { MerchantsTable } from '../db/schema.js';
 
 export async function insertMerchantRow(
   db: Db,
   id: string,
-  overrides: Partial<MerchantsTable> = {},
+  overrides: Partial<Insertable<MerchantsTable>> = {},
 ): Promise<void> {
   await db.kysely
     .insertInto('merchants')

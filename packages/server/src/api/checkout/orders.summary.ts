@@ -29,7 +29,7 @@ export const OrderSummary = Type.Object({
   expiresAt: Type.String({ format: 'date-time' }),
   rememberDeviceDays: Type.Union([Type.Integer(), Type.Null()], {
     description:
-      'Days "Remember me on this device" signs the shopper in without a code (`REMEMBER_DEVICE_DAYS`); null: the service remembers no device, and the page does not offer it.',
+      'Days "Remember me on this device" signs the shopper in without a code (`REMEMBER_DEVICE_DAYS`); null: the service or this merchant remembers no device (`REMEMBER_DEVICE_DAYS=off`, or the merchant\'s `--remember-devices off`), and the page does not offer it.',
   }),
 });
 

@@ -37,7 +37,7 @@ const CodeProof = Type.Object({
   rememberDevice: Type.Optional(
     Type.Boolean({
       description:
-        '"Remember me on this device": the answer carries a `deviceToken` that signs the shopper in to later checkouts without a code, for `REMEMBER_DEVICE_DAYS` (30 unless the operator set it; none is given when it is `off`, which the order summary\'s `rememberDeviceDays: null` tells).',
+        '"Remember me on this device": the answer carries a `deviceToken` that signs the shopper in to later checkouts without a code, for `REMEMBER_DEVICE_DAYS` (30 unless the operator set it). None is given when it is `off` or the merchant turned remembering devices off, which the order summary\'s `rememberDeviceDays: null` tells.',
     }),
   ),
 });
@@ -128,7 +128,7 @@ export const otpRoutes =
           tags: CHECKOUT_TAG,
           summary: 'Sign in with a remembered device, without a code',
           description:
-            'The shopper a `deviceToken` remembers gets a shopper token for this order. With `email` (a guest redirect), the device must remember that shopper; one that remembers another answers `DEVICE_NOT_RECOGNIZED` and is forgotten. An unknown, expired or forgotten token answers `DEVICE_NOT_RECOGNIZED` too: forget it, and ask for a code.',
+            'The shopper a `deviceToken` remembers gets a shopper token for this order. With `email` (a guest redirect), the device must remember that shopper; one that remembers another answers `DEVICE_NOT_RECOGNIZED` and is forgotten. An unknown, expired or forgotten token answers `DEVICE_NOT_RECOGNIZED` too, and so does any token at a merchant whose checkout does not remember devices: forget it, and ask for a code.',
           params: OrderParams,
           body: Type.Object({ deviceToken: DeviceToken, email: Type.Optional(Email) }),
           response: {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SHOPPER_EMAIL } from '../../sandbox/seed.js';
 import { TEST_SHOPPER_CODE } from '../../shopper-auth/index.js';
+import { TEST_ACTOR } from '../../test-support/actor.js';
 import { engines, testDatabase } from '../../test-support/db.js';
 import { startTestService, type TestService } from '../../test-support/service.js';
 
@@ -144,6 +145,25 @@ describe.each(engines())('checkout page API: "Remember me on this device" on %s'
       body: { deviceToken: 'abc' },
     });
     expect([missing.status, missing.json.errorCode]).toEqual([404, 'ORDER_NOT_FOUND']);
+  });
+
+  it('offers nothing at a merchant that turned it off, where devices remembered before stop working', async () => {
+    const { deviceToken } = await signIn(true);
+    const { merchants } = service.services;
+    await merchants.update(merchantId, { rememberDevices: false }, TEST_ACTOR);
+    try {
+      const summary = await service.call('GET', `/checkout/api/orders/${await newOrder()}`);
+      expect(summary.json.rememberDeviceDays).toBeNull();
+      const count = (await devices()).length;
+      expect(Object.keys(await signIn(true)).sort()).toEqual(['expiresAt', 'shopperToken']);
+      expect(await devices()).toHaveLength(count);
+      const refused = await resume(deviceToken);
+      expect([refused.status, refused.json.errorCode]).toEqual([401, 'DEVICE_NOT_RECOGNIZED']);
+      expect(refused.json.errorMessage).toMatch(/one-time code at every checkout/);
+    } finally {
+      await merchants.update(merchantId, { rememberDevices: true }, TEST_ACTOR);
+    }
+    expect((await resume(deviceToken)).status).toBe(200);
   });
 
   it('forgets every device of a shopper whose wallet is deleted', async () => {
