@@ -1,11 +1,13 @@
 /**
  * End to end in real Chromium: the test shopper ticks "Remember me on this device" with its code and
  * pays; the next checkout in the same browser opens on the wallet with no code asked, signs in again by
- * itself when its sign-in times out, and pays; "Not
- * you? Sign out" forgets the device, so the checkout after that asks for the email again. Screenshot to
- * docs/screenshots/remember-device-01-code.png.
+ * itself when its sign-in times out, and pays; "Not you? Sign out" forgets the device, so the checkout
+ * after that asks for the email again. Then, signed in by a remembered device, the shopper can delete the
+ * wallet only after a one-time code. Screenshots to docs/screenshots/remember-device-01-code.png and
+ * remember-device-02-delete-code.png.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuditTrail } from '../../packages/server/src/audit/index.js';
 import { TEST_SHOPPER_EMAIL } from '../../packages/server/src/sandbox/seed.js';
 import {
   chooseCard,
@@ -16,10 +18,20 @@ import {
   shipAndPay,
   signInsOf,
   startHarness,
+  type Tab,
   TEST_CODE,
   testShopper,
   waitForSuccess,
 } from './support.js';
+
+/** On the shop's page: the wallet button, the test shopper's email and code, the box left for the caller. */
+async function typeCode(page: Tab['page'], checkout: Tab['checkout']) {
+  await pressWalletButton(page);
+  await checkout.getByLabel('Email').fill(EMAIL);
+  await checkout.getByRole('button', { name: 'Continue' }).click();
+  await checkout.getByLabel('One-time code').fill(TEST_CODE);
+  return checkout.getByLabel('Remember me on this device for 30 days');
+}
 
 describe('a shopper is remembered on this device in real Chromium', () => {
   let harness: Harness | undefined;
@@ -46,11 +58,7 @@ describe('a shopper is remembered on this device in real Chromium', () => {
     });
     try {
       await page.goto(shop.url);
-      await pressWalletButton(page);
-      await checkout.getByLabel('Email').fill(EMAIL);
-      await checkout.getByRole('button', { name: 'Continue' }).click();
-      await checkout.getByLabel('One-time code').fill(TEST_CODE);
-      const remember = checkout.getByLabel('Remember me on this device for 30 days');
+      const remember = await typeCode(page, checkout);
       expect(await remember.isChecked()).toBe(false);
       await remember.check();
       await tab.shot('remember-device-01-code');
@@ -95,6 +103,47 @@ describe('a shopper is remembered on this device in real Chromium', () => {
       expect(await checkout.getByText('Signed in as').count()).toBe(0);
       // The one error logged is the timed-out sign-in's refused request.
       expect(consoleErrors.filter((error) => !error.includes('401'))).toEqual([]);
+    } finally {
+      await tab.close();
+    }
+  }, 60_000);
+
+  it('deletes the wallet of a remembered sign-in only after a one-time code', async () => {
+    if (!harness) throw new Error('setup did not finish');
+    const { service, shop } = harness;
+    const shopper = await testShopper(service);
+    const tab = await openTab(harness.browser, { width: 1024, height: 900 });
+    const { page, consoleErrors, checkout } = tab;
+    try {
+      await page.goto(shop.url);
+      await (await typeCode(page, checkout)).check();
+      await checkout.getByRole('button', { name: 'Verify' }).click();
+      await checkout.getByText(`Signed in as ${TEST_SHOPPER_EMAIL}.`).waitFor();
+
+      // The next checkout opens on the wallet by the remembered device: deleting asks for a code first.
+      await page.goto(shop.url);
+      await pressWalletButton(page);
+      await checkout.getByRole('button', { name: 'Delete my wallet' }).click();
+      await checkout.getByRole('button', { name: 'Delete wallet' }).click();
+      await checkout
+        .getByRole('status')
+        .filter({ hasText: 'To delete your wallet, confirm it is you' })
+        .waitFor();
+      expect(await service.services.wallet.findShopperByEmail(TEST_SHOPPER_EMAIL)).toMatchObject({
+        id: shopper.id,
+      });
+      await checkout.getByLabel('One-time code').fill(TEST_CODE);
+      await tab.shot('remember-device-02-delete-code');
+      await checkout.getByRole('button', { name: 'Verify' }).click();
+
+      await checkout.getByRole('button', { name: 'Delete my wallet' }).click();
+      await checkout.getByRole('button', { name: 'Delete wallet' }).click();
+      await checkout.getByRole('status').filter({ hasText: 'Your wallet was deleted.' }).waitFor();
+      expect(await service.services.wallet.findShopperByEmail(TEST_SHOPPER_EMAIL)).toBeUndefined();
+      const [event] = await new AuditTrail(service.services.db).list({ action: 'shopper.erased' });
+      expect(event).toMatchObject({ actor: `shopper:${shopper.id}`, subject: shopper.id });
+      // The one error logged is the refused deletion (403 CODE_REQUIRED).
+      expect(consoleErrors.filter((error) => !error.includes('403'))).toEqual([]);
     } finally {
       await tab.close();
     }

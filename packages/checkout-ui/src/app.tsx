@@ -29,6 +29,10 @@ import { Alert, StepTitle } from './ui.js';
 const message = (error: unknown): string =>
   error instanceof Error ? error.message : 'Something went wrong. Try again.';
 
+/** Why the Code step asks a shopper signed in by a remembered device for a code. */
+const DELETE_NEEDS_CODE =
+  'To delete your wallet, confirm it is you: enter the code we sent, then choose Delete my wallet again.';
+
 /** A random Idempotency-Key: crypto.randomUUID where the context allows it. */
 const newKey = (): string =>
   typeof crypto.randomUUID === 'function'
@@ -71,13 +75,16 @@ export function App({
     [api],
   );
 
+  /** Sends a code to `email`; `notice` says on the Code step why it is asked. */
   const requestCode = useCallback(
-    async (email: string) => {
+    async (email: string, notice?: string) => {
       dispatch({ type: 'submitted' });
       try {
         const answer = await api.requestCode(email);
         if (answer.status === 'enrol') dispatch({ type: 'enrol-required', email });
-        else dispatch({ type: 'code-sent', email, destination: answer.destination, now: Date.now() });
+        else {
+          dispatch({ type: 'code-sent', email, destination: answer.destination, now: Date.now(), notice });
+        }
       } catch (error) {
         if (error instanceof ApiError && error.errorCode === 'OTP_THROTTLED' && latest.current.code) {
           const wait = error.retryAfterSeconds ?? 30;
@@ -275,13 +282,21 @@ export function App({
     dispatch({ type: 'signed-out' });
   };
 
-  /** "Delete my wallet": on success the Email step says so; the sign-in ended with the wallet. */
+  /**
+   * "Delete my wallet": on success the Email step says so; the sign-in ended with the wallet. A sign-in
+   * by a remembered device is not proof enough for that: a code is sent, and once it is verified the
+   * shopper deletes again.
+   */
   const deleteWallet = async () => {
     dispatch({ type: 'submitted' });
     try {
       await api.deleteWallet();
       dispatch({ type: 'wallet-deleted' });
     } catch (error) {
+      const email = latest.current.wallet?.email;
+      if (error instanceof ApiError && error.errorCode === 'CODE_REQUIRED' && email) {
+        return requestCode(email, DELETE_NEEDS_CODE);
+      }
       fail(error);
     }
   };
@@ -459,9 +474,14 @@ export function App({
               code={state.code}
               busy={busy}
               error={error}
+              notice={state.notice}
               rememberDeviceDays={api.canRememberDevice ? (state.order?.rememberDeviceDays ?? null) : null}
               onVerify={(code, rememberDevice) => void verify(code, rememberDevice)}
-              onResend={() => (state.enrolment ? void enrol(state.enrolment) : void requestCode(state.email))}
+              onResend={() =>
+                state.enrolment
+                  ? void enrol(state.enrolment)
+                  : void requestCode(state.email, state.notice ?? undefined)
+              }
               onChangeEmail={() => dispatch({ type: 'change-email' })}
             />
           )

@@ -98,6 +98,30 @@ const signedIn = (shippingMethods = METHODS, cards = [card('c_1111', { isDefault
   ]);
 
 describe('the checkout flow', () => {
+  it('asks a signed-in shopper for a code with the reason, and drops the reason once signed in again', () => {
+    const notice = 'To delete your wallet, confirm it is you.';
+    let state = run(
+      [
+        {
+          type: 'code-sent',
+          email: 'test.shopper@example.com',
+          destination: 't***r@example.com',
+          now: 0,
+          notice,
+        },
+      ],
+      signedIn(),
+    );
+    expect(state).toMatchObject({ step: 'code', notice, wallet: { email: 'test.shopper@example.com' } });
+    state = run([{ type: 'signed-in', wallet: wallet([card('c_1111')]) }], state);
+    expect(state).toMatchObject({ step: 'card', notice: null });
+    state = run(
+      [{ type: 'code-sent', email: 'test.shopper@example.com', destination: 't***r@example.com', now: 1 }],
+      state,
+    );
+    expect(state.notice).toBeNull();
+  });
+
   it('goes email → code → card → address → shipping → summary for a known shopper', () => {
     let state = run([{ type: 'order-loaded', order: order(METHODS) }]);
     expect(state.step).toBe('email');

@@ -57,7 +57,7 @@ export interface FlowState {
   typedCvv: { paymentId: string; cvv: string } | null;
   busy: boolean;
   error: string | null;
-  /** Said on the Email step once the shopper deleted their wallet. */
+  /** Said on the Email step once the shopper deleted their wallet, or on the Code step why it is asked. */
   notice: string | null;
   outcome: Outcome | null;
 }
@@ -68,7 +68,7 @@ export type FlowEvent =
   | { type: 'submitted' }
   | { type: 'failed'; message: string }
   | { type: 'error-dismissed' }
-  | { type: 'code-sent'; email: string; destination: string; now: number }
+  | { type: 'code-sent'; email: string; destination: string; now: number; notice?: string }
   | { type: 'enrol-required'; email: string }
   | { type: 'enrolment-filled'; draft: EnrolmentDraft }
   | {
@@ -232,6 +232,7 @@ export function reduce(state: FlowState, event: FlowEvent): FlowState {
       return {
         ...state,
         ...idle,
+        notice: event.notice ?? null,
         step: 'code',
         email: event.email,
         code: {

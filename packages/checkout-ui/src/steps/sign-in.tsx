@@ -65,6 +65,8 @@ export function CodeStep(props: {
   code: CodeState;
   busy: boolean;
   error: string | null;
+  /** Said above the field: why a code is asked of a shopper already signed in. */
+  notice: string | null;
   /** Days "Remember me on this device" lasts, where the service and the browser allow it; else null. */
   rememberDeviceDays: number | null;
   onVerify: (code: string, rememberDevice: boolean) => void;
@@ -95,6 +97,11 @@ export function CodeStep(props: {
   return (
     <form onSubmit={submit} noValidate>
       <StepTitle>Enter your code</StepTitle>
+      {props.notice && (
+        <p class="notice" role="status">
+          {props.notice}
+        </p>
+      )}
       <p class="lead">
         We sent a 6-digit code to <strong>{props.code.destination}</strong>. It works for 10 minutes.
       </p>

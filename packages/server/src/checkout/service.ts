@@ -13,6 +13,7 @@ import type {
   CodeRequestResult,
   DeviceGrant,
   ShopperAuth,
+  ShopperIdentity,
   ShopperTokenGrant,
 } from '../shopper-auth/index.js';
 import { eraseShopper } from '../shopper-erasure.js';
@@ -222,13 +223,32 @@ export class Checkout {
 
   /** The shopper a token signs in; with `orderId`, the token must have been issued for that order. */
   async authenticate(token: string | undefined, orderId?: string): Promise<string> {
+    return (await this.#identity(token, orderId)).shopperId;
+  }
+
+  /**
+   * The shopper a token signs in, for what cannot be undone ("Delete my wallet"): a remembered device is
+   * not proof enough there, as someone else may be using it; a one-time code is.
+   */
+  async authenticateByCode(token: string | undefined): Promise<string> {
+    const identity = await this.#identity(token);
+    if (identity.proof !== 'code') {
+      throw new DomainError(
+        'CODE_REQUIRED',
+        'This sign-in came from a remembered device; deleting the wallet needs a one-time code. Ask for a code, sign in with it, and delete again.',
+      );
+    }
+    return identity.shopperId;
+  }
+
+  async #identity(token: string | undefined, orderId?: string): Promise<ShopperIdentity> {
     if (!token) throw unauthorized('Send the shopper token as "Authorization: Bearer <shopperToken>".');
     const identity = await this.deps.shopperAuth.authenticate(token);
     if (!identity) throw unauthorized('The shopper token is unknown or expired; sign in again.');
     if (orderId !== undefined && identity.orderId !== orderId) {
       throw unauthorized(`The shopper token was issued for another order than ${orderId}.`);
     }
-    return identity.shopperId;
+    return identity;
   }
 
   /**

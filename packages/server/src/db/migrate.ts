@@ -18,6 +18,7 @@ import * as auditLogCopy from './migrations/015_audit_log_copy.js';
 import * as ordersByMerchant from './migrations/016_orders_by_merchant.js';
 import * as rememberedDevices from './migrations/017_remembered_devices.js';
 import * as merchantRememberDevices from './migrations/018_merchant_remember_devices.js';
+import * as signInProof from './migrations/019_sign_in_proof.js';
 
 type EngineMigration = { up(db: Parameters<Migration['up']>[0], engine: Engine): Promise<void> };
 
@@ -44,6 +45,7 @@ const MIGRATIONS: Record<string, EngineMigration> = {
   '016_orders_by_merchant': ordersByMerchant,
   '017_remembered_devices': rememberedDevices,
   '018_merchant_remember_devices': merchantRememberDevices,
+  '019_sign_in_proof': signInProof,
 };
 
 export class MigrationError extends Error {}

@@ -263,9 +263,13 @@ export interface ShopperTokensTable {
   order_id: string;
   email: string;
   shopper_id: string | null;
+  /** What signed the shopper in: a one-time `code`, or a remembered `device`. */
+  proof: Generated<SignInProof>;
   created_at: number;
   expires_at: number;
 }
+
+export type SignInProof = 'code' | 'device';
 
 /** "Remember me on this device": a device token that signs its shopper in without a one-time code. */
 export interface RememberedDevicesTable {

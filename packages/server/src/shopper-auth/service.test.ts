@@ -115,7 +115,11 @@ describe.each(engines())('ShopperAuth on %s', (engine) => {
     const grant = await auth.verifyCode('ord_1', `  ${shopper.email.toLowerCase()} `, code);
     expect(grant.shopperToken).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(grant.expiresAt).toBe(new Date(now + SHOPPER_TOKEN_TTL_MS).toISOString());
-    expect(await auth.authenticate(grant.shopperToken)).toEqual({ shopperId: shopper.id, orderId: 'ord_1' });
+    expect(await auth.authenticate(grant.shopperToken)).toEqual({
+      shopperId: shopper.id,
+      orderId: 'ord_1',
+      proof: 'code',
+    });
     expect(await auth.authenticate('not-a-token')).toBeUndefined();
   });
 
@@ -139,7 +143,11 @@ describe.each(engines())('ShopperAuth on %s', (engine) => {
 
     const shopper = await wallet.createShopper({ email, firstName: 'New', lastName: 'Shopper' });
     await auth.completeEnrolment(shopperToken, shopper.id);
-    expect(await auth.authenticate(shopperToken)).toEqual({ shopperId: shopper.id, orderId: 'ord_2' });
+    expect(await auth.authenticate(shopperToken)).toEqual({
+      shopperId: shopper.id,
+      orderId: 'ord_2',
+      proof: 'code',
+    });
     expect(await auth.authenticateEnrolment(shopperToken)).toBeUndefined();
     expect((await errorOf(auth.completeEnrolment(shopperToken, shopper.id))).errorCode).toBe('UNAUTHORIZED');
   });
@@ -216,6 +224,7 @@ describe.each(engines())('ShopperAuth on %s', (engine) => {
     expect(await rotated.auth.authenticate(grant.shopperToken)).toEqual({
       shopperId: shopper.id,
       orderId: 'ord_rotation',
+      proof: 'code',
     });
   });
 
@@ -248,7 +257,11 @@ describe.each(engines())('ShopperAuth on %s', (engine) => {
       expect(error.errorCode).toBe('OTP_INVALID');
     }
     const { shopperToken } = await auth.verifyCode('ord_A', shopper.email, second);
-    expect(await auth.authenticate(shopperToken)).toEqual({ shopperId: shopper.id, orderId: 'ord_A' });
+    expect(await auth.authenticate(shopperToken)).toEqual({
+      shopperId: shopper.id,
+      orderId: 'ord_A',
+      proof: 'code',
+    });
   });
 
   it('throttles codes to one email to one per 30 seconds, across orders, and says how long to wait', async () => {

@@ -1,5 +1,6 @@
 import type { WalletEnv } from '../config.js';
 import type { Db } from '../db/index.js';
+import type { SignInProof } from '../db/schema.js';
 import { DomainError, ValidationError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { TEST_SHOPPER_EMAIL } from '../sandbox/seed.js';
@@ -63,6 +64,8 @@ export interface DeviceGrant {
 export interface ShopperIdentity {
   shopperId: string;
   orderId: string;
+  /** What signed the shopper in: a one-time code, or a remembered device. */
+  proof: SignInProof;
 }
 
 export interface EnrolmentIdentity {
@@ -213,13 +216,13 @@ export class ShopperAuth {
     if (!used) throw usedError();
 
     const shopper = await this.#shoppers.findShopperByEmail(normalized);
-    return this.#grant(orderId, address, shopper?.id ?? null);
+    return this.#grant(orderId, address, shopper?.id ?? null, 'code');
   }
 
   /** A shopper token for `orderId`, for a shopper a remembered device signed in: no code is asked. */
   signIn(orderId: string, shopper: { id: string; email: string }): Promise<ShopperTokenGrant> {
     checkOrderId(orderId);
-    return this.#grant(orderId, shopper.email, shopper.id);
+    return this.#grant(orderId, shopper.email, shopper.id, 'device');
   }
 
   /**
@@ -253,7 +256,12 @@ export class ShopperAuth {
     await repo.deleteDevice(this.#db.kysely, hashToken(deviceToken));
   }
 
-  async #grant(orderId: string, email: string, shopperId: string | null): Promise<ShopperTokenGrant> {
+  async #grant(
+    orderId: string,
+    email: string,
+    shopperId: string | null,
+    proof: SignInProof,
+  ): Promise<ShopperTokenGrant> {
     const shopperToken = newShopperToken();
     const now = this.#now();
     const expiresAt = now + SHOPPER_TOKEN_TTL_MS;
@@ -262,6 +270,7 @@ export class ShopperAuth {
       order_id: orderId,
       email,
       shopper_id: shopperId,
+      proof,
       created_at: now,
       expires_at: expiresAt,
     });
@@ -272,7 +281,7 @@ export class ShopperAuth {
   async authenticate(token: string): Promise<ShopperIdentity | undefined> {
     const row = await repo.findLiveToken(this.#db.kysely, hashToken(token), this.#now());
     if (!row?.shopper_id) return undefined;
-    return { shopperId: row.shopper_id, orderId: row.order_id };
+    return { shopperId: row.shopper_id, orderId: row.order_id, proof: row.proof };
   }
 
   /** The proved email and order of a live token whose email has no shopper yet. */

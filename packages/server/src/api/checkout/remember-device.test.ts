@@ -166,8 +166,14 @@ describe.each(engines())('checkout page API: "Remember me on this device" on %s'
     expect((await resume(deviceToken)).status).toBe(200);
   });
 
-  it('forgets every device of a shopper whose wallet is deleted', async () => {
+  it('deletes the wallet for a sign-in with a code, not a remembered device, and forgets its devices', async () => {
     const { deviceToken, shopperToken } = await signIn(true);
+    const byDevice = { authorization: `Bearer ${(await resume(deviceToken)).json.shopperToken}` };
+    const refused = await service.call('DELETE', '/checkout/api/wallet', { headers: byDevice });
+    expect([refused.status, refused.json.errorCode]).toEqual([403, 'CODE_REQUIRED']);
+    expect(refused.json.errorMessage).toMatch(/needs a one-time code/);
+    const kept = await service.call('GET', '/checkout/api/wallet', { headers: byDevice });
+    expect(kept.json.cards.length).toBeGreaterThan(0);
     const deleted = await service.call('DELETE', '/checkout/api/wallet', {
       headers: { authorization: `Bearer ${shopperToken}` },
     });

@@ -249,16 +249,16 @@ export const walletRoutes =
           tags: CHECKOUT_TAG,
           summary: "Delete the signed-in shopper's wallet",
           description:
-            "The shopper's own erasure, as an operator's `wallet-checkout shopper erase` does it: every card leaves the wallet (its number is erased from the vault an hour later), the name, email, phone and every address are emptied, payment-carousel sessions end, and every sign-in ends, this one included (later calls answer `401 SHOPPER_UNAUTHORIZED`). The email is free for a new wallet. Orders stay with the merchants they were made for, and a credentials webhook already acknowledged is still delivered. Recorded in the service's audit trail as the shopper's own action.",
+            "The shopper's own erasure, as an operator's `wallet-checkout shopper erase` does it: every card leaves the wallet (its number is erased from the vault an hour later), the name, email, phone and every address are emptied, payment-carousel sessions end, and every sign-in ends, this one included (later calls answer `401 SHOPPER_UNAUTHORIZED`). The email is free for a new wallet. Orders stay with the merchants they were made for, and a credentials webhook already acknowledged is still delivered. Recorded in the service's audit trail as the shopper's own action. A sign-in from a remembered device is refused (`403 CODE_REQUIRED`): someone else may be using that device, and this cannot be undone; ask for a one-time code, sign in with it, and delete again.",
           security: SHOPPER_SECURITY,
           response: {
             200: Type.Object({ deleted: Type.Literal(true) }),
-            ...errorResponses(['SHOPPER_UNAUTHORIZED']),
+            ...errorResponses(['SHOPPER_UNAUTHORIZED', 'CODE_REQUIRED']),
           },
         },
       },
       async (request) => {
-        const shopperId = await deps.checkout.authenticate(shopperTokenOf(request));
+        const shopperId = await deps.checkout.authenticateByCode(shopperTokenOf(request));
         await deps.checkout.deleteWallet(shopperId);
         return { deleted: true as const };
       },

@@ -110,6 +110,7 @@ describe.each(engines())('GET /sandbox/messages on %s', (engine) => {
       expect(await shopperAuth.authenticate(shopperToken)).toEqual({
         shopperId: shopper.id,
         orderId: 'ord_1',
+        proof: 'code',
       });
     });
   });
