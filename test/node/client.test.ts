@@ -163,6 +163,18 @@ describe.each(engines())('the merchant library against the service on %s', (engi
     }
     expect(byOwnId).toEqual(['shop-order-3']);
     expect((await wallet.orders.get(created[0] as string)).status).toBe('CREATED');
+
+    const open = await wallet.orders.confirm(created[0] as string, {
+      merchantOrderId: 'shop-order-0',
+      subtotal: 2500,
+    });
+    expect(open).toMatchObject({ paid: false, reason: expect.stringMatching(/is CREATED, not SUCCEEDED/) });
+    expect(open.order?.orderId).toBe(created[0]);
+    expect(await wallet.orders.confirm('ord_missing', { merchantOrderId: 'x', subtotal: 1 })).toEqual({
+      paid: false,
+      reason: 'No order ord_missing for this merchant.',
+      order: null,
+    });
   });
 
   it('reads, resends and tests webhooks, and lists what the trail recorded', async () => {

@@ -2,7 +2,13 @@
  * The demo store's web server: pages, the cart, the two checkouts, server-side order confirmation,
  * webhook receivers and the own-processor payment.
  */
-import { type Order, WalletCheckout, WalletCheckoutError, type WebhookEvent } from '@wallet-checkout/node';
+import {
+  checkOrder,
+  type Order,
+  WalletCheckout,
+  WalletCheckoutError,
+  type WebhookEvent,
+} from '@wallet-checkout/node';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { findProduct, shippingPrice, taxFor } from './catalog.js';
 import type { Html } from './html.js';
@@ -90,25 +96,19 @@ export async function startDemoStore(options: DemoStoreOptions): Promise<DemoSto
    * what was bought: the amounts must match the cart frozen at checkout.
    */
   function settle(order: StoreOrder, view: Order, via: string): string | undefined {
-    if (view.merchantOrderId !== order.reference) {
-      return `Wallet Checkout order ${view.orderId} is not for order ${order.reference}.`;
-    }
-    if (view.status === 'FAILED' && order.state === 'AWAITING_PAYMENT') {
+    const check = checkOrder(view, { merchantOrderId: order.reference, subtotal: order.subtotal });
+    if (
+      view.merchantOrderId === order.reference &&
+      view.status === 'FAILED' &&
+      order.state === 'AWAITING_PAYMENT'
+    ) {
       order.state = 'FAILED';
       order.walletOrderId = view.orderId;
       order.failure = { code: view.error?.errorCode ?? '-1', message: view.error?.errorMessage ?? '' };
     }
-    if (view.status !== 'SUCCEEDED')
-      return `Wallet Checkout reports order ${view.orderId} as ${view.status}.`;
+    if (!check.paid) return check.reason;
     const shipping = view.shipping?.amount ?? 0;
     const taxes = view.taxes ?? 0;
-    if (
-      view.currency !== 'USD' ||
-      view.subtotal !== order.subtotal ||
-      view.total !== view.subtotal + shipping + taxes
-    ) {
-      return `The amounts of Wallet Checkout order ${view.orderId} do not match order ${order.reference}.`;
-    }
     if (order.state === 'AWAITING_PAYMENT') {
       order.state = 'PAID';
       order.walletOrderId = view.orderId;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WalletCheckoutConnectionError, WalletCheckoutError } from './errors.js';
+import { checkOrder, type ExpectedOrder, type OrderCheck } from './orders.js';
 import type {
   Acknowledgement,
   AuditEvent,
@@ -129,6 +130,25 @@ export class WalletCheckout {
     /** An order of the default flow: confirm it here before you ship. */
     get: (orderId: string): Promise<Order> =>
       this.#call({ method: 'GET', path: `/orders/${segment(orderId)}` }),
+    /**
+     * Whether the order is paid as your server expects it (see `checkOrder`), with the order as the
+     * service knows it; an order that is not yours, or unknown, is not paid.
+     */
+    confirm: async (
+      orderId: string,
+      expected: ExpectedOrder,
+    ): Promise<OrderCheck & { order: Order | null }> => {
+      let order: Order;
+      try {
+        order = await this.orders.get(orderId);
+      } catch (error) {
+        if (error instanceof WalletCheckoutError && error.errorCode === 'ORDER_NOT_FOUND') {
+          return { paid: false, reason: `No order ${orderId} for this merchant.`, order: null };
+        }
+        throw error;
+      }
+      return { ...checkOrder(order, expected), order };
+    },
     /** Every order that matches, page after page, newest first. */
     list: (query: OrderListQuery = {}): AsyncGenerator<Order> =>
       this.#all('/orders', query, (order) => order.orderId),
