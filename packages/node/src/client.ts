@@ -41,6 +41,11 @@ export interface PostOptions {
   idempotencyKey?: string;
 }
 
+/** `orders.confirm`: the order as the service knows it (null when it has none for you), paid or not. */
+export type OrderConfirmation =
+  | { paid: true; order: Order }
+  | (Extract<OrderCheck, { paid: false }> & { order: Order | null });
+
 /** A page of a list and whether more follow it. */
 export interface Page<T> {
   data: T[];
@@ -134,10 +139,7 @@ export class WalletCheckout {
      * Whether the order is paid as your server expects it (see `checkOrder`), with the order as the
      * service knows it; an order that is not yours, or unknown, is not paid.
      */
-    confirm: async (
-      orderId: string,
-      expected: ExpectedOrder,
-    ): Promise<OrderCheck & { order: Order | null }> => {
+    confirm: async (orderId: string, expected: ExpectedOrder): Promise<OrderConfirmation> => {
       let order: Order;
       try {
         order = await this.orders.get(orderId);
@@ -147,7 +149,8 @@ export class WalletCheckout {
         }
         throw error;
       }
-      return { ...checkOrder(order, expected), order };
+      const check = checkOrder(order, expected);
+      return check.paid ? { paid: true, order } : { ...check, order };
     },
     /** Every order that matches, page after page, newest first. */
     list: (query: OrderListQuery = {}): AsyncGenerator<Order> =>

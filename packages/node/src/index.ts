@@ -1,4 +1,10 @@
-export { type Page, type PostOptions, WalletCheckout, type WalletCheckoutOptions } from './client.js';
+export {
+  type OrderConfirmation,
+  type Page,
+  type PostOptions,
+  WalletCheckout,
+  type WalletCheckoutOptions,
+} from './client.js';
 export { WalletCheckoutConnectionError, WalletCheckoutError, WebhookVerificationError } from './errors.js';
 export type { paths, webhooks } from './openapi.js';
 export { checkOrder, type ExpectedOrder, type OrderCheck } from './orders.js';
