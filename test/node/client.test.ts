@@ -163,6 +163,8 @@ describe.each(engines())('the merchant library against the service on %s', (engi
     }
     expect(byOwnId).toEqual(['shop-order-3']);
     expect((await wallet.orders.get(created[0] as string)).status).toBe('CREATED');
+    expect((await wallet.orders.find(created[0] as string))?.orderId).toBe(created[0]);
+    expect(await wallet.orders.find('ord_missing')).toBeUndefined();
 
     const open = await wallet.orders.confirm(created[0] as string, {
       merchantOrderId: 'shop-order-0',

@@ -242,7 +242,7 @@ export async function startDemoStore(options: DemoStoreOptions): Promise<DemoSto
         return reply.code(400).send({ error: "shippingMethod is not one of this shop's shipping methods" });
       }
       // The selection came through the browser: check that its order is this one, for this amount.
-      const walletOrder = await findOrder(ownProcessorApi, selection.orderId);
+      const walletOrder = await ownProcessorApi.orders.find(selection.orderId);
       if (!walletOrder || !matchesSelection(walletOrder, order, selection)) {
         return reply
           .code(409)
@@ -296,7 +296,7 @@ export async function startDemoStore(options: DemoStoreOptions): Promise<DemoSto
       const orderId = request.query.orderId ?? order.walletOrderId;
       if (order.flow === 'wallet') {
         // Never trust the page's word that it paid: ask Wallet Checkout, with the API key.
-        const view = orderId ? await findOrder(walletApi, orderId) : undefined;
+        const view = orderId ? await walletApi.orders.find(orderId) : undefined;
         const reason = view
           ? settle(order, view, `GET /orders/${view.orderId}`)
           : `Wallet Checkout has no order ${orderId ?? ''} for this store.`;
@@ -323,7 +323,7 @@ export async function startDemoStore(options: DemoStoreOptions): Promise<DemoSto
     if (!order) return send(reply, request, 'Not found', messagePage('Not found', 'No such order.'), 404);
     let confirmed: string | undefined;
     if (order.flow === 'wallet' && request.query.orderId) {
-      const view = await findOrder(walletApi, request.query.orderId);
+      const view = await walletApi.orders.find(request.query.orderId);
       if (view) {
         settle(order, view, `GET /orders/${view.orderId}`);
         confirmed = `Wallet Checkout reports order ${view.orderId} as ${view.status}.`;
@@ -371,16 +371,6 @@ interface Selection {
  * Whether Wallet Checkout's order is this shop order, still open, and — when the service records the
  * selection on the order — selected with this session and card.
  */
-/** The order as Wallet Checkout knows it; undefined when it is not this merchant's. */
-async function findOrder(wallet: WalletCheckout, orderId: string): Promise<Order | undefined> {
-  try {
-    return await wallet.orders.get(orderId);
-  } catch (error) {
-    if (error instanceof WalletCheckoutError && error.status === 404) return undefined;
-    throw error;
-  }
-}
-
 function matchesSelection(walletOrder: Order, order: StoreOrder, selection: Selection): boolean {
   const selected = walletOrder.merchantAuthorization;
   return (

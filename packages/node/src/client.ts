@@ -135,19 +135,23 @@ export class WalletCheckout {
     /** An order of the default flow: confirm it here before you ship. */
     get: (orderId: string): Promise<Order> =>
       this.#call({ method: 'GET', path: `/orders/${segment(orderId)}` }),
+    /** Like `get`, but undefined for an order the service has not for you (ORDER_NOT_FOUND). */
+    find: async (orderId: string): Promise<Order | undefined> => {
+      try {
+        return await this.orders.get(orderId);
+      } catch (error) {
+        if (error instanceof WalletCheckoutError && error.errorCode === 'ORDER_NOT_FOUND') return undefined;
+        throw error;
+      }
+    },
     /**
      * Whether the order is paid as your server expects it (see `checkOrder`), with the order as the
      * service knows it; an order that is not yours, or unknown, is not paid.
      */
     confirm: async (orderId: string, expected: ExpectedOrder): Promise<OrderConfirmation> => {
-      let order: Order;
-      try {
-        order = await this.orders.get(orderId);
-      } catch (error) {
-        if (error instanceof WalletCheckoutError && error.errorCode === 'ORDER_NOT_FOUND') {
-          return { paid: false, reason: `No order ${orderId} for this merchant.`, order: null };
-        }
-        throw error;
+      const order = await this.orders.find(orderId);
+      if (order === undefined) {
+        return { paid: false, reason: `No order ${orderId} for this merchant.`, order: null };
       }
       const check = checkOrder(order, expected);
       return check.paid ? { paid: true, order } : { ...check, order };
