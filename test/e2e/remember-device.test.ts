@@ -2,9 +2,10 @@
  * End to end in real Chromium: the test shopper ticks "Remember me on this device" with its code and
  * pays; the next checkout in the same browser opens on the wallet with no code asked, signs in again by
  * itself when its sign-in times out, and pays; "Not you? Sign out" forgets the device, so the checkout
- * after that asks for the email again. Then, signed in by a remembered device, the shopper can delete the
- * wallet only after a one-time code. Screenshots to docs/screenshots/remember-device-01-code.png and
- * remember-device-02-delete-code.png.
+ * after that asks for the email again. Then, signed in by a remembered device, the shopper can ship to a
+ * new address, and delete the wallet, only after a one-time code. Screenshots to
+ * docs/screenshots/remember-device-01-code.png, remember-device-02-delete-code.png and
+ * remember-device-03-address-code.png.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../packages/server/src/audit/index.js';
@@ -31,6 +32,21 @@ async function typeCode(page: Tab['page'], checkout: Tab['checkout']) {
   await checkout.getByRole('button', { name: 'Continue' }).click();
   await checkout.getByLabel('One-time code').fill(TEST_CODE);
   return checkout.getByLabel('Remember me on this device for 30 days');
+}
+
+/**
+ * The test shopper signs in with the code and is remembered; then the shop's page again and its wallet
+ * button, which opens on the wallet with no code. Answers that checkout's order id.
+ */
+async function rememberAndReopen(shopUrl: string, { page, checkout }: Tab): Promise<string> {
+  await page.goto(shopUrl);
+  await (await typeCode(page, checkout)).check();
+  await checkout.getByRole('button', { name: 'Verify' }).click();
+  await checkout.getByText(`Signed in as ${TEST_SHOPPER_EMAIL}.`).waitFor();
+  await page.goto(shopUrl);
+  const orderId = await pressWalletButton(page);
+  await checkout.getByText(`Signed in as ${TEST_SHOPPER_EMAIL}.`).waitFor();
+  return orderId;
 }
 
 describe('a shopper is remembered on this device in real Chromium', () => {
@@ -108,21 +124,58 @@ describe('a shopper is remembered on this device in real Chromium', () => {
     }
   }, 60_000);
 
+  it('ships to a new address from a remembered sign-in once a one-time code is verified, as typed', async () => {
+    if (!harness) throw new Error('setup did not finish');
+    const { service, shop } = harness;
+    const shopper = await testShopper(service);
+    const streets = async () =>
+      (await service.services.wallet.listAddresses(shopper.id)).map((address) => address.address1);
+    const tab = await openTab(harness.browser, { width: 1024, height: 900 });
+    const { page, consoleErrors, checkout } = tab;
+    try {
+      // The next checkout opens on the wallet by the remembered device: a new address asks for a code.
+      const orderId = await rememberAndReopen(shop.url, tab);
+      await chooseCard(checkout, '1111');
+      await checkout.getByRole('button', { name: 'Add a new address' }).click();
+      await checkout.getByLabel('First name').fill('Test');
+      await checkout.getByLabel('Last name').fill('Shopper');
+      await checkout.getByLabel('Street address').fill('9 Far Rd');
+      await checkout.getByLabel('City').fill('Reno');
+      await checkout.getByLabel('State').fill('NV');
+      await checkout.getByLabel('ZIP code').fill('89501');
+      await checkout.getByRole('button', { name: 'Save and continue' }).click();
+      await checkout
+        .getByRole('status')
+        .filter({ hasText: 'To save a new or changed address, confirm it is you' })
+        .waitFor();
+      expect(await streets()).not.toContain('9 Far Rd');
+      await checkout.getByLabel('One-time code').fill(TEST_CODE);
+      await tab.shot('remember-device-03-address-code');
+      await checkout.getByRole('button', { name: 'Verify' }).click();
+
+      // Verified: the address as typed is saved and chosen, and the checkout goes on from there.
+      await checkout.getByRole('heading', { name: 'Shipping method' }).waitFor();
+      expect(await streets()).toContain('9 Far Rd');
+      await checkout.getByRole('button', { name: 'Continue' }).click();
+      await checkout.getByRole('button', { name: /^Pay \$/ }).click();
+      const [paid, , shippingInfo] = (await waitForSuccess(page)) as [string, unknown, { address1: string }];
+      expect([paid, shippingInfo.address1]).toEqual([orderId, '9 Far Rd']);
+      // The one error logged is the refused address (403 CODE_REQUIRED).
+      expect(consoleErrors.filter((error) => !error.includes('403'))).toEqual([]);
+    } finally {
+      await tab.close();
+    }
+  }, 60_000);
+
   it('deletes the wallet of a remembered sign-in only after a one-time code', async () => {
     if (!harness) throw new Error('setup did not finish');
     const { service, shop } = harness;
     const shopper = await testShopper(service);
     const tab = await openTab(harness.browser, { width: 1024, height: 900 });
-    const { page, consoleErrors, checkout } = tab;
+    const { consoleErrors, checkout } = tab;
     try {
-      await page.goto(shop.url);
-      await (await typeCode(page, checkout)).check();
-      await checkout.getByRole('button', { name: 'Verify' }).click();
-      await checkout.getByText(`Signed in as ${TEST_SHOPPER_EMAIL}.`).waitFor();
-
       // The next checkout opens on the wallet by the remembered device: deleting asks for a code first.
-      await page.goto(shop.url);
-      await pressWalletButton(page);
+      await rememberAndReopen(shop.url, tab);
       await checkout.getByRole('button', { name: 'Delete my wallet' }).click();
       await checkout.getByRole('button', { name: 'Delete wallet' }).click();
       await checkout

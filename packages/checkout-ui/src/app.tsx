@@ -33,6 +33,20 @@ const message = (error: unknown): string =>
 const DELETE_NEEDS_CODE =
   'To delete your wallet, confirm it is you: enter the code we sent, then choose Delete my wallet again.';
 
+/** Why the Code step asks for a code before a new or changed address is saved. */
+const ADDRESS_NEEDS_CODE =
+  'To save a new or changed address, confirm it is you: enter the code we sent. The address is saved once the code is verified.';
+
+/**
+ * A change a sign-in by a remembered device may not make: the step it was asked on and the change again,
+ * made once a code signs the same shopper in. Kept in memory only, and dropped with the email changed.
+ */
+interface AfterCode {
+  email: string;
+  step: 'card' | 'address';
+  change: () => Promise<void>;
+}
+
 /** A random Idempotency-Key: crypto.randomUUID where the context allows it. */
 const newKey = (): string =>
   typeof crypto.randomUUID === 'function'
@@ -53,6 +67,7 @@ export function App({
   latest.current = state;
   const payKey = useRef<{ body: string; key: string } | null>(null);
   const stepRef = useRef<HTMLDivElement>(null);
+  const afterCode = useRef<AfterCode | null>(null);
 
   /**
    * Errors every request shares: an ended sign-in starts over at the email, unless this device remembers
@@ -200,13 +215,26 @@ export function App({
       }
       return fail(error);
     }
+    let wallet: Wallet;
     try {
       // For a new shopper, verify has just created the wallet: its one card is the default.
-      dispatch({ type: 'signed-in', wallet: await api.getWallet() });
+      wallet = await api.getWallet();
     } catch (error) {
-      fail(error);
+      return fail(error);
+    }
+    dispatch({ type: 'signed-in', wallet });
+    const pending = afterCode.current;
+    afterCode.current = null;
+    if (pending && pending.email.toLowerCase() === wallet.email.toLowerCase()) {
+      dispatch({ type: 'go', step: pending.step });
+      await change(pending.change);
     }
   };
+
+  // A change waiting for a code is not made for whoever signs in with another email.
+  useEffect(() => {
+    if (state.step === 'email') afterCode.current = null;
+  }, [state.step]);
 
   /** A new shopper's form: the server checks the card and sends the code (again, for "Resend code"). */
   const enrol = async (draft: EnrolmentDraft) => {
@@ -247,17 +275,32 @@ export function App({
     return address.addressId;
   };
 
-  /** "Add a card", with a saved billing address or a typed one saved first. */
-  const addCard = async ({ card, billing, cvv }: NewCard) => {
+  /**
+   * A change to the wallet, made busy. One that saves an address, refused to a sign-in by a remembered
+   * device (`CODE_REQUIRED`), sends a code to the wallet's email and is made again once it is verified.
+   */
+  const change = async (save: () => Promise<void>) => {
     dispatch({ type: 'submitted' });
     try {
-      const billingAddressId = typeof billing === 'number' ? billing : await saveBilling(billing);
-      dispatch({ type: 'card-added', card: await api.addCard({ ...card, billingAddressId }), cvv });
-      dispatch({ type: 'next' });
+      await save();
     } catch (error) {
+      const { wallet, step } = latest.current;
+      if (error instanceof ApiError && error.errorCode === 'CODE_REQUIRED' && wallet) {
+        if (step === 'card' || step === 'address')
+          afterCode.current = { email: wallet.email, step, change: save };
+        return requestCode(wallet.email, ADDRESS_NEEDS_CODE);
+      }
       fail(error);
     }
   };
+
+  /** "Add a card", with a saved billing address or a typed one saved first. */
+  const addCard = ({ card, billing, cvv }: NewCard) =>
+    change(async () => {
+      const billingAddressId = typeof billing === 'number' ? billing : await saveBilling(billing);
+      dispatch({ type: 'card-added', card: await api.addCard({ ...card, billingAddressId }), cvv });
+      dispatch({ type: 'next' });
+    });
 
   /**
    * "Remove": one card after the other; the last answer is the wallet without them. When one fails, the
@@ -295,6 +338,7 @@ export function App({
     } catch (error) {
       const email = latest.current.wallet?.email;
       if (error instanceof ApiError && error.errorCode === 'CODE_REQUIRED' && email) {
+        afterCode.current = null;
         return requestCode(email, DELETE_NEEDS_CODE);
       }
       fail(error);
@@ -302,15 +346,11 @@ export function App({
   };
 
   /** "Edit this card" / "Edit this address", saved: the step goes on with the wallet the server answers. */
-  const edit = async (save: () => Promise<FlowEvent>) => {
-    dispatch({ type: 'submitted' });
-    try {
+  const edit = (save: () => Promise<FlowEvent>) =>
+    change(async () => {
       dispatch(await save());
       dispatch({ type: 'next' });
-    } catch (error) {
-      fail(error);
-    }
-  };
+    });
 
   const removeAddress = async (addressId: number) => {
     dispatch({ type: 'submitted' });
@@ -524,15 +564,12 @@ export function App({
             busy={busy}
             error={error}
             onSelect={(addressId) => dispatch({ type: 'address-selected', addressId })}
-            onAdd={async (input) => {
-              dispatch({ type: 'submitted' });
-              try {
+            onAdd={(input) =>
+              change(async () => {
                 dispatch({ type: 'address-added', address: await api.addAddress(input) });
                 dispatch({ type: 'next' });
-              } catch (e) {
-                fail(e);
-              }
-            }}
+              })
+            }
             onEdit={(addressId, changes) =>
               void edit(async () => ({
                 type: 'address-edited',

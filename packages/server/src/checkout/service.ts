@@ -19,7 +19,14 @@ import type {
 import { eraseShopper } from '../shopper-erasure.js';
 import type { KeyRing } from '../vault/keyring.js';
 import type { CardVault } from '../vault/vault.js';
-import type { AddressChanges, CardChanges, NewAddress, Sessions, Wallet } from '../wallet/index.js';
+import {
+  type AddressChanges,
+  addressEdits,
+  type CardChanges,
+  type NewAddress,
+  type Sessions,
+  type Wallet,
+} from '../wallet/index.js';
 import {
   chooseShipping,
   findMerchant,
@@ -33,6 +40,27 @@ import { type EnrolInput, Enrolments } from './enrolment.js';
 import { type PayInput, PaymentStep } from './payment.js';
 import { type PayResult, type WalletAddress, type WalletCard, walletAddress, walletCard } from './shapes.js';
 import { taxesFor } from './taxes.js';
+
+/** What a sign-in from a remembered device may not do without a one-time code. */
+export type CodeAction = 'delete-wallet' | 'address';
+
+const CODE_REQUIRED_FOR: Record<CodeAction, string> = {
+  'delete-wallet':
+    'deleting the wallet needs a one-time code. Ask for a code, sign in with it, and delete again.',
+  address:
+    'a new or changed address needs a one-time code. Ask for a code, sign in with it, and save it again.',
+};
+
+/** The identity's shopper if a one-time code signed them in; else `403 CODE_REQUIRED` saying for what. */
+function requireCode(identity: ShopperIdentity, action: CodeAction): string {
+  if (identity.proof !== 'code') {
+    throw new DomainError(
+      'CODE_REQUIRED',
+      `This sign-in came from a remembered device; ${CODE_REQUIRED_FOR[action]}`,
+    );
+  }
+  return identity.shopperId;
+}
 
 export interface CheckoutDeps {
   db: Db;
@@ -227,18 +255,12 @@ export class Checkout {
   }
 
   /**
-   * The shopper a token signs in, for what cannot be undone ("Delete my wallet"): a remembered device is
-   * not proof enough there, as someone else may be using it; a one-time code is.
+   * The shopper a token signs in, for what a remembered device is not proof enough for, as someone else
+   * may be using it: deleting the wallet, which cannot be undone, and a new address, where whoever holds
+   * the device could have the wallet's cards pay for goods sent to them. A one-time code is.
    */
-  async authenticateByCode(token: string | undefined): Promise<string> {
-    const identity = await this.#identity(token);
-    if (identity.proof !== 'code') {
-      throw new DomainError(
-        'CODE_REQUIRED',
-        'This sign-in came from a remembered device; deleting the wallet needs a one-time code. Ask for a code, sign in with it, and delete again.',
-      );
-    }
-    return identity.shopperId;
+  async authenticateByCode(token: string | undefined, action: CodeAction): Promise<string> {
+    return requireCode(await this.#identity(token), action);
   }
 
   async #identity(token: string | undefined, orderId?: string): Promise<ShopperIdentity> {
@@ -309,13 +331,25 @@ export class Checkout {
     return this.walletOf(shopperId);
   }
 
-  /** An address changed, under a new `addressId` if its values changed (Wallet.editAddress); and the wallet. */
+  /**
+   * An address changed, under a new `addressId` if its values changed (Wallet.editAddress); and the
+   * wallet. New values are a new address: from a remembered device's sign-in they take a one-time code.
+   */
   async editAddress(
-    shopperId: string,
+    token: string | undefined,
     addressId: number,
     changes: AddressChanges,
   ): Promise<{ address: WalletAddress; wallet: WalletView }> {
-    const address = await this.deps.wallet.editAddress(shopperId, addressId, changes);
+    const identity = await this.#identity(token);
+    const { shopperId } = identity;
+    const { wallet } = this.deps;
+    if (identity.proof !== 'code') {
+      const address = await wallet.findAddress(addressId);
+      if (address?.shopperId === shopperId && Object.keys(addressEdits(address, changes)).length > 0) {
+        requireCode(identity, 'address');
+      }
+    }
+    const address = await wallet.editAddress(shopperId, addressId, changes);
     return { address: walletAddress(address), wallet: await this.walletOf(shopperId) };
   }
 

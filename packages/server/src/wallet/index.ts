@@ -1,5 +1,6 @@
 export {
   type AddressChanges,
+  addressEdits,
   type CardChanges,
   MAX_ADDRESSES,
   MAX_CARDS,

@@ -162,6 +162,16 @@ async function takeOut(trx: repo.Q, card: Card, now: number): Promise<void> {
   await scheduleErasure(trx, card.vaultId, now);
 }
 
+/** The values `changes` gives the address other than those it has: none when it changes only defaults. */
+export function addressEdits(address: Address, changes: AddressChanges): Partial<Address> {
+  return Object.fromEntries(
+    Object.entries(changes).filter(
+      ([field, value]) =>
+        ADDRESS_FIELDS.has(field) && value !== undefined && address[field as keyof Address] !== value,
+    ),
+  ) as Partial<Address>;
+}
+
 /** The address with that id in the shopper's wallet, else ADDRESS_NOT_FOUND; with `removed`, a removed one too. */
 async function addressInWallet(
   trx: repo.Q,
@@ -333,14 +343,9 @@ export class Wallet {
     return this.db.kysely.transaction().execute(async (trx) => {
       await repo.lockShopper(trx, this.db.engine, shopperId);
       const address = await addressInWallet(trx, shopperId, addressId);
-      const edits = Object.fromEntries(
-        Object.entries(changes).filter(([field, value]) => ADDRESS_FIELDS.has(field) && value !== undefined),
-      ) as Partial<Address>;
-      const changed = Object.entries(edits).some(
-        ([field, value]) => address[field as keyof Address] !== value,
-      );
+      const edits = addressEdits(address, changes);
       let current = address;
-      if (changed) {
+      if (Object.keys(edits).length > 0) {
         const now = Date.now();
         await repo.updateAddress(trx, address.id, {
           removed_at: now,

@@ -166,6 +166,60 @@ describe.each(engines())('checkout page API: "Remember me on this device" on %s'
     expect((await resume(deviceToken)).status).toBe(200);
   });
 
+  it('saves a new or changed address for a sign-in with a code, not a remembered device', async () => {
+    const { deviceToken, shopperToken } = await signIn(true);
+    const byDevice = { authorization: `Bearer ${(await resume(deviceToken)).json.shopperToken}` };
+    const byCode = { authorization: `Bearer ${shopperToken}` };
+    const before = (await service.call('GET', '/checkout/api/wallet', { headers: byDevice })).json;
+    const [saved] = before.addresses;
+    const elsewhere = {
+      firstName: 'Someone',
+      lastName: 'Else',
+      address1: '9 Far Rd',
+      city: 'Reno',
+      state: 'NV',
+      zip: '89501',
+      country: 'US',
+    };
+
+    const added = await service.call('POST', '/checkout/api/wallet/addresses', {
+      headers: byDevice,
+      body: elsewhere,
+    });
+    expect([added.status, added.json.errorCode]).toEqual([403, 'CODE_REQUIRED']);
+    expect(added.json.errorMessage).toMatch(/a new or changed address needs a one-time code/);
+    const edited = await service.call('PATCH', `/checkout/api/wallet/addresses/${saved.addressId}`, {
+      headers: byDevice,
+      body: { address1: '9 Far Rd', zip: '89501' },
+    });
+    expect([edited.status, edited.json.errorCode]).toEqual([403, 'CODE_REQUIRED']);
+    const after = await service.call('GET', '/checkout/api/wallet', { headers: byDevice });
+    expect(after.json.addresses).toEqual(before.addresses);
+
+    const defaultsOnly = await service.call('PATCH', `/checkout/api/wallet/addresses/${saved.addressId}`, {
+      headers: byDevice,
+      body: { address1: saved.address1, isDefaultShipping: true },
+    });
+    expect([defaultsOnly.status, defaultsOnly.json.address.addressId]).toEqual([200, saved.addressId]);
+    const foreign = await service.call('PATCH', '/checkout/api/wallet/addresses/2147483647', {
+      headers: byDevice,
+      body: { address1: '9 Far Rd' },
+    });
+    expect([foreign.status, foreign.json.errorCode]).toEqual([404, 'ADDRESS_NOT_FOUND']);
+
+    const byCodeAdded = await service.call('POST', '/checkout/api/wallet/addresses', {
+      headers: byCode,
+      body: elsewhere,
+    });
+    expect(byCodeAdded.status).toBe(201);
+    const byCodeEdited = await service.call(
+      'PATCH',
+      `/checkout/api/wallet/addresses/${byCodeAdded.json.addressId}`,
+      { headers: byCode, body: { address1: '10 Far Rd' } },
+    );
+    expect([byCodeEdited.status, byCodeEdited.json.address.address1]).toEqual([200, '10 Far Rd']);
+  });
+
   it('deletes the wallet for a sign-in with a code, not a remembered device, and forgets its devices', async () => {
     const { deviceToken, shopperToken } = await signIn(true);
     const byDevice = { authorization: `Bearer ${(await resume(deviceToken)).json.shopperToken}` };

@@ -103,17 +103,17 @@ export const walletRoutes =
           tags: CHECKOUT_TAG,
           summary: "Add an address to the signed-in shopper's wallet",
           description:
-            "The shopper's first address becomes both defaults unless told otherwise. A wallet holds at most 20 addresses (`409 WALLET_FULL`).",
+            "The shopper's first address becomes both defaults unless told otherwise. A wallet holds at most 20 addresses (`409 WALLET_FULL`). A sign-in from a remembered device is refused (`403 CODE_REQUIRED`): whoever holds the device could otherwise have the wallet's cards pay for goods sent to an address of theirs (a card's billing address is an address too); ask for a one-time code, sign in with it, and add the address again.",
           security: SHOPPER_SECURITY,
           body: NewAddressBody,
           response: {
             201: WalletAddress,
-            ...errorResponses(['VALIDATION_ERROR', 'SHOPPER_UNAUTHORIZED', 'WALLET_FULL']),
+            ...errorResponses(['VALIDATION_ERROR', 'SHOPPER_UNAUTHORIZED', 'CODE_REQUIRED', 'WALLET_FULL']),
           },
         },
       },
       async (request, reply) => {
-        const shopperId = await deps.checkout.authenticate(shopperTokenOf(request));
+        const shopperId = await deps.checkout.authenticateByCode(shopperTokenOf(request), 'address');
         return reply.status(201).send(await deps.checkout.addAddress(shopperId, request.body));
       },
     );
@@ -149,19 +149,23 @@ export const walletRoutes =
           tags: CHECKOUT_TAG,
           summary: "Change an address in the signed-in shopper's wallet",
           description:
-            "Send the fields that change. Orders made with the address go on showing it as it was, so new values save a new address in its place: it has a new `addressId` and `externalId`, keeps the old one's defaults, and becomes the billing address of the cards the old one was; the old `addressId` then answers `404 ADDRESS_NOT_FOUND`. Values that change nothing, and a default the address already is, leave it as it is. Answers the address as it is now and the wallet.",
+            "Send the fields that change. Orders made with the address go on showing it as it was, so new values save a new address in its place: it has a new `addressId` and `externalId`, keeps the old one's defaults, and becomes the billing address of the cards the old one was; the old `addressId` then answers `404 ADDRESS_NOT_FOUND`. Values that change nothing, and a default the address already is, leave it as it is. New values from a sign-in by a remembered device are refused, as a new address is (`403 CODE_REQUIRED`); defaults alone are not. Answers the address as it is now and the wallet.",
           security: SHOPPER_SECURITY,
           params: Type.Object({ addressId: AddressId('The `addressId` of an address in the wallet.') }),
           body: AddressEditBody,
           response: {
             200: Type.Object({ address: WalletAddress, wallet: WalletView }),
-            ...errorResponses(['VALIDATION_ERROR', 'SHOPPER_UNAUTHORIZED', 'ADDRESS_NOT_FOUND']),
+            ...errorResponses([
+              'VALIDATION_ERROR',
+              'SHOPPER_UNAUTHORIZED',
+              'CODE_REQUIRED',
+              'ADDRESS_NOT_FOUND',
+            ]),
           },
         },
       },
       async (request) => {
-        const shopperId = await deps.checkout.authenticate(shopperTokenOf(request));
-        return deps.checkout.editAddress(shopperId, request.params.addressId, request.body);
+        return deps.checkout.editAddress(shopperTokenOf(request), request.params.addressId, request.body);
       },
     );
 
@@ -258,7 +262,7 @@ export const walletRoutes =
         },
       },
       async (request) => {
-        const shopperId = await deps.checkout.authenticateByCode(shopperTokenOf(request));
+        const shopperId = await deps.checkout.authenticateByCode(shopperTokenOf(request), 'delete-wallet');
         await deps.checkout.deleteWallet(shopperId);
         return { deleted: true as const };
       },
