@@ -33,6 +33,14 @@ export const AUDIT_ACTIONS = [
   'vault.key_rotated',
   'shopper.viewed',
   'shopper.erased',
+  'wallet.address_added',
+  'wallet.address_changed',
+  'wallet.address_removed',
+  'wallet.card_added',
+  'wallet.card_changed',
+  'wallet.card_removed',
+  'device.remembered',
+  'device.forgotten',
   'webhook.resent',
   'webhooks.recovered',
   'database.backed_up',
@@ -79,6 +87,8 @@ export interface AuditFilter {
   afterSeq?: number;
   merchantId?: string;
   action?: AuditAction;
+  /** What was acted on: a shopper (their wallet's changes, devices and erasure), a key, a message. */
+  subject?: string;
   /**
    * At most this many, oldest first; 100 unless said otherwise. The first ones at or after `since` or
    * `afterSeq` when either is given, else the latest.
@@ -257,6 +267,7 @@ export class AuditTrail {
       .$if(filter.afterSeq !== undefined, (q) => q.where('seq', '>', filter.afterSeq as number))
       .$if(filter.merchantId !== undefined, (q) => q.where('merchant_id', '=', filter.merchantId as string))
       .$if(filter.action !== undefined, (q) => q.where('action', '=', filter.action as string))
+      .$if(filter.subject !== undefined, (q) => q.where('subject', '=', filter.subject as string))
       .orderBy('seq', fromStart ? 'asc' : 'desc')
       .limit(limit)
       .execute();

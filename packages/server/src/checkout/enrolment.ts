@@ -3,6 +3,7 @@
  * one-time code that proves the email; the proof creates the shopper, the address and the card. The
  * only table read or written here is `pending_enrolments` (migration `005_enrolments`).
  */
+import { shopperActor } from '../audit/index.js';
 import type { Db } from '../db/index.js';
 import { DomainError, NotFoundError, ValidationError } from '../errors.js';
 import { newId } from '../ids.js';
@@ -159,20 +160,28 @@ export class Enrolments {
       firstName: details.firstName,
       lastName: details.lastName,
     });
-    const address = await wallet.addAddress(shopper.id, {
-      firstName: details.firstName,
-      lastName: details.lastName,
-      phoneNumber: details.phone,
-      ...details.billingAddress,
-    });
-    await wallet.addCard({
-      shopperId: shopper.id,
-      pan: details.card.number,
-      expMonth: details.card.expMonth,
-      expYear: details.card.expYear,
-      nameOnCard: `${details.firstName} ${details.lastName}`,
-      billingAddressId: address.id,
-    });
+    const by = { actor: shopperActor(shopper.id), details: { orderId, proof: 'code', enrolment: true } };
+    const address = await wallet.addAddress(
+      shopper.id,
+      {
+        firstName: details.firstName,
+        lastName: details.lastName,
+        phoneNumber: details.phone,
+        ...details.billingAddress,
+      },
+      by,
+    );
+    await wallet.addCard(
+      {
+        shopperId: shopper.id,
+        pan: details.card.number,
+        expMonth: details.card.expMonth,
+        expYear: details.card.expYear,
+        nameOnCard: `${details.firstName} ${details.lastName}`,
+        billingAddressId: address.id,
+      },
+      by,
+    );
     await kysely.deleteFrom('pending_enrolments').where('id', '=', row.id).execute();
     await this.deps.shopperAuth.completeEnrolment(shopperToken, shopper.id);
   }

@@ -2,7 +2,7 @@
  * The hosted checkout's use cases, one service over the faces of orders, merchants, shopper sign-in,
  * the wallet and the payment step: what the checkout page's API (`api/checkout/`) calls.
  */
-import { shopperActor } from '../audit/index.js';
+import { SERVICE_ACTOR, shopperActor } from '../audit/index.js';
 import type { Db } from '../db/index.js';
 import { DomainError, ValidationError } from '../errors.js';
 import type { GatewayAccounts } from '../gateways/index.js';
@@ -23,6 +23,7 @@ import {
   type AddressChanges,
   addressEdits,
   type CardChanges,
+  type ChangedBy,
   type NewAddress,
   type Sessions,
   type Wallet,
@@ -42,7 +43,7 @@ import { type PayResult, type WalletAddress, type WalletCard, walletAddress, wal
 import { taxesFor } from './taxes.js';
 
 /** What a sign-in from a remembered device may not do without a one-time code. */
-export type CodeAction = 'delete-wallet' | 'address';
+type CodeAction = 'delete-wallet' | 'address';
 
 const CODE_REQUIRED_FOR: Record<CodeAction, string> = {
   'delete-wallet':
@@ -51,7 +52,12 @@ const CODE_REQUIRED_FOR: Record<CodeAction, string> = {
     'a new or changed address needs a one-time code. Ask for a code, sign in with it, and save it again.',
 };
 
-/** The identity's shopper if a one-time code signed them in; else `403 CODE_REQUIRED` saying for what. */
+/**
+ * The identity's shopper if a one-time code signed them in; else `403 CODE_REQUIRED` saying for what. A
+ * remembered device is not proof enough where someone else may be using it: to delete the wallet, which
+ * cannot be undone, or to save an address, where whoever holds the device could have the wallet's cards
+ * pay for goods sent to them.
+ */
 function requireCode(identity: ShopperIdentity, action: CodeAction): string {
   if (identity.proof !== 'code') {
     throw new DomainError(
@@ -61,6 +67,12 @@ function requireCode(identity: ShopperIdentity, action: CodeAction): string {
   }
   return identity.shopperId;
 }
+
+/** The signed-in shopper, as the audit trail records their wallet's changes: with the order and the proof. */
+const changedBy = ({ shopperId, orderId, proof }: ShopperIdentity): ChangedBy => ({
+  actor: shopperActor(shopperId),
+  details: { orderId, proof },
+});
 
 export interface CheckoutDeps {
   db: Db;
@@ -213,7 +225,8 @@ export class Checkout {
     }
     const offered =
       rememberDevice && this.#rememberDeviceDays(await findMerchant(this.deps.merchants, order)) !== null;
-    const device = offered && identity ? await shopperAuth.rememberDevice(identity.shopperId) : undefined;
+    const device =
+      offered && identity ? await shopperAuth.rememberDevice(identity.shopperId, orderId) : undefined;
     return device ? { ...grant, device } : grant;
   }
 
@@ -239,7 +252,11 @@ export class Checkout {
       );
     }
     if (email !== undefined && (await wallet.findShopperByEmail(email))?.id !== shopperId) {
-      await shopperAuth.forgetDevice(deviceToken);
+      await shopperAuth.forgetDevice(deviceToken, {
+        actor: SERVICE_ACTOR,
+        orderId,
+        reason: 'another email was typed on the device',
+      });
       throw new DomainError(
         'DEVICE_NOT_RECOGNIZED',
         'This device remembers another shopper than this email, and now forgets them; sign in with a one-time code.',
@@ -251,19 +268,11 @@ export class Checkout {
 
   /** The shopper a token signs in; with `orderId`, the token must have been issued for that order. */
   async authenticate(token: string | undefined, orderId?: string): Promise<string> {
-    return (await this.#identity(token, orderId)).shopperId;
+    return (await this.identify(token, orderId)).shopperId;
   }
 
-  /**
-   * The shopper a token signs in, for what a remembered device is not proof enough for, as someone else
-   * may be using it: deleting the wallet, which cannot be undone, and a new address, where whoever holds
-   * the device could have the wallet's cards pay for goods sent to them. A one-time code is.
-   */
-  async authenticateByCode(token: string | undefined, action: CodeAction): Promise<string> {
-    return requireCode(await this.#identity(token), action);
-  }
-
-  async #identity(token: string | undefined, orderId?: string): Promise<ShopperIdentity> {
+  /** Who a token signs in, for which order, and what proved them; else `401 SHOPPER_UNAUTHORIZED`. */
+  async identify(token: string | undefined, orderId?: string): Promise<ShopperIdentity> {
     if (!token) throw unauthorized('Send the shopper token as "Authorization: Bearer <shopperToken>".');
     const identity = await this.deps.shopperAuth.authenticate(token);
     if (!identity) throw unauthorized('The shopper token is unknown or expired; sign in again.');
@@ -279,8 +288,16 @@ export class Checkout {
    */
   async signOut(token: string | undefined, deviceToken?: string): Promise<void> {
     if (!token) throw unauthorized('Send the shopper token as "Authorization: Bearer <shopperToken>".');
-    await this.deps.shopperAuth.signOut(token);
-    if (deviceToken !== undefined) await this.deps.shopperAuth.forgetDevice(deviceToken);
+    const { shopperAuth } = this.deps;
+    const identity = await shopperAuth.authenticate(token);
+    await shopperAuth.signOut(token);
+    if (deviceToken !== undefined) {
+      await shopperAuth.forgetDevice(deviceToken, {
+        actor: identity ? shopperActor(identity.shopperId) : SERVICE_ACTOR,
+        ...(identity ? { orderId: identity.orderId } : {}),
+        reason: 'signed out on the device',
+      });
+    }
   }
 
   async walletOf(shopperId: string): Promise<WalletView> {
@@ -301,8 +318,10 @@ export class Checkout {
     };
   }
 
-  async addAddress(shopperId: string, input: NewAddress): Promise<WalletAddress> {
-    return walletAddress(await this.deps.wallet.addAddress(shopperId, input));
+  /** A new address: from a remembered device's sign-in, only with a one-time code (`requireCode`). */
+  async addAddress(identity: ShopperIdentity, input: NewAddress): Promise<WalletAddress> {
+    const shopperId = requireCode(identity, 'address');
+    return walletAddress(await this.deps.wallet.addAddress(shopperId, input, changedBy(identity)));
   }
 
   /**
@@ -310,9 +329,15 @@ export class Checkout {
    * with as a card on file: the security code typed with it goes with the payment that follows, and is
    * never asked again.
    */
-  async addCard(shopperId: string, input: NewWalletCard): Promise<{ card: WalletCard; created: boolean }> {
+  async addCard(
+    identity: ShopperIdentity,
+    input: NewWalletCard,
+  ): Promise<{ card: WalletCard; created: boolean }> {
     const { number, ...rest } = input;
-    const saved = await this.deps.wallet.saveCard({ ...rest, shopperId, pan: number }).catch(panAs('number'));
+    const { shopperId } = identity;
+    const saved = await this.deps.wallet
+      .saveCard({ ...rest, shopperId, pan: number }, changedBy(identity))
+      .catch(panAs('number'));
     const now = new Date(this.deps.now?.() ?? Date.now());
     return {
       card: walletCard(saved.card, this.deps.wallet.isExpired(saved.card, now)),
@@ -321,14 +346,14 @@ export class Checkout {
   }
 
   /** Takes a card out of the shopper's wallet; the wallet as it is then. */
-  async removeCard(shopperId: string, paymentId: string): Promise<WalletView> {
-    await this.deps.wallet.removeCard(shopperId, paymentId);
-    return this.walletOf(shopperId);
+  async removeCard(identity: ShopperIdentity, paymentId: string): Promise<WalletView> {
+    await this.deps.wallet.removeCard(identity.shopperId, paymentId, changedBy(identity));
+    return this.walletOf(identity.shopperId);
   }
 
-  async removeAddress(shopperId: string, addressId: number): Promise<WalletView> {
-    await this.deps.wallet.removeAddress(shopperId, addressId);
-    return this.walletOf(shopperId);
+  async removeAddress(identity: ShopperIdentity, addressId: number): Promise<WalletView> {
+    await this.deps.wallet.removeAddress(identity.shopperId, addressId, changedBy(identity));
+    return this.walletOf(identity.shopperId);
   }
 
   /**
@@ -336,11 +361,10 @@ export class Checkout {
    * wallet. New values are a new address: from a remembered device's sign-in they take a one-time code.
    */
   async editAddress(
-    token: string | undefined,
+    identity: ShopperIdentity,
     addressId: number,
     changes: AddressChanges,
   ): Promise<{ address: WalletAddress; wallet: WalletView }> {
-    const identity = await this.#identity(token);
     const { shopperId } = identity;
     const { wallet } = this.deps;
     if (identity.proof !== 'code') {
@@ -349,31 +373,32 @@ export class Checkout {
         requireCode(identity, 'address');
       }
     }
-    const address = await wallet.editAddress(shopperId, addressId, changes);
+    const address = await wallet.editAddress(shopperId, addressId, changes, changedBy(identity));
     return { address: walletAddress(address), wallet: await this.walletOf(shopperId) };
   }
 
   /** A card's nickname, name, billing address or default mark changed; and the wallet. */
   async editCard(
-    shopperId: string,
+    identity: ShopperIdentity,
     paymentId: string,
     changes: WalletCardChanges,
   ): Promise<{ card: WalletCard; wallet: WalletView }> {
     const { nickName, ...rest } = changes;
     const { wallet } = this.deps;
-    const card = await wallet.editCard(shopperId, paymentId, {
-      ...rest,
-      ...(nickName !== undefined ? { nickname: nickName?.trim() || null } : {}),
-    });
+    const { shopperId } = identity;
+    const edits = { ...rest, ...(nickName !== undefined ? { nickname: nickName?.trim() || null } : {}) };
+    const card = await wallet.editCard(shopperId, paymentId, edits, changedBy(identity));
     const now = new Date(this.deps.now?.() ?? Date.now());
     return { card: walletCard(card, wallet.isExpired(card, now)), wallet: await this.walletOf(shopperId) };
   }
 
   /**
    * "Delete my wallet": the signed-in shopper erases their wallet, as `wallet-checkout shopper erase` does
-   * (shopper-erasure.ts). This checkout's sign-in ends with it; the email is free for a new wallet.
+   * (shopper-erasure.ts). This checkout's sign-in ends with it; the email is free for a new wallet. It
+   * cannot be undone, so a remembered device's sign-in needs a one-time code for it (`requireCode`).
    */
-  async deleteWallet(shopperId: string): Promise<void> {
+  async deleteWallet(identity: ShopperIdentity): Promise<void> {
+    const shopperId = requireCode(identity, 'delete-wallet');
     const shopper = await this.deps.wallet.getShopper(shopperId);
     const { db, limits, wallet } = this.deps;
     await eraseShopper({ db, limits, wallet }, shopper, shopperActor(shopperId));

@@ -33,6 +33,11 @@ const auditList = defineCommand<AuditFilter>({
     },
     merchant: { type: 'string', value: 'ID', description: "only events of this merchant's account" },
     action: { type: 'string', value: 'NAME', description: 'only this action, e.g. api_key.revoked' },
+    subject: {
+      type: 'string',
+      value: 'ID',
+      description: "only events about this shopper (their wallet's changes and devices), key or message",
+    },
     limit: {
       type: 'string',
       value: 'N',
@@ -56,11 +61,13 @@ const auditList = defineCommand<AuditFilter>({
     const since = timeOption(values, 'since', command);
     const afterSeq = wholeNumberOption(values, 'after', { min: 0, max: Number.MAX_SAFE_INTEGER }, command);
     const merchantId = stringOption(values, 'merchant');
+    const subject = stringOption(values, 'subject');
     const limit = wholeNumberOption(values, 'limit', { min: 1, max: MAX_LIST_LIMIT }, command);
     if (since !== undefined) filter.since = since;
     if (afterSeq !== undefined) filter.afterSeq = afterSeq;
     if (merchantId !== undefined) filter.merchantId = merchantId;
     if (action !== undefined) filter.action = action as AuditAction;
+    if (subject !== undefined) filter.subject = subject;
     if (limit !== undefined) filter.limit = limit;
     return filter;
   },

@@ -63,7 +63,7 @@ describe.each(engines())('wallet-checkout shopper … on %s', (engine) => {
     const removed = wallet.cards.find((card: { isDefault: boolean }) => !card.isDefault);
     await service.call('DELETE', `/checkout/api/wallet/cards/${removed.paymentId}`, { headers });
     const before = await service.services.wallet.findShopperByEmail(TEST_SHOPPER_EMAIL);
-    const remembered = await service.services.shopperAuth.rememberDevice(before?.id as string);
+    const remembered = await service.services.shopperAuth.rememberDevice(before?.id as string, 'ord_test');
     if (!remembered) throw new Error('the test service remembers no device');
     const { deviceToken } = remembered;
 
@@ -94,6 +94,18 @@ describe.each(engines())('wallet-checkout shopper … on %s', (engine) => {
     expect(holdings.cards.filter((card) => card.removedAt !== null).map((card) => card.paymentId)).toEqual([
       removed.paymentId,
     ]);
+    // What the shopper did in the checkout, from the audit trail: all of it by the subject, the latest shown.
+    const actions = ['wallet.card_added', 'wallet.card_removed', 'device.remembered'];
+    expect(shown.stdout).toMatch(/^Activity \(the latest \d+, oldest first\):$/m);
+    for (const action of actions)
+      expect(shown.stdout).toMatch(new RegExp(`^  \\S+Z  ${action}  shopper:`, 'm'));
+    const activity = (holdings as unknown as { activity: { action: string }[] }).activity;
+    expect(activity.map((event) => event.action)).toEqual([...actions, 'shopper.viewed', 'shopper.viewed']);
+    const bySubject = json(await cli('audit', 'list', '--subject', holdings.shopperId, '--json')) as {
+      events: { action: string; subject: string }[];
+    };
+    expect(bySubject.events.map((event) => event.action)).toEqual(activity.map((event) => event.action));
+    expect(new Set(bySubject.events.map((event) => event.subject))).toEqual(new Set([holdings.shopperId]));
 
     const unconfirmed = await cli('shopper', 'erase', TEST_SHOPPER_EMAIL);
     expect(unconfirmed.code).toBe(2);

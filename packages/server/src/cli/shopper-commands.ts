@@ -12,7 +12,7 @@ import { CardVault } from '../vault/vault.js';
 import { type Address, type Card, type Shopper, Wallet } from '../wallet/index.js';
 import { type Command, defineCommand, UsageError } from './args.js';
 import type { Context } from './context.js';
-import { isoTime, table } from './output.js';
+import { isoTime, table, toJson } from './output.js';
 
 function walletOf(context: Context): { wallet: Wallet; vault: CardVault } {
   const vault = new CardVault(context.db, context.keyRing);
@@ -63,6 +63,9 @@ async function merchantsOf(context: Context, shopperId: string, cards: Card[]) {
   );
 }
 
+/** Events of the audit trail `shopper show` lists: a support call's worth. */
+const ACTIVITY_SHOWN = 20;
+
 const shopperShow = defineCommand<string>({
   name: 'shopper show',
   summary: 'Show what the wallet holds about a shopper, for a request for access (never a card number).',
@@ -70,7 +73,9 @@ const shopperShow = defineCommand<string>({
   details: [
     'Lists the profile, the devices that remember the shopper, and every address and card saved, removed',
     "ones included, with when a card's number was erased from the vault, and the merchants that received",
-    'its data: the orders paid (or tried) with each, and the credentials webhooks that carried its card.',
+    'its data: the orders paid (or tried) with each, and the credentials webhooks that carried its card;',
+    `then the latest ${ACTIVITY_SHOWN} events about the shopper in the audit trail: their wallet's changes and`,
+    'devices, and who viewed them (all of them: `audit list --subject <shopper id>`).',
   ],
   prepare: ({ positionals }) => positionals[0] as string,
   async execute(context, email) {
@@ -80,6 +85,7 @@ const shopperShow = defineCommand<string>({
     const { addresses, cards, liveSessions } = await wallet.holdings(shopper.id);
     const erased = await vault.erasedAt(cards.map((card) => card.vaultId));
     const merchants = await merchantsOf(context, shopper.id, cards);
+    const activity = await context.audit.list({ subject: shopper.id, limit: ACTIVITY_SHOWN });
     const devices = (await rememberedDevices(context.db, shopper.id)).map((device) => ({
       rememberedAt: isoTime(device.createdAt),
       expiresAt: isoTime(device.expiresAt),
@@ -130,6 +136,11 @@ const shopperShow = defineCommand<string>({
               .join(', ') || 'none'
           }`,
       ),
+      '',
+      `Activity (the latest ${activity.length}, oldest first):`,
+      ...activity.map(
+        (event) => `  ${isoTime(event.at)}  ${event.action}  ${event.actor}  ${toJson(event.details)}`,
+      ),
     ].join('\n');
     context.print(text, {
       shopperId: shopper.id,
@@ -145,6 +156,13 @@ const shopperShow = defineCommand<string>({
       })),
       cards: cardViews,
       merchants,
+      activity: activity.map(({ seq, at, actor, action, details }) => ({
+        seq,
+        at: isoTime(at),
+        actor,
+        action,
+        details,
+      })),
     });
     return 0;
   },

@@ -19,6 +19,7 @@ import * as ordersByMerchant from './migrations/016_orders_by_merchant.js';
 import * as rememberedDevices from './migrations/017_remembered_devices.js';
 import * as merchantRememberDevices from './migrations/018_merchant_remember_devices.js';
 import * as signInProof from './migrations/019_sign_in_proof.js';
+import * as auditBySubject from './migrations/020_audit_by_subject.js';
 
 type EngineMigration = { up(db: Parameters<Migration['up']>[0], engine: Engine): Promise<void> };
 
@@ -46,6 +47,7 @@ const MIGRATIONS: Record<string, EngineMigration> = {
   '017_remembered_devices': rememberedDevices,
   '018_merchant_remember_devices': merchantRememberDevices,
   '019_sign_in_proof': signInProof,
+  '020_audit_by_subject': auditBySubject,
 };
 
 export class MigrationError extends Error {}

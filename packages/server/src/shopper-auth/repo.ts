@@ -177,9 +177,14 @@ export function useLiveDevice(db: Q, tokenHash: string, now: number): Promise<De
     .executeTakeFirst();
 }
 
-/** Forgets one device, live or not. */
-export async function deleteDevice(db: Q, tokenHash: string): Promise<void> {
-  await db.deleteFrom('remembered_devices').where('token_hash', '=', tokenHash).execute();
+/** Forgets one device, live or not; the shopper it remembered, if it was known. */
+export async function deleteDevice(db: Q, tokenHash: string): Promise<string | undefined> {
+  const row = await db
+    .deleteFrom('remembered_devices')
+    .where('token_hash', '=', tokenHash)
+    .returning('shopper_id')
+    .executeTakeFirst();
+  return row?.shopper_id;
 }
 
 /** The devices that remember a shopper, newest first, for the shopper's access request. */

@@ -1,3 +1,4 @@
+import { type Actor, type NewAuditEvent, recordAudit, shopperActor } from '../audit/index.js';
 import type { WalletEnv } from '../config.js';
 import type { Db } from '../db/index.js';
 import type { SignInProof } from '../db/schema.js';
@@ -226,20 +227,27 @@ export class ShopperAuth {
   }
 
   /**
-   * "Remember me on this device": a device token that signs the shopper in for REMEMBER_DEVICE_DAYS;
-   * undefined where devices are not remembered.
+   * "Remember me on this device", asked by the shopper signing in to `orderId`: a device token that signs
+   * them in for REMEMBER_DEVICE_DAYS, recorded in the audit trail; undefined where devices are not
+   * remembered.
    */
-  async rememberDevice(shopperId: string): Promise<DeviceGrant | undefined> {
+  async rememberDevice(shopperId: string, orderId: string): Promise<DeviceGrant | undefined> {
     if (this.#deviceTtlMs === undefined) return undefined;
     const deviceToken = newShopperToken();
     const now = this.#now();
     const expiresAt = now + this.#deviceTtlMs;
-    await repo.insertDevice(this.#db.kysely, {
-      token_hash: hashToken(deviceToken),
-      shopper_id: shopperId,
-      created_at: now,
-      expires_at: expiresAt,
-      last_used_at: null,
+    await this.#db.kysely.transaction().execute(async (trx) => {
+      await repo.insertDevice(trx, {
+        token_hash: hashToken(deviceToken),
+        shopper_id: shopperId,
+        created_at: now,
+        expires_at: expiresAt,
+        last_used_at: null,
+      });
+      const details = { orderId, expiresAt: new Date(expiresAt).toISOString() };
+      const actor = shopperActor(shopperId);
+      const event: NewAuditEvent = { actor, action: 'device.remembered', subject: shopperId, details };
+      await recordAudit(trx, event, now);
     });
     return { deviceToken, expiresAt: new Date(expiresAt).toISOString() };
   }
@@ -251,9 +259,21 @@ export class ShopperAuth {
     return row?.shopper_id;
   }
 
-  /** The device no longer signs anyone in. An unknown or expired token changes nothing. */
-  async forgetDevice(deviceToken: string): Promise<void> {
-    await repo.deleteDevice(this.#db.kysely, hashToken(deviceToken));
+  /**
+   * The device no longer signs anyone in; the audit trail records who made it forget, and why, with the
+   * shopper it remembered as the subject. An unknown or expired token changes nothing.
+   */
+  async forgetDevice(
+    deviceToken: string,
+    by: { actor: Actor; orderId?: string; reason: string },
+  ): Promise<void> {
+    await this.#db.kysely.transaction().execute(async (trx) => {
+      const shopperId = await repo.deleteDevice(trx, hashToken(deviceToken));
+      if (shopperId === undefined) return;
+      const { actor, ...details } = by;
+      const event: NewAuditEvent = { actor, action: 'device.forgotten', subject: shopperId, details };
+      await recordAudit(trx, event, this.#now());
+    });
   }
 
   async #grant(

@@ -95,6 +95,8 @@ export async function startTestService(
     WEBHOOK_RETRY_DELAYS_MS: '50,100,200',
     WEBHOOK_TIMEOUT_MS: '2000',
     LOG_LEVEL: 'info',
+    // No sandbox gateway unless the test starts one: not whatever a developer's `npm start` runs on 4010.
+    SANDBOX_GATEWAY_URL: 'http://127.0.0.1:9',
     ...env,
   });
   const logs: string[] = [];

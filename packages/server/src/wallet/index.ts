@@ -2,6 +2,7 @@ export {
   type AddressChanges,
   addressEdits,
   type CardChanges,
+  type ChangedBy,
   MAX_ADDRESSES,
   MAX_CARDS,
   type NewAddress,

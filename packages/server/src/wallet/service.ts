@@ -1,6 +1,6 @@
-import type { Insertable } from 'kysely';
-import { type Actor, recordAudit } from '../audit/index.js';
-import type { Db } from '../db/index.js';
+import type { Insertable, Transaction } from 'kysely';
+import { type Actor, type AuditAction, type AuditDetails, recordAudit } from '../audit/index.js';
+import type { Database, Db } from '../db/index.js';
 import type { AddressesTable } from '../db/schema.js';
 import { DomainError, NotFoundError, ValidationError } from '../errors.js';
 import { newId, newUuid } from '../ids.js';
@@ -8,6 +8,29 @@ import { scheduleErasure } from '../vault/erasure.js';
 import { type CardVault, cardNetwork, validatePan } from '../vault/vault.js';
 import * as repo from './repo.js';
 import type { Address, Card, Shopper } from './types.js';
+
+/**
+ * Who changes a wallet, and where: recorded in the audit trail with the change, in its transaction.
+ * `details` (the checkout's order, what signed the shopper in) go with every event; never a value of
+ * the wallet, as the trail outlives the shopper's erasure.
+ */
+export interface ChangedBy {
+  actor: Actor;
+  details?: AuditDetails;
+}
+
+/** The change's event, when someone is named for it; the shopper is its subject. */
+async function recordChange(
+  trx: Transaction<Database>,
+  shopperId: string,
+  by: ChangedBy | undefined,
+  action: AuditAction,
+  details: AuditDetails,
+): Promise<void> {
+  if (!by) return;
+  const event = { actor: by.actor, action, subject: shopperId, details: { ...details, ...by.details } };
+  await recordAudit(trx, event, Date.now());
+}
 
 export interface NewShopper {
   email: string;
@@ -206,16 +229,28 @@ async function cardInWallet(
   return card;
 }
 
-/** Makes the address the shopper's default of each kind `changes` asks for. */
-async function takeDefaults(trx: repo.Q, address: Address, changes: AddressChanges): Promise<void> {
+/** A card's columns as the checkout's API names them, for the audit trail. */
+const CARD_FIELDS = {
+  nickname: 'nickName',
+  name_on_card: 'nameOnCard',
+  billing_address_id: 'billingAddressId',
+  is_default: 'isDefault',
+} as const;
+
+/** Makes the address the shopper's default of each kind `changes` asks for; the defaults it took. */
+async function takeDefaults(trx: repo.Q, address: Address, changes: AddressChanges): Promise<string[]> {
+  const taken: string[] = [];
   if (changes.isDefaultBilling && !address.isDefaultBilling) {
     await repo.clearDefaultAddress(trx, address.shopperId, 'is_default_billing');
     await repo.updateAddress(trx, address.id, { is_default_billing: 1 });
+    taken.push('isDefaultBilling');
   }
   if (changes.isDefaultShipping && !address.isDefaultShipping) {
     await repo.clearDefaultAddress(trx, address.shopperId, 'is_default_shipping');
     await repo.updateAddress(trx, address.id, { is_default_shipping: 1 });
+    taken.push('isDefaultShipping');
   }
+  return taken;
 }
 
 async function mustFindCard(trx: repo.Q, id: string): Promise<Card> {
@@ -275,7 +310,7 @@ export class Wallet {
    * Making an address a default takes that default away from the shopper's other addresses. Addresses
    * saved at the same moment leave one default of each kind. A wallet holds at most MAX_ADDRESSES.
    */
-  async addAddress(shopperId: string, input: NewAddress): Promise<Address> {
+  async addAddress(shopperId: string, input: NewAddress, by?: ChangedBy): Promise<Address> {
     await this.getShopper(shopperId);
     return this.db.kysely.transaction().execute(async (trx) => {
       await repo.lockShopper(trx, this.db.engine, shopperId);
@@ -291,10 +326,12 @@ export class Wallet {
       const isDefaultShipping = input.isDefaultShipping ?? first;
       if (isDefaultBilling) await repo.clearDefaultAddress(trx, shopperId, 'is_default_billing');
       if (isDefaultShipping) await repo.clearDefaultAddress(trx, shopperId, 'is_default_shipping');
-      return repo.insertAddress(
+      const address = await repo.insertAddress(
         trx,
         addressRow(shopperId, input, { billing: isDefaultBilling, shipping: isDefaultShipping }, Date.now()),
       );
+      await recordChange(trx, shopperId, by, 'wallet.address_added', { addressId: address.id });
+      return address;
     });
   }
 
@@ -304,7 +341,7 @@ export class Wallet {
    * stays (`ADDRESS_IN_USE`): that card is saved again with another one, or removed, first. A default
    * passes to the newest address left. Removing a removed address changes nothing.
    */
-  async removeAddress(shopperId: string, addressId: number): Promise<void> {
+  async removeAddress(shopperId: string, addressId: number, by?: ChangedBy): Promise<void> {
     await this.db.kysely.transaction().execute(async (trx) => {
       await repo.lockShopper(trx, this.db.engine, shopperId);
       const address = await addressInWallet(trx, shopperId, addressId, { removed: true });
@@ -321,6 +358,7 @@ export class Wallet {
         is_default_billing: 0,
         is_default_shipping: 0,
       });
+      await recordChange(trx, shopperId, by, 'wallet.address_removed', { addressId });
       const [newest] = (await repo.listAddresses(trx, shopperId)).sort((a, b) => b.id - a.id);
       if (!newest) return;
       if (address.isDefaultBilling) {
@@ -339,7 +377,12 @@ export class Wallet {
    * address as it is, and so does asking for a default it already is. A default can only be taken:
    * making another address the default takes it from this one. Answers the address as it is now.
    */
-  async editAddress(shopperId: string, addressId: number, changes: AddressChanges): Promise<Address> {
+  async editAddress(
+    shopperId: string,
+    addressId: number,
+    changes: AddressChanges,
+    by?: ChangedBy,
+  ): Promise<Address> {
     return this.db.kysely.transaction().execute(async (trx) => {
       await repo.lockShopper(trx, this.db.engine, shopperId);
       const address = await addressInWallet(trx, shopperId, addressId);
@@ -359,7 +402,15 @@ export class Wallet {
         );
         await repo.moveBillingAddress(trx, shopperId, address.id, current.id);
       }
-      await takeDefaults(trx, current, changes);
+      const defaults = await takeDefaults(trx, current, changes);
+      const fields = Object.keys(edits);
+      if (fields.length > 0 || defaults.length > 0) {
+        await recordChange(trx, shopperId, by, 'wallet.address_changed', {
+          addressId,
+          ...(current.id !== addressId ? { newAddressId: current.id } : {}),
+          fields: [...fields, ...defaults],
+        });
+      }
       return addressInWallet(trx, shopperId, current.id);
     });
   }
@@ -377,8 +428,8 @@ export class Wallet {
    * Saves a card: the number into the vault, the rest into the wallet. The same number saved twice by
    * one shopper returns the card saved the first time, unchanged.
    */
-  async addCard(input: NewCard): Promise<Card> {
-    return (await this.#save(input, false)).card;
+  async addCard(input: NewCard, by?: ChangedBy): Promise<Card> {
+    return (await this.#save(input, false, by)).card;
   }
 
   /**
@@ -387,8 +438,8 @@ export class Wallet {
    * billing address become the ones given now. `created` says whether the card is new to the wallet
    * (a removed card typed again is).
    */
-  saveCard(input: NewCard): Promise<{ card: Card; created: boolean }> {
-    return this.#save(input, true);
+  saveCard(input: NewCard, by?: ChangedBy): Promise<{ card: Card; created: boolean }> {
+    return this.#save(input, true, by);
   }
 
   /**
@@ -396,7 +447,7 @@ export class Wallet {
    * yet, or an expired one); cards saved at the same moment leave one default. A wallet holds at most
    * MAX_CARDS cards.
    */
-  async #save(input: NewCard, renew: boolean): Promise<{ card: Card; created: boolean }> {
+  async #save(input: NewCard, renew: boolean, by?: ChangedBy): Promise<{ card: Card; created: boolean }> {
     const pan = input.pan.replace(/[\s-]/g, '');
     validatePan(pan);
     const now = new Date();
@@ -425,7 +476,12 @@ export class Wallet {
       const isDefault =
         input.isDefault === true ||
         !cards.some((card) => card.isDefault && card.id !== existing?.id && !isExpired(card, now));
-      if (existing) return { card: await renewCard(trx, existing, input, isDefault), created: added };
+      if (existing) {
+        const card = await renewCard(trx, existing, input, isDefault);
+        const action = added ? 'wallet.card_added' : 'wallet.card_changed';
+        await recordChange(trx, input.shopperId, by, action, { paymentId: card.id, renewed: true });
+        return { card, created: added };
+      }
       if (isDefault) await repo.clearDefaultCard(trx, input.shopperId);
       const id = newUuid();
       await repo.insertCard(trx, {
@@ -444,6 +500,7 @@ export class Wallet {
         stored_credentials_identifier: null,
         created_at: Date.now(),
       });
+      await recordChange(trx, input.shopperId, by, 'wallet.card_added', { paymentId: id });
       return { card: await mustFindCard(trx, id), created: true };
     });
   }
@@ -455,13 +512,14 @@ export class Wallet {
    * brings it back. An hour on, the number is erased from the vault unless another wallet holds it
    * (vault/erasure.ts); typed after that, it is a new card.
    */
-  async removeCard(shopperId: string, cardId: string): Promise<void> {
+  async removeCard(shopperId: string, cardId: string, by?: ChangedBy): Promise<void> {
     const now = new Date();
     await this.db.kysely.transaction().execute(async (trx) => {
       await repo.lockShopper(trx, this.db.engine, shopperId);
       const card = await cardInWallet(trx, shopperId, cardId, { removed: true });
       if (card.removedAt !== null) return;
       await takeOut(trx, card, now.getTime());
+      await recordChange(trx, shopperId, by, 'wallet.card_removed', { paymentId: cardId });
       if (!card.isDefault) return;
       // Newest first, now that none is the default.
       const next = (await repo.listCards(trx, shopperId)).find((other) => !isExpired(other, now));
@@ -474,7 +532,7 @@ export class Wallet {
    * card's number and expiry change only by typing the card again (saveCard). An expired card cannot be
    * the default (`PAYMENT_METHOD_EXPIRED`). Answers the card as it is now.
    */
-  async editCard(shopperId: string, cardId: string, changes: CardChanges): Promise<Card> {
+  async editCard(shopperId: string, cardId: string, changes: CardChanges, by?: ChangedBy): Promise<Card> {
     const now = new Date();
     if (changes.nameOnCard !== undefined && !changes.nameOnCard.trim()) {
       throw new ValidationError('nameOnCard: must not be empty');
@@ -501,7 +559,11 @@ export class Wallet {
         ...(changes.billingAddressId !== undefined ? { billing_address_id: changes.billingAddressId } : {}),
         ...(isDefault ? { is_default: 1 } : {}),
       };
-      if (Object.keys(update).length > 0) await repo.updateCard(trx, card.id, update);
+      if (Object.keys(update).length > 0) {
+        await repo.updateCard(trx, card.id, update);
+        const fields = Object.keys(update).map((column) => CARD_FIELDS[column as keyof typeof update]);
+        await recordChange(trx, shopperId, by, 'wallet.card_changed', { paymentId: card.id, fields });
+      }
       return mustFindCard(trx, card.id);
     });
   }

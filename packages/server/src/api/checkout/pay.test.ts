@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo as NetAddress } from 'node:net';
 import { request as httpRequest } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuditTrail } from '../../audit/index.js';
 import { TEST_SHOPPER_EMAIL } from '../../sandbox/seed.js';
 import { TEST_ACTOR } from '../../test-support/actor.js';
 import { engines } from '../../test-support/db.js';
@@ -640,6 +641,22 @@ describe.each(engines())('checkout page API: sign-in, wallet and payment on %s',
     const wallet = await walletOf(token);
     expect(wallet).toMatchObject({ email, phone: '+15035550123', firstName: 'Nova' });
     expect(wallet.cards).toEqual([expect.objectContaining({ last4CardNumber: '4242', isDefault: true })]);
+    // The audit trail has the wallet's start: where, and that a code proved the email.
+    const shopper = await service.services.wallet.findShopperByEmail(email);
+    const started = await new AuditTrail(service.services.db).list({ subject: shopper?.id as string });
+    const at = { orderId, proof: 'code', enrolment: true };
+    expect(started.map(({ actor, action, details }) => ({ actor, action, details }))).toEqual([
+      {
+        actor: `shopper:${shopper?.id}`,
+        action: 'wallet.address_added',
+        details: { addressId: wallet.addresses[0].addressId, ...at },
+      },
+      {
+        actor: `shopper:${shopper?.id}`,
+        action: 'wallet.card_added',
+        details: { paymentId: wallet.cards[0].paymentId, ...at },
+      },
+    ]);
     const response = await pay(orderId, token, { paymentId: wallet.cards[0].paymentId, cvv: '737' });
     expect(response.json).toMatchObject({
       outcome: 'success',

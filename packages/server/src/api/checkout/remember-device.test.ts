@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AuditTrail } from '../../audit/index.js';
 import { TEST_SHOPPER_EMAIL } from '../../sandbox/seed.js';
 import { TEST_SHOPPER_CODE } from '../../shopper-auth/index.js';
 import { TEST_ACTOR } from '../../test-support/actor.js';
@@ -218,6 +219,58 @@ describe.each(engines())('checkout page API: "Remember me on this device" on %s'
       { headers: byCode, body: { address1: '10 Far Rd' } },
     );
     expect([byCodeEdited.status, byCodeEdited.json.address.address1]).toEqual([200, '10 Far Rd']);
+  });
+
+  it('records in the audit trail what each sign-in changed, with its order and proof, and the devices', async () => {
+    const trail = new AuditTrail(service.services.db);
+    const [last] = await trail.list({ limit: 1 });
+    const shopper = await service.services.wallet.findShopperByEmail(TEST_SHOPPER_EMAIL);
+    const { deviceToken, shopperToken } = await signIn(true);
+    const byCode = { authorization: `Bearer ${shopperToken}` };
+    const added = await service.call('POST', '/checkout/api/wallet/addresses', {
+      headers: byCode,
+      body: {
+        firstName: 'Test',
+        lastName: 'Shopper',
+        address1: '3 Elm St',
+        city: 'Austin',
+        state: 'TX',
+        zip: '78703',
+        country: 'US',
+      },
+    });
+    const resumed = await resume(deviceToken);
+    const byDevice = { authorization: `Bearer ${resumed.json.shopperToken}` };
+    const { paymentId } = (await service.call('GET', '/checkout/api/wallet', { headers: byDevice })).json
+      .cards[0];
+    await service.call('PATCH', `/checkout/api/wallet/cards/${paymentId}`, {
+      headers: byDevice,
+      body: { nickName: 'Everyday' },
+    });
+    await service.call('POST', '/checkout/api/sign-out', { headers: byDevice, body: { deviceToken } });
+
+    const events = await trail.list({ subject: shopper?.id as string, afterSeq: last?.seq ?? 0 });
+    const actor = `shopper:${shopper?.id}`;
+    const signedInAt = { orderId: expect.stringMatching(/^ord_/), proof: 'code' };
+    expect(events.map(({ actor, action, details }) => ({ actor, action, details }))).toEqual([
+      {
+        actor,
+        action: 'device.remembered',
+        details: { orderId: expect.stringMatching(/^ord_/), expiresAt: expect.any(String) },
+      },
+      { actor, action: 'wallet.address_added', details: { addressId: added.json.addressId, ...signedInAt } },
+      {
+        actor,
+        action: 'wallet.card_changed',
+        details: { paymentId, fields: ['nickName'], orderId: resumed.orderId, proof: 'device' },
+      },
+      {
+        actor,
+        action: 'device.forgotten',
+        details: { orderId: resumed.orderId, reason: 'signed out on the device' },
+      },
+    ]);
+    expect(events[0]?.details.orderId).toBe(events[1]?.details.orderId);
   });
 
   it('deletes the wallet for a sign-in with a code, not a remembered device, and forgets its devices', async () => {

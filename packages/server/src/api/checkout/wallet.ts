@@ -113,8 +113,8 @@ export const walletRoutes =
         },
       },
       async (request, reply) => {
-        const shopperId = await deps.checkout.authenticateByCode(shopperTokenOf(request), 'address');
-        return reply.status(201).send(await deps.checkout.addAddress(shopperId, request.body));
+        const identity = await deps.checkout.identify(shopperTokenOf(request));
+        return reply.status(201).send(await deps.checkout.addAddress(identity, request.body));
       },
     );
 
@@ -136,8 +136,8 @@ export const walletRoutes =
         },
       },
       async (request, reply) => {
-        const shopperId = await deps.checkout.authenticate(shopperTokenOf(request));
-        const { card, created } = await deps.checkout.addCard(shopperId, request.body);
+        const identity = await deps.checkout.identify(shopperTokenOf(request));
+        const { card, created } = await deps.checkout.addCard(identity, request.body);
         return reply.status(created ? 201 : 200).send(card);
       },
     );
@@ -165,7 +165,8 @@ export const walletRoutes =
         },
       },
       async (request) => {
-        return deps.checkout.editAddress(shopperTokenOf(request), request.params.addressId, request.body);
+        const identity = await deps.checkout.identify(shopperTokenOf(request));
+        return deps.checkout.editAddress(identity, request.params.addressId, request.body);
       },
     );
 
@@ -192,8 +193,8 @@ export const walletRoutes =
         },
       },
       async (request) => {
-        const shopperId = await deps.checkout.authenticate(shopperTokenOf(request));
-        return deps.checkout.editCard(shopperId, request.params.paymentId, request.body);
+        const identity = await deps.checkout.identify(shopperTokenOf(request));
+        return deps.checkout.editCard(identity, request.params.paymentId, request.body);
       },
     );
 
@@ -214,8 +215,8 @@ export const walletRoutes =
         },
       },
       async (request) => {
-        const shopperId = await deps.checkout.authenticate(shopperTokenOf(request));
-        return deps.checkout.removeCard(shopperId, request.params.paymentId);
+        const identity = await deps.checkout.identify(shopperTokenOf(request));
+        return deps.checkout.removeCard(identity, request.params.paymentId);
       },
     );
 
@@ -241,8 +242,8 @@ export const walletRoutes =
         },
       },
       async (request) => {
-        const shopperId = await deps.checkout.authenticate(shopperTokenOf(request));
-        return deps.checkout.removeAddress(shopperId, request.params.addressId);
+        const identity = await deps.checkout.identify(shopperTokenOf(request));
+        return deps.checkout.removeAddress(identity, request.params.addressId);
       },
     );
 
@@ -262,8 +263,8 @@ export const walletRoutes =
         },
       },
       async (request) => {
-        const shopperId = await deps.checkout.authenticateByCode(shopperTokenOf(request), 'delete-wallet');
-        await deps.checkout.deleteWallet(shopperId);
+        const identity = await deps.checkout.identify(shopperTokenOf(request));
+        await deps.checkout.deleteWallet(identity);
         return { deleted: true as const };
       },
     );
