@@ -108,6 +108,9 @@ describe.each(engines())('the merchant library against the service on %s', (engi
     const again = await wallet.payments.requestCredentials(credentialsFor('lib-replay'), { idempotencyKey });
     expect(again).toEqual(first);
     expect(await wallet.payments.findCredentialsRequests('lib-replay')).toHaveLength(1);
+    const another = await wallet.payments.requestCredentials(credentialsFor('lib-replay'));
+    const latest = await wallet.payments.findCredentialsRequests('lib-replay', { limit: 1 });
+    expect(latest.map((each) => each.requestId)).toEqual([another.requestId]);
   });
 
   it('throws the service’s refusals with their status, errorCode, message and request id', async () => {

@@ -120,12 +120,18 @@ export class WalletCheckout {
     /** A credentials request by the `requestId` of its acknowledgement. */
     getCredentialsRequest: (requestId: string): Promise<CredentialsRequest> =>
       this.#call({ method: 'GET', path: `/payments/credentials/${segment(requestId)}` }),
-    /** The credentials requests made with a `merchantReference`, newest first. */
-    findCredentialsRequests: async (merchantReference: string): Promise<CredentialsRequest[]> => {
+    /**
+     * The credentials requests made with a `merchantReference`, newest first: the latest `limit` of them
+     * (20 unless told, at most 100).
+     */
+    findCredentialsRequests: async (
+      merchantReference: string,
+      options: { limit?: number } = {},
+    ): Promise<CredentialsRequest[]> => {
       const page = await this.#call<{ data: CredentialsRequest[] }>({
         method: 'GET',
         path: '/payments/credentials',
-        query: { merchantReference },
+        query: { merchantReference, limit: options.limit },
       });
       return page.data;
     },

@@ -493,6 +493,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
                 /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
                 401: {
                     headers: {
@@ -675,6 +684,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
                 /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
                 401: {
                     headers: {
@@ -728,7 +746,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     messageId: string;
                 };
@@ -757,6 +778,19 @@ export interface paths {
                         };
                     };
                 };
+                /**
+                 * @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule.
+                 *
+                 *     `INVALID_JSON`: The body is not valid JSON.
+                 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
                 /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
                 401: {
                     headers: {
@@ -775,8 +809,32 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description `WEBHOOK_NOT_RESENDABLE`: The webhook message is still pending; it cannot be sent again yet. */
+                /**
+                 * @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with a different request body or path.
+                 *
+                 *     `IDEMPOTENCY_REQUEST_IN_PROGRESS`: A request with the same `Idempotency-Key` is still being processed.
+                 *
+                 *     `WEBHOOK_NOT_RESENDABLE`: The webhook message is still pending; it cannot be sent again yet.
+                 */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the service accepts. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`. */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -812,12 +870,15 @@ export interface paths {
         put?: never;
         /**
          * Send again every message given up since a time
-         * @description After your endpoint was down for longer than the retry schedule: every message of yours that ended FAILED at or after `since` goes out again, oldest first, each with its own `webhook-id` and a fresh retry schedule. At most 1000 a call; call again while `hasMore` is true. A call that sends any again is recorded in the service's audit trail.
+         * @description After your endpoint was down for longer than the retry schedule: every message of yours that ended FAILED at or after `since` goes out again, oldest first, each with its original `webhook-id` (receivers that de-duplicate on it see a message they already took as such) and a fresh retry schedule. At most 1000 a call; call again while `hasMore` is true. A call that sends any again is recorded in the service's audit trail.
          */
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. */
+                    "idempotency-key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -847,7 +908,11 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule. */
+                /**
+                 * @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule.
+                 *
+                 *     `INVALID_JSON`: The body is not valid JSON.
+                 */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -858,6 +923,37 @@ export interface paths {
                 };
                 /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /**
+                 * @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with a different request body or path.
+                 *
+                 *     `IDEMPOTENCY_REQUEST_IN_PROGRESS`: A request with the same `Idempotency-Key` is still being processed.
+                 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the service accepts. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`. */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -898,7 +994,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. */
+                    "idempotency-key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -925,8 +1024,52 @@ export interface paths {
                         };
                     };
                 };
+                /**
+                 * @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule.
+                 *
+                 *     `INVALID_JSON`: The body is not valid JSON.
+                 */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
                 /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /**
+                 * @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with a different request body or path.
+                 *
+                 *     `IDEMPOTENCY_REQUEST_IN_PROGRESS`: A request with the same `Idempotency-Key` is still being processed.
+                 */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the service accepts. */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`. */
+                415: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1291,7 +1434,7 @@ export interface paths {
                                 /** @description For `merchant`: which of your API keys (`key_…`, as `apikey list` shows them) took the action. */
                                 apiKeyId: string | null;
                                 /** @description What was done; see the operations guide for each action and its details. */
-                                action: "merchant.created" | "merchant.updated" | "merchant.credentials_approved" | "merchant.credentials_withdrawn" | "api_key.created" | "api_key.revoked" | "webhook_secret.rotated" | "gateway_account.set" | "gateway_account.removed" | "vault.key_rotated" | "shopper.viewed" | "shopper.erased" | "webhook.resent" | "webhooks.recovered" | "database.backed_up" | "audit.viewed";
+                                action: "merchant.created" | "merchant.updated" | "merchant.credentials_approved" | "merchant.credentials_withdrawn" | "api_key.created" | "api_key.revoked" | "webhook_secret.rotated" | "gateway_account.set" | "gateway_account.removed" | "vault.key_rotated" | "shopper.viewed" | "shopper.erased" | "wallet.address_added" | "wallet.address_changed" | "wallet.address_removed" | "wallet.card_added" | "wallet.card_changed" | "wallet.card_removed" | "device.remembered" | "device.forgotten" | "webhook.resent" | "webhooks.recovered" | "database.backed_up" | "audit.viewed";
                                 /** @description The API key (`key_…`) or webhook message (`msg_…`) acted on, when not your account itself. */
                                 subject: string | null;
                                 /** @description The settings as they became, the key prefix, the counts: never a key, a secret or card data. */
@@ -1357,7 +1500,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. */
+                    "idempotency-key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -1556,7 +1702,7 @@ export interface webhooks {
                 };
             };
             responses: {
-                /** @description Any 2xx within the time-out (15 s by default) counts as delivered. Anything else, a redirect or a time-out is retried with the same `webhook-id` and body. */
+                /** @description Any 2xx within the time-out (15 s by default) counts as delivered. Anything else, a redirect or a time-out is retried with the same `webhook-id`; the body is built again from the vault at each attempt (the same card data, the billing address as it is then). */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -1672,7 +1818,7 @@ export interface webhooks {
                 };
             };
             responses: {
-                /** @description Any 2xx within the time-out (15 s by default) counts as delivered. Anything else, a redirect or a time-out is retried with the same `webhook-id` and body. */
+                /** @description Any 2xx within the time-out (15 s by default) counts as delivered. Anything else, a redirect or a time-out is retried with the same `webhook-id`; the body is built again from the vault at each attempt (the same card data, the billing address as it is then). */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -1788,7 +1934,7 @@ export interface webhooks {
                 };
             };
             responses: {
-                /** @description Any 2xx within the time-out (15 s by default) counts as delivered. Anything else, a redirect or a time-out is retried with the same `webhook-id` and body. */
+                /** @description Any 2xx within the time-out (15 s by default) counts as delivered. Anything else, a redirect or a time-out is retried with the same `webhook-id`; the body is built again from the vault at each attempt (the same card data, the billing address as it is then). */
                 200: {
                     headers: {
                         [name: string]: unknown;

@@ -26,6 +26,11 @@ function signed(at = new Date(), payload = body, key = secret): Record<string, s
 describe('verifyWebhook', () => {
   it('returns the event of a body signed with the secret, from plain or fetch headers', () => {
     expect(verifyWebhook({ secret, body, headers: signed() })).toEqual(JSON.parse(body));
+    const capitalized = Object.fromEntries(
+      Object.entries(signed()).map(([name, value]) => [name.replace(/\b\w/g, (c) => c.toUpperCase()), value]),
+    );
+    expect(Object.keys(capitalized)).toContain('Webhook-Id');
+    expect(verifyWebhook({ secret, body, headers: capitalized })).toEqual(JSON.parse(body));
     expect(verifyWebhook({ secret, body: Buffer.from(body), headers: new Headers(signed()) })).toMatchObject({
       eventName: 'WEBHOOK_TEST',
     });

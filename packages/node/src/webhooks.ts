@@ -50,8 +50,12 @@ export function webhookId(headers: IncomingHeaders): string | undefined {
   return header(headers, 'webhook-id');
 }
 
+/** A header by its lowercase name, whatever the case of the names in a plain object. */
 function header(headers: IncomingHeaders, name: string): string | undefined {
-  const value = headers instanceof Headers ? headers.get(name) : headers[name];
+  const value =
+    headers instanceof Headers
+      ? headers.get(name)
+      : (headers[name] ?? Object.entries(headers).find(([key]) => key.toLowerCase() === name)?.[1]);
   const text = Array.isArray(value) ? value[0] : value;
   return text === undefined || text === null || text === '' ? undefined : text;
 }

@@ -103,7 +103,7 @@ const SIGNATURE_HEADERS = [
 const ANSWERS = {
   '200': {
     description:
-      'Any 2xx within the time-out (15 s by default) counts as delivered. Anything else, a redirect or a time-out is retried with the same `webhook-id` and body.',
+      'Any 2xx within the time-out (15 s by default) counts as delivered. Anything else, a redirect or a time-out is retried with the same `webhook-id`; the body is built again from the vault at each attempt (the same card data, the billing address as it is then).',
   },
 };
 

@@ -1,6 +1,11 @@
 /** `merchant …`, `apikey …` and `webhook-secret rotate`: operator tasks on merchant accounts. */
 import { NotFoundError } from '../errors.js';
-import type { CreateMerchantInput, CredentialType, MerchantPatch } from '../merchants/index.js';
+import {
+  type CreateMerchantInput,
+  type CredentialType,
+  MAX_OVERLAP_SECONDS,
+  type MerchantPatch,
+} from '../merchants/index.js';
 import {
   type Command,
   commaList,
@@ -262,8 +267,14 @@ const apikeyRevoke = defineCommand<string>({
   positionals: ['keyIdOrKey'],
   prepare: ({ positionals }) => positionals[0] as string,
   async execute(context, keyIdOrKey) {
+    const asked = Date.now();
     const key = await context.merchants.revokeApiKey(keyIdOrKey, context.actor);
-    context.print(`Revoked API key ${key.id} (${key.prefix}…) at ${isoTime(key.revokedAt)}.`, key);
+    const revokedAt = isoTime(key.revokedAt);
+    const said =
+      (key.revokedAt ?? asked) < asked
+        ? `API key ${key.id} (${key.prefix}…) was already revoked at ${revokedAt}; nothing changed.`
+        : `Revoked API key ${key.id} (${key.prefix}…) at ${revokedAt}.`;
+    context.print(said, key);
     return 0;
   },
 });
@@ -276,15 +287,16 @@ const webhookSecretRotate = defineCommand<{ merchantId: string; overlapSeconds: 
     'overlap-hours': {
       type: 'string',
       value: 'H',
-      description: 'hours the old secret keeps signing beside the new one (default 24; 0 after a leak)',
+      description: `hours the old secret keeps signing beside the new one (default 24, at most ${MAX_OVERLAP_SECONDS / 3600}; 0 after a leak)`,
     },
   },
   details: ['During the overlap every delivery carries one signature per secret.'],
   prepare({ values, positionals }) {
     const raw = stringOption(values, 'overlap-hours') ?? '24';
-    if (!/^\d+(\.\d+)?$/.test(raw)) {
+    const most = MAX_OVERLAP_SECONDS / 3600;
+    if (!/^\d+(\.\d+)?$/.test(raw) || Number(raw) > most) {
       throw new UsageError(
-        `--overlap-hours must be a number of hours, 0 or more, got "${raw}"`,
+        `--overlap-hours must be a number of hours from 0 to ${most}, got "${raw}"`,
         'webhook-secret rotate',
       );
     }

@@ -292,6 +292,17 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
       id: third.id,
       revokedAt: expect.any(Number),
     });
+    // A second revoke keeps the first time and records nothing more.
+    const again = await cli('apikey', 'revoke', second.id as string);
+    expect(again.stdout).toMatch(
+      new RegExp(
+        `^API key ${second.id} \\(sk_test_\\w+…\\) was already revoked at \\S+Z; nothing changed\\.\n$`,
+      ),
+    );
+    const revokes = json(
+      await cli('audit', 'list', '--action', 'api_key.revoked', '--merchant', created.merchantId, '--json'),
+    ) as { events: { subject: string }[] };
+    expect(revokes.events.map((event) => event.subject)).toEqual([second.id, third.id]);
     const unknownKey = `sk_test_${'Z'.repeat(32)}`;
     expect(await cli('apikey', 'revoke', unknownKey)).toEqual({
       code: 1,
@@ -338,7 +349,12 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     );
     const bad = await cli('webhook-secret', 'rotate', created.merchantId, '--overlap-hours', 'soon');
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/^error: --overlap-hours must be a number of hours, 0 or more, got "soon"/);
+    expect(bad.stderr).toMatch(/^error: --overlap-hours must be a number of hours from 0 to 720, got "soon"/);
+    const long = await cli('webhook-secret', 'rotate', created.merchantId, '--overlap-hours', '721');
+    expect([long.code, long.stderr]).toEqual([
+      2,
+      expect.stringMatching(/^error: --overlap-hours must be a number of hours from 0 to 720, got "721"/),
+    ]);
   });
 
   it('rotates the staging vault key and re-encrypts the secrets', async () => {
@@ -602,7 +618,7 @@ describe('wallet-checkout CLI without a database', () => {
     ],
     [
       ['webhook-secret', 'rotate', 'mch_1', '--overlap-hours', '-1'],
-      /^error: --overlap-hours must be a number of hours, 0 or more, got "-1"/,
+      /^error: --overlap-hours must be a number of hours from 0 to 720, got "-1"/,
     ],
     [['merchant', 'show'], /^error: "merchant show" needs <merchantId>/],
     [['merchant', 'show', 'a', 'b'], /^error: unexpected argument "b" for "merchant show"/],

@@ -143,7 +143,9 @@ const vaultRotateKey = defineCommand<void>({
       action: 'vault.key_rotated',
       details: { primaryKeyId: keyRing.primaryKeyId, reencrypted },
     });
-    const restart = config.vaultKeys ? '' : '\nRestart running services so that they load the new key.';
+    const restart = config.vaultKeys
+      ? ''
+      : '\nRunning services read the key file again when they first meet a value sealed under the new key; no restart is needed.';
     context.print(
       `Re-encrypted ${reencrypted} value(s) under the primary key ${keyRing.primaryKeyId}.${restart}`,
       { primaryKeyId: keyRing.primaryKeyId, reencrypted },

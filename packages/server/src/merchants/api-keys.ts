@@ -139,19 +139,21 @@ export class ApiKeys {
 
   /**
    * Revokes a key, named by its id (`key_…`) or given whole (`sk_…`, as whoever found it leaked has it);
-   * a second revoke keeps the first time. It stops working in this process at once.
+   * a second revoke keeps the first time, and records nothing. It stops working in this process at once.
    */
   async revoke(keyIdOrKey: string, by: Actor): Promise<ApiKeyInfo> {
     const whole = Object.values(API_KEY_PREFIXES).some((prefix) => keyIdOrKey.startsWith(prefix));
     const key = whole ? { hash: hashApiKey(keyIdOrKey) } : { id: keyIdOrKey };
     const row = await this.#repo.transaction(async (repo, trx) => {
       const now = this.#now();
-      const revoked = await repo.revokeApiKey(key, now);
-      if (!revoked) {
+      const found = await repo.revokeApiKey(key, now);
+      if (!found) {
         // Never echo a key: this message reaches terminals and logs.
         const named = whole ? 'matching the key given' : keyIdOrKey;
         throw new NotFoundError('API_KEY_NOT_FOUND', `API key ${named} does not exist`);
       }
+      const revoked = found.row;
+      if (!found.revokedNow) return revoked;
       const event = {
         actor: by,
         action: 'api_key.revoked',

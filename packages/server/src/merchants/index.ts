@@ -16,4 +16,4 @@ export {
 export { type CreatedMerchant, Merchants, type MerchantsOptions } from './service.js';
 export * from './types.js';
 export type { CreateMerchantInput, MerchantPatch, ShippingMethodInput } from './validation.js';
-export { DEFAULT_OVERLAP_SECONDS, WEBHOOK_SECRET_PREFIX } from './webhook-secrets.js';
+export { DEFAULT_OVERLAP_SECONDS, MAX_OVERLAP_SECONDS, WEBHOOK_SECRET_PREFIX } from './webhook-secrets.js';

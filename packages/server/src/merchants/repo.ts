@@ -115,7 +115,10 @@ export class MerchantsRepo {
   }
 
   /** Revokes the key with this id or this hash; a key revoked before keeps its time. */
-  async revokeApiKey(key: { id: string } | { hash: string }, at: number): Promise<ApiKeyRow | undefined> {
+  async revokeApiKey(
+    key: { id: string } | { hash: string },
+    at: number,
+  ): Promise<{ row: ApiKeyRow; revokedNow: boolean } | undefined> {
     const [column, value] = 'id' in key ? (['id', key.id] as const) : (['hash', key.hash] as const);
     const revoked = await this.#kysely
       .updateTable('api_keys')
@@ -124,9 +127,13 @@ export class MerchantsRepo {
       .where('revoked_at', 'is', null)
       .returningAll()
       .executeTakeFirst();
-    return (
-      revoked ?? this.#kysely.selectFrom('api_keys').selectAll().where(column, '=', value).executeTakeFirst()
-    );
+    if (revoked) return { row: revoked, revokedNow: true };
+    const row = await this.#kysely
+      .selectFrom('api_keys')
+      .selectAll()
+      .where(column, '=', value)
+      .executeTakeFirst();
+    return row && { row, revokedNow: false };
   }
 
   /** Records that the key was used `at`, unless a later use is recorded (by a process whose clock is ahead). */

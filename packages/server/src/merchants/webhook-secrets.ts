@@ -21,7 +21,8 @@ export const WEBHOOK_SECRET_PREFIX = 'whsec_';
 const SECRET_BYTES = 24;
 /** 24 h: long enough for a merchant to deploy its verifier with the new secret. */
 export const DEFAULT_OVERLAP_SECONDS = 24 * 3600;
-const MAX_OVERLAP_SECONDS = 30 * 24 * 3600;
+/** 30 days: the longest the old secret signs beside the new one. */
+export const MAX_OVERLAP_SECONDS = 30 * 24 * 3600;
 
 export function newWebhookSecret(): string {
   return `${WEBHOOK_SECRET_PREFIX}${randomBytes(SECRET_BYTES).toString('base64')}`;

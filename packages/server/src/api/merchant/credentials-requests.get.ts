@@ -84,7 +84,7 @@ export const credentialsLookupRoutes =
           params: Type.Object({ requestId: Type.String({ minLength: 1, maxLength: 64 }) }),
           response: {
             200: CredentialsRequestResource,
-            ...errorResponses(['UNAUTHORIZED', 'CREDENTIALS_REQUEST_NOT_FOUND']),
+            ...errorResponses(['UNAUTHORIZED', 'VALIDATION_ERROR', 'CREDENTIALS_REQUEST_NOT_FOUND']),
           },
         },
       },

@@ -394,6 +394,22 @@ describe.each(engines())('POST /payments/credentials on %s', (engine) => {
       expect(reused.json.errorCode).toBe('IDEMPOTENCY_KEY_REUSED');
     });
 
+    it('keeps no 400, so the same key sends the request mended', async () => {
+      const headers = { 'idempotency-key': `k-${engine}-mended` };
+      const euros = await service.call('POST', '/payments/credentials', {
+        apiKey: shop.apiKey,
+        body: body({ merchantReference: 'idem-mended', currency: 'EUR' }),
+        headers,
+      });
+      expect([euros.status, euros.json.errorCode]).toEqual([400, 'UNSUPPORTED_CURRENCY']);
+      const dollars = await service.call('POST', '/payments/credentials', {
+        apiKey: shop.apiKey,
+        body: body({ merchantReference: 'idem-mended' }),
+        headers,
+      });
+      expect([dollars.status, dollars.headers['idempotent-replayed']]).toEqual([200, undefined]);
+    });
+
     it('scopes keys per merchant', async () => {
       const other = await service.merchant({ webhookUrl: receiver.url });
       const theirs = await service.session(other.apiKey);

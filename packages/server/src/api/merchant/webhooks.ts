@@ -10,7 +10,16 @@ import {
   type WebhookTester,
 } from '../../webhooks/index.js';
 import { apiKeyOf, merchantOf } from '../plugins/auth.js';
-import { BEARER_SECURITY, errorResponses, ListQuery, Page, StartingAfter, Timestamp } from '../schemas.js';
+import {
+  BEARER_SECURITY,
+  COMMON_POST_ERRORS,
+  errorResponses,
+  IdempotencyHeaders,
+  ListQuery,
+  Page,
+  StartingAfter,
+  Timestamp,
+} from '../schemas.js';
 
 export const Attempt = Type.Object({
   attemptedAt: Timestamp,
@@ -111,7 +120,7 @@ export const webhookRoutes =
           params: MessageParams,
           response: {
             200: Type.Composite([Message, Type.Object({ attempts: Type.Array(Attempt) })]),
-            ...errorResponses(['UNAUTHORIZED', 'WEBHOOK_MESSAGE_NOT_FOUND']),
+            ...errorResponses(['UNAUTHORIZED', 'VALIDATION_ERROR', 'WEBHOOK_MESSAGE_NOT_FOUND']),
           },
         },
       },
@@ -131,10 +140,11 @@ export const webhookRoutes =
           description:
             "Same `webhook-id`, a fresh retry schedule; the payload is built again at delivery. Recorded in the service's audit trail.",
           security: BEARER_SECURITY,
+          headers: IdempotencyHeaders,
           params: MessageParams,
           response: {
             200: Message,
-            ...errorResponses(['UNAUTHORIZED', 'WEBHOOK_MESSAGE_NOT_FOUND', 'WEBHOOK_NOT_RESENDABLE']),
+            ...errorResponses([...COMMON_POST_ERRORS, 'WEBHOOK_MESSAGE_NOT_FOUND', 'WEBHOOK_NOT_RESENDABLE']),
           },
         },
       },
@@ -152,24 +162,22 @@ export const webhookRoutes =
         schema: {
           tags: ['Webhooks'],
           summary: 'Send again every message given up since a time',
-          description: `After your endpoint was down for longer than the retry schedule: every message of yours that ended FAILED at or after \`since\` goes out again, oldest first, each with its own \`webhook-id\` and a fresh retry schedule. At most ${RECOVER_BATCH} a call; call again while \`hasMore\` is true. A call that sends any again is recorded in the service's audit trail.`,
+          description: `After your endpoint was down for longer than the retry schedule: every message of yours that ended FAILED at or after \`since\` goes out again, oldest first, each with its original \`webhook-id\` (receivers that de-duplicate on it see a message they already took as such) and a fresh retry schedule. At most ${RECOVER_BATCH} a call; call again while \`hasMore\` is true. A call that sends any again is recorded in the service's audit trail.`,
           security: BEARER_SECURITY,
-          body: Type.Object(
-            {
-              since: Type.String({
-                format: 'date-time',
-                description:
-                  'Messages given up at or after this time are sent again, e.g. `2026-11-25T08:00:00Z`.',
-              }),
-            },
-            { additionalProperties: false },
-          ),
+          headers: IdempotencyHeaders,
+          body: Type.Object({
+            since: Type.String({
+              format: 'date-time',
+              description:
+                'Messages given up at or after this time are sent again, e.g. `2026-11-25T08:00:00Z`.',
+            }),
+          }),
           response: {
             200: Type.Object({
               recovered: Type.Integer({ description: 'Messages sent again by this call.' }),
               hasMore: Type.Boolean({ description: 'Whether more such messages are left: call again.' }),
             }),
-            ...errorResponses(['UNAUTHORIZED', 'VALIDATION_ERROR']),
+            ...errorResponses(COMMON_POST_ERRORS),
           },
         },
       },
@@ -189,6 +197,7 @@ export const webhookRoutes =
           summary: 'Send a test webhook to your endpoint now',
           description: `One \`${WEBHOOK_TEST}\` webhook, \`{ "eventName": "${WEBHOOK_TEST}", "merchantId", "sentAt" }\`, signed like every other, sent at once to your webhook URL; the answer reports how your endpoint answered. Nothing is stored or retried, and its \`webhook-id\` (\`tst_…\`) is not a message of the list. At most 10 a minute.`,
           security: BEARER_SECURITY,
+          headers: IdempotencyHeaders,
           response: {
             200: Type.Object({
               webhookId: Type.String({ description: 'The `webhook-id` it was sent with.' }),
@@ -205,7 +214,7 @@ export const webhookRoutes =
                   'Why it was not delivered: the status, a time-out, a refused connection, a URL not allowed…',
               }),
             }),
-            ...errorResponses(['UNAUTHORIZED', 'RATE_LIMITED']),
+            ...errorResponses([...COMMON_POST_ERRORS, 'RATE_LIMITED']),
           },
         },
       },

@@ -51,7 +51,7 @@ function fingerprintOf(operation: string, request: FastifyRequest): string {
 /**
  * Stripe's semantics: the same key and body replay the first answer and do nothing twice; the same key
  * with another body or path is a 409; a request still in flight with the same key is a 409. Keys are
- * scoped per merchant and kept 24 hours. Answers of 5xx are not saved, so a retry runs again.
+ * scoped per merchant and kept 24 hours. Answers of 400 and 5xx are not saved, so a retry runs again.
  */
 export const idempotencyPlugin = fp(async (app: FastifyInstance, options: { store: IdempotencyStore }) => {
   const inFlight = new Set<string>();
@@ -121,7 +121,9 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, options: { stor
     if (!context) return payload;
     try {
       const conflict = reply.statusCode === 409 && String(payload).includes('"IDEMPOTENCY_');
-      if (!context.recorded && reply.statusCode < 500 && typeof payload === 'string' && !conflict) {
+      // A 400 answers what the request said, not what the service did: the same key may send it mended.
+      const kept = reply.statusCode < 500 && reply.statusCode !== 400 && !conflict;
+      if (!context.recorded && kept && typeof payload === 'string') {
         await options.store.saveAlone({ ...context, status: reply.statusCode, body: payload });
       }
     } finally {

@@ -4,7 +4,7 @@ import { DomainError } from '../../errors.js';
 import { TEST_SHOPPER_EMAIL } from '../../sandbox/seed.js';
 import type { Sessions, Wallet } from '../../wallet/index.js';
 import { merchantOf } from '../plugins/auth.js';
-import { BEARER_SECURITY, COMMON_POST_ERRORS, errorResponses } from '../schemas.js';
+import { BEARER_SECURITY, COMMON_POST_ERRORS, errorResponses, IdempotencyHeaders } from '../schemas.js';
 
 const PaymentMethod = Type.Object({
   paymentId: Type.String({ description: 'Pass as `paymentId` to POST /payments/credentials.' }),
@@ -33,6 +33,7 @@ export const sandboxSessionsRoute =
           summary: 'Create a payment-carousel session for a test shopper (staging only)',
           description: `Defaults to the test shopper \`${TEST_SHOPPER_EMAIL}\`. Not available in production.`,
           security: BEARER_SECURITY,
+          headers: IdempotencyHeaders,
           body: Type.Object({
             email: Type.Optional(
               Type.String({
