@@ -81,6 +81,7 @@ describe.each(engines())('serve stopped by a signal on %s', (engine) => {
   it.each([
     ['SIGTERM', ['--json']],
     ['SIGINT', []],
+    ['SIGHUP', []],
   ] as const)('exits 0 after %s (arguments %j)', { timeout: 30_000 }, async (signal, args) => {
     const ended = await serveUntil(signal, [...args], {
       DATABASE_URL: database.url,

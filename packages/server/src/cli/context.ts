@@ -14,7 +14,7 @@ export interface CliIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
   env: Record<string, string | undefined>;
-  /** Resolves when the long-running commands (`serve`, `start`) should stop; SIGINT/SIGTERM by default. */
+  /** Resolves when the long-running commands (`serve`, `start`) should stop; SIGINT, SIGTERM or SIGHUP by default. */
   waitForStop?: () => Promise<string>;
 }
 

@@ -10,6 +10,7 @@ import { cliEnv, json, runCli } from '../test-support/cli.js';
 import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
 import { loadKeyRing, parseKeyRing, STAGING_KEYS_FILE } from '../vault/keyring.js';
 import { run } from './run.js';
+import { freePort } from './service-commands.js';
 
 const COMMAND_NAMES = [
   'serve',
@@ -30,24 +31,13 @@ const COMMAND_NAMES = [
   'gateway remove',
   'webhooks status',
   'webhooks recover',
+  'webhooks listen',
   'backup',
   'audit list',
   'audit verify',
 ];
 
 const vaultKey = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;
-
-/** A port free on 127.0.0.1 now, for the servers `start` puts on fixed ports (the gateway, the demo store). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
   let database: TestDatabase;
@@ -462,7 +452,7 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
       };
     }
     const startOnce = async (): Promise<StartOutput> => {
-      const [gatewayPort, storePort] = [await freePort(), await freePort()];
+      const [gatewayPort, storePort] = [await freePort('127.0.0.1'), await freePort('127.0.0.1')];
       let stop: (signal: string) => void = () => {};
       const stopped = new Promise<string>((resolve) => {
         stop = resolve;
@@ -542,7 +532,7 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
       });
       const store = {
         DEMO_STORE_PORT: String(port),
-        SANDBOX_GATEWAY_URL: `http://127.0.0.1:${await freePort()}`,
+        SANDBOX_GATEWAY_URL: `http://127.0.0.1:${await freePort('127.0.0.1')}`,
       };
       expect(await runCli({ ...quiet, PORT: '0', ...store }, ['start'])).toEqual({
         code: 1,
@@ -550,7 +540,7 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
         stderr: inUse('DEMO_STORE_PORT', `http://localhost:${port}`),
       });
       const gateway = {
-        DEMO_STORE_PORT: String(await freePort()),
+        DEMO_STORE_PORT: String(await freePort('127.0.0.1')),
         SANDBOX_GATEWAY_URL: `http://127.0.0.1:${port}`,
       };
       expect(await runCli({ ...quiet, PORT: '0', ...gateway }, ['start'])).toEqual({

@@ -12,6 +12,7 @@ import { AUDIT_COMMANDS } from './audit-commands.js';
 import { BACKUP_COMMANDS } from './backup-command.js';
 import { type CliIo, openContext } from './context.js';
 import { GATEWAY_COMMANDS } from './gateway-commands.js';
+import { LISTEN_COMMANDS } from './listen-command.js';
 import { MERCHANT_COMMANDS } from './merchant-commands.js';
 import { ORDER_COMMANDS } from './order-commands.js';
 import { toJson } from './output.js';
@@ -29,6 +30,7 @@ const COMMANDS: Command[] = [
   ...ORDER_COMMANDS,
   ...SHOPPER_COMMANDS,
   ...WEBHOOK_COMMANDS,
+  ...LISTEN_COMMANDS,
   ...BACKUP_COMMANDS,
   ...AUDIT_COMMANDS,
   ...SMTP_COMMANDS,

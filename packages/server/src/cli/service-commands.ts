@@ -6,24 +6,28 @@ import { reencryptAll } from '../vault/rotate.js';
 import { type Command, defineCommand } from './args.js';
 import type { Context } from './context.js';
 
-/** Resolves on the first SIGINT or SIGTERM; a second one gets Node's default handling (exit at once). */
+/**
+ * What stops the service cleanly: Ctrl-C, a service manager, and the terminal that started it closing
+ * (SIGHUP, which would otherwise end the process mid-request).
+ */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/** Resolves on the first stop signal; a second one gets Node's default handling (exit at once). */
 export function waitForSignal(): Promise<string> {
   return new Promise((resolve) => {
     // The service's sockets keep the process alive; this timer makes sure of it whatever the service does.
     const keepAlive = setInterval(() => {}, 2 ** 30);
     const stop = (signal: NodeJS.Signals) => {
       clearInterval(keepAlive);
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
+      for (const other of STOP_SIGNALS) process.off(other, stop);
       resolve(signal);
     };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    for (const signal of STOP_SIGNALS) process.once(signal, stop);
   });
 }
 
 /** A port free on `host` now. */
-function freePort(host: string): Promise<number> {
+export function freePort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = net.createServer();
     probe.once('error', reject);
@@ -86,7 +90,7 @@ async function runUntilStopped(context: Context, demo: boolean): Promise<number>
 
 const serve = defineCommand<void>({
   name: 'serve',
-  summary: 'Run the service alone on PORT (default 4000), until SIGINT or SIGTERM.',
+  summary: 'Run the service alone on PORT (default 4000), until SIGINT, SIGTERM or SIGHUP.',
   details: [
     'Configuration comes from the environment: PORT, HOST, PUBLIC_URL, DATABASE_URL, WALLET_ENV, VAULT_KEYS…',
   ],

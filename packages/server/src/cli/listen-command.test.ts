@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { visaNumber } from '../test-support/cards.js';
+import { runCli } from '../test-support/cli.js';
+import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
+import { credentialsBody, startTestService, type TestService } from '../test-support/service.js';
+import { describeEvent } from './listen-command.js';
+import { freePort } from './service-commands.js';
+
+describe('webhooks listen: what it prints of an event', () => {
+  it('gives the identifiers, and of the credentials their type and last four digits only', () => {
+    const line = describeEvent({
+      eventName: 'PAYMENT_CREDENTIALS',
+      paymentId: 'pm_1',
+      merchantReference: 'order-7',
+      billingAddress: { address1: '1 Main St' },
+      credentials: [
+        { type: 'NETWORK_TOKEN', token: '4895370012345678', cvv: 'AgAAAAAABk4=' },
+        { type: 'PAN', pan: visaNumber(3) },
+      ],
+    });
+    expect(line).toBe(
+      `paymentId=pm_1 merchantReference=order-7 credentials=NETWORK_TOKEN ending 5678, PAN ending ${visaNumber(3).slice(-4)}`,
+    );
+  });
+});
+
+describe.each(engines())('wallet-checkout webhooks listen on %s', (engine) => {
+  let database: TestDatabase;
+  let service: TestService;
+
+  beforeAll(async () => {
+    database = await testDatabase(engine);
+    service = await startTestService(engine, {}, { database });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await database?.drop();
+  });
+
+  it("receives a merchant's webhooks on its URL's port and path, checks them, and prints no card data", async () => {
+    const port = await freePort('127.0.0.1');
+    const { merchantId, apiKey } = await service.merchant({
+      webhookUrl: `http://localhost:${port}/hooks`,
+      credentialTypes: ['NETWORK_TOKEN', 'PAN'],
+    });
+    const stdout: string[] = [];
+    const stderr: string[] = [];
+    let stop: (signal: string) => void = () => undefined;
+    const stopped = new Promise<string>((resolve) => {
+      stop = resolve;
+    });
+    let listening: () => void = () => undefined;
+    const ready = new Promise<void>((resolve) => {
+      listening = resolve;
+    });
+    const printed = (count: number) => expect.poll(() => stdout.length, { timeout: 10_000 }).toBe(count);
+    const running = runCli(
+      { DATABASE_URL: database.url, DATA_DIR: database.dataDir },
+      ['webhooks', 'listen', '--merchant', merchantId],
+      {
+        stdout: (text) => stdout.push(text),
+        stderr: (text) => {
+          stderr.push(text);
+          if (text.startsWith('Listening on')) listening();
+        },
+        waitForStop: () => stopped,
+      },
+    );
+    await Promise.race([ready, running.then((outcome) => expect.fail(JSON.stringify(outcome)))]);
+    expect(stderr.join('')).toContain(`Listening on http://127.0.0.1:${port}/hooks with 1 secret(s)`);
+
+    const tested = await service.call('POST', '/webhooks/test', { apiKey });
+    expect([tested.json.delivered, tested.json.statusCode]).toEqual([true, 204]);
+    await printed(1);
+    expect(stdout[0]).toMatch(
+      new RegExp(`^\\S+Z {2}WEBHOOK_TEST {2}tst_\\w+ {2}merchantId=${merchantId} sentAt=\\S+\\n$`),
+    );
+
+    const session = await service.session(apiKey);
+    const acknowledged = await service.call('POST', '/payments/credentials', {
+      apiKey,
+      body: credentialsBody(session, { merchantReference: 'listen-1' }),
+    });
+    expect(acknowledged.status).toBe(200);
+    await printed(2);
+    expect(stdout[1]).toMatch(
+      /^\S+Z {2}PAYMENT_CREDENTIALS {2}msg_\w+ {2}paymentId=\S+ merchantId=mch_\w+ merchantReference=listen-1 credentials=NETWORK_TOKEN ending \d{4}, PAN ending 1111\n$/,
+    );
+    const lookup = await service.call('GET', `/payments/credentials/${acknowledged.json.requestId}`, {
+      apiKey,
+    });
+    expect(lookup.json.state).toBe('DELIVERED');
+    expect(stdout.join('')).not.toContain('4111111111111111');
+
+    // Unsigned, or elsewhere: refused.
+    const forged = await fetch(`http://127.0.0.1:${port}/hooks`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': 'msg_x',
+        'webhook-timestamp': '1',
+        'webhook-signature': 'v1,AAAA',
+      },
+      body: '{}',
+    });
+    expect(forged.status).toBe(400);
+    await printed(3);
+    expect(stdout[2]).toMatch(/^\S+Z {2}refused: .+\n$/);
+    expect((await fetch(`http://127.0.0.1:${port}/elsewhere`, { method: 'POST', body: '{}' })).status).toBe(
+      404,
+    );
+
+    stop('SIGTERM');
+    expect((await running).code).toBe(0);
+    await expect(fetch(`http://127.0.0.1:${port}/hooks`, { method: 'POST' })).rejects.toThrow();
+  });
+
+  it('names what is missing or wrong in its command line', async () => {
+    const env = { DATABASE_URL: database.url, DATA_DIR: database.dataDir };
+    const neither = await runCli(env, ['webhooks', 'listen']);
+    expect([neither.code, neither.stderr]).toEqual([
+      2,
+      expect.stringMatching(/^error: give --merchant <id> or --secret <whsec_…>, one of the two/),
+    ]);
+    const notSecret = await runCli(env, ['webhooks', 'listen', '--secret', 'sk_test_x']);
+    expect(notSecret.stderr).toMatch(/^error: --secret must be a webhook secret, whsec_…/);
+    const unknown = await runCli(env, ['webhooks', 'listen', '--merchant', 'mch_missing']);
+    expect([unknown.code, unknown.stderr]).toEqual([
+      1,
+      expect.stringContaining('merchant mch_missing does not exist'),
+    ]);
+  });
+});
