@@ -149,6 +149,8 @@ describe('a shopper is remembered on this device in real Chromium', () => {
         .filter({ hasText: 'To save a new or changed address, confirm it is you' })
         .waitFor();
       expect(await streets()).not.toContain('9 Far Rd');
+      // The device remembers the shopper already: not offered again.
+      expect(await checkout.getByLabel('Remember me on this device for 30 days').count()).toBe(0);
       await checkout.getByLabel('One-time code').fill(TEST_CODE);
       await tab.shot('remember-device-03-address-code');
       await checkout.getByRole('button', { name: 'Verify' }).click();

@@ -515,7 +515,12 @@ export function App({
               busy={busy}
               error={error}
               notice={state.notice}
-              rememberDeviceDays={api.canRememberDevice ? (state.order?.rememberDeviceDays ?? null) : null}
+              rememberDeviceDays={
+                // Not offered again where the device already remembers the shopper (a code asked to confirm).
+                api.canRememberDevice && !api.remembersDevice
+                  ? (state.order?.rememberDeviceDays ?? null)
+                  : null
+              }
               onVerify={(code, rememberDevice) => void verify(code, rememberDevice)}
               onResend={() =>
                 state.enrolment
