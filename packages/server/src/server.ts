@@ -6,6 +6,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { checkoutAssetRoutes, readCheckoutAssets } from './api/checkout/assets.js';
+import { forgetDevicesRoutes } from './api/checkout/forget-devices.js';
 import { createOrderRoute } from './api/checkout/orders.create.js';
 import { checkoutPageRoute } from './api/checkout/page.js';
 import { checkoutApiRoutes } from './api/checkout/shopper-routes.js';
@@ -250,6 +251,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     log,
     limits: rateLimits,
     rememberDeviceDays: config.rememberDeviceDays,
+    publicUrl: config.publicUrl,
   });
   const gateways = new GatewayAccounts({
     db,
@@ -316,6 +318,7 @@ export async function createApp(services: Services): Promise<FastifyInstance> {
     createOrderRoute(services),
     shopperLookupRoute(services),
     checkoutPageRoute({ orders: services.orders, assets: readCheckoutAssets() }),
+    forgetDevicesRoutes(services),
     checkoutAssetRoutes(),
     ...checkoutApiRoutes(services),
     sdkRoutes({ dir: SDK_PACKAGE_DIR, publicUrl: config.publicUrl }),

@@ -223,10 +223,12 @@ export class Checkout {
       await this.#enrolments.complete(orderId, email, grant.shopperToken);
       identity = await shopperAuth.authenticate(grant.shopperToken);
     }
-    const offered =
-      rememberDevice && this.#rememberDeviceDays(await findMerchant(this.deps.merchants, order)) !== null;
+    const merchant = await findMerchant(this.deps.merchants, order);
+    const offered = rememberDevice && this.#rememberDeviceDays(merchant) !== null;
     const device =
-      offered && identity ? await shopperAuth.rememberDevice(identity.shopperId, orderId) : undefined;
+      offered && identity
+        ? await shopperAuth.rememberDevice(identity.shopperId, orderId, { email, shopName: merchant.name })
+        : undefined;
     return device ? { ...grant, device } : grant;
   }
 

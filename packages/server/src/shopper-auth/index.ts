@@ -11,6 +11,7 @@ export {
   type CodeRequestResult,
   type DeviceGrant,
   type EnrolmentIdentity,
+  FORGET_DEVICES_PATH,
   forgetSignIns,
   MAX_ATTEMPTS,
   RESEND_GAP_MS,

@@ -187,6 +187,23 @@ export async function deleteDevice(db: Q, tokenHash: string): Promise<string | u
   return row?.shopper_id;
 }
 
+/**
+ * Forgets every device that remembers the shopper, and ends the checkouts those devices signed in (the
+ * tokens a code proved stay). Says how many devices.
+ */
+export async function forgetDevicesOf(db: Q, shopperId: string): Promise<number> {
+  const devices = await db
+    .deleteFrom('remembered_devices')
+    .where('shopper_id', '=', shopperId)
+    .executeTakeFirst();
+  await db
+    .deleteFrom('shopper_tokens')
+    .where('shopper_id', '=', shopperId)
+    .where('proof', '=', 'device')
+    .execute();
+  return Number(devices.numDeletedRows);
+}
+
 /** The devices that remember a shopper, newest first, for the shopper's access request. */
 export function listDevices(db: Q, shopperId: string): Promise<DeviceRow[]> {
   return db

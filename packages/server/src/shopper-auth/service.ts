@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { type Actor, type NewAuditEvent, recordAudit, shopperActor } from '../audit/index.js';
 import type { WalletEnv } from '../config.js';
 import type { Db } from '../db/index.js';
@@ -93,7 +94,12 @@ export interface ShopperAuthOptions {
    * not extended by use; undefined: no device is remembered, nor recognized.
    */
   rememberDeviceDays?: number | undefined;
+  /** The service's public URL (PUBLIC_URL), for the link in the e-mail about a remembered device. */
+  publicUrl?: string;
 }
+
+/** Where the e-mail about a remembered device sends its shopper to forget every device. */
+export const FORGET_DEVICES_PATH = '/checkout/devices/forget';
 
 /**
  * Signs shoppers in to the hosted checkout: a one-time code sent to their email, proved for one order,
@@ -112,6 +118,9 @@ export class ShopperAuth {
   /** REMEMBER_DEVICE_DAYS; undefined when `off`. */
   readonly rememberDeviceDays: number | undefined;
   readonly #deviceTtlMs: number | undefined;
+  /** One per key of the ring, the primary key's first: links are signed under it, checked under all. */
+  readonly #forgetKeys: Buffer[];
+  readonly #publicUrl: string | undefined;
 
   constructor(options: ShopperAuthOptions) {
     this.#db = options.db;
@@ -127,6 +136,10 @@ export class ShopperAuth {
     this.rememberDeviceDays = options.rememberDeviceDays;
     this.#deviceTtlMs =
       options.rememberDeviceDays === undefined ? undefined : options.rememberDeviceDays * DAY_MS;
+    this.#forgetKeys = options.keyRing.keyIds.map((keyId) =>
+      options.keyRing.deriveKey('forget-devices', keyId),
+    );
+    this.#publicUrl = options.publicUrl;
   }
 
   /**
@@ -231,7 +244,11 @@ export class ShopperAuth {
    * them in for REMEMBER_DEVICE_DAYS, recorded in the audit trail; undefined where devices are not
    * remembered.
    */
-  async rememberDevice(shopperId: string, orderId: string): Promise<DeviceGrant | undefined> {
+  async rememberDevice(
+    shopperId: string,
+    orderId: string,
+    notice?: { email: string; shopName: string },
+  ): Promise<DeviceGrant | undefined> {
     if (this.#deviceTtlMs === undefined) return undefined;
     const deviceToken = newShopperToken();
     const now = this.#now();
@@ -249,7 +266,77 @@ export class ShopperAuth {
       const event: NewAuditEvent = { actor, action: 'device.remembered', subject: shopperId, details };
       await recordAudit(trx, event, now);
     });
+    if (notice) await this.#tellOfDevice(shopperId, now, expiresAt, notice);
     return { deviceToken, expiresAt: new Date(expiresAt).toISOString() };
+  }
+
+  /**
+   * The e-mail that tells a shopper a device now remembers them, with a link that forgets every device:
+   * the one way a shopper whose device was not theirs, or was lost, can stop it. Not sending it fails
+   * nothing (it is logged): the sign-in is the shopper's own.
+   */
+  async #tellOfDevice(
+    shopperId: string,
+    now: number,
+    expiresAt: number,
+    notice: { email: string; shopName: string },
+  ): Promise<void> {
+    if (this.#publicUrl === undefined) return;
+    const link = `${this.#publicUrl}${FORGET_DEVICES_PATH}?token=${this.#forgetToken(shopperId, now)}`;
+    const until = new Date(expiresAt).toISOString().slice(0, 10);
+    try {
+      await this.#sender.send({
+        to: notice.email,
+        subject: 'A device now remembers you for checkout',
+        text: [
+          `A browser checking out at ${notice.shopName} was just set to remember you: on it, checkouts at that`,
+          `shop open on your wallet without a one-time code until ${until}. A new or changed address still`,
+          'needs a code.',
+          '',
+          'If this was not you, or the device is not yours, forget every device that remembers you:',
+          link,
+        ].join('\n'),
+      });
+    } catch (error) {
+      this.#log.warn({ err: error }, 'the e-mail about a remembered device could not be sent');
+    }
+  }
+
+  /** `<shopperId>.<issued ms>.<mac>`: good while the devices it is about can be alive. */
+  #forgetToken(shopperId: string, issuedAt: number, key = this.#forgetKeys[0] as Buffer): string {
+    const mac = createHmac('sha256', key).update(`${shopperId}.${issuedAt}`).digest('base64url');
+    return `${shopperId}.${issuedAt}.${mac}`;
+  }
+
+  /**
+   * The link's "Forget every device": each device that remembers its shopper forgets them, and the
+   * checkouts they signed in end, recorded in the audit trail. Undefined for a link that is not one of
+   * ours, or is older than a device can live; a link used again forgets what was remembered since.
+   */
+  async forgetDevicesByLink(token: string): Promise<{ forgotten: number } | undefined> {
+    const [shopperId, issued, mac] = token.split('.');
+    const issuedAt = Number(issued);
+    if (!shopperId || !mac || !Number.isSafeInteger(issuedAt)) return undefined;
+    if (!this.#forgetKeys.some((key) => sameHash(this.#forgetToken(shopperId, issuedAt, key), token))) {
+      return undefined;
+    }
+    const now = this.#now();
+    if (issuedAt + (this.#deviceTtlMs ?? 0) <= now) return undefined;
+    return this.#db.kysely.transaction().execute(async (trx) => {
+      const forgotten = await repo.forgetDevicesOf(trx, shopperId);
+      const details = {
+        reason: 'the shopper, from the e-mail about a remembered device',
+        devices: forgotten,
+      };
+      const event: NewAuditEvent = {
+        actor: shopperActor(shopperId),
+        action: 'device.forgotten',
+        subject: shopperId,
+        details,
+      };
+      await recordAudit(trx, event, now);
+      return { forgotten };
+    });
   }
 
   /** The shopper a live device token remembers, its use recorded; undefined when it is not (any more). */

@@ -11,7 +11,7 @@ export interface CheckoutAssets {
 
 const NO_ASSETS: CheckoutAssets = { scripts: [], styles: [] };
 
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 
 /** JSON inside a <script> element: `<` escaped, so no value can close the element. */
 const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');

@@ -273,6 +273,63 @@ describe.each(engines())('checkout page API: "Remember me on this device" on %s'
     expect(events[0]?.details.orderId).toBe(events[1]?.details.orderId);
   });
 
+  it('e-mails the shopper of each device remembered, with a link that forgets every device', async () => {
+    const shopper = await service.services.wallet.findShopperByEmail(TEST_SHOPPER_EMAIL);
+    const { deviceToken, shopperToken } = await signIn(true);
+    const byDevice = { authorization: `Bearer ${(await resume(deviceToken)).json.shopperToken}` };
+    const mailbox = await service.call(
+      'GET',
+      `/sandbox/messages?to=${encodeURIComponent(TEST_SHOPPER_EMAIL)}`,
+    );
+    const [told] = (mailbox.json.data as { subject: string; text: string }[]).filter(
+      (message) => message.subject === 'A device now remembers you for checkout',
+    );
+    expect(told?.text).toMatch(/^A browser checking out at .+ was just set to remember you/);
+    const link = /(http\S+\/checkout\/devices\/forget\?token=\S+)/.exec(told?.text ?? '')?.[1] as string;
+    const { pathname, search } = new URL(link);
+
+    // Following the link only asks: a mail scanner that opens it changes nothing.
+    const asked = await service.call('GET', `${pathname}${search}`);
+    expect([asked.status, asked.headers['content-type']]).toEqual([200, 'text/html; charset=utf-8']);
+    expect(asked.text).toContain('<button type="submit">Forget every device</button>');
+    expect((await resume(deviceToken)).status).toBe(200);
+
+    const token = new URL(link).searchParams.get('token') as string;
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const forget = (value: string) =>
+      service.call('POST', pathname, {
+        rawBody: new URLSearchParams({ token: value }).toString(),
+        headers: form,
+      });
+    const tampered = await forget(`${token.slice(0, -2)}xx`);
+    expect([tampered.status, tampered.text]).toEqual([
+      400,
+      expect.stringContaining('This link does not work'),
+    ]);
+    const remembered = (await devices()).filter((device) => device.shopper_id === shopper?.id).length;
+    expect(remembered).toBeGreaterThan(0);
+    const forgotten = (await forget(token)).text;
+    expect(forgotten).toContain(
+      remembered === 1 ? 'One device forgot you.' : `${remembered} devices forgot you.`,
+    );
+    expect((await devices()).filter((device) => device.shopper_id === shopper?.id)).toEqual([]);
+    expect((await resume(deviceToken)).status).toBe(401);
+    // The checkout the device signed in ends; the one a code signed in goes on.
+    expect((await service.call('GET', '/checkout/api/wallet', { headers: byDevice })).status).toBe(401);
+    const byCode = { authorization: `Bearer ${shopperToken}` };
+    expect((await service.call('GET', '/checkout/api/wallet', { headers: byCode })).status).toBe(200);
+    expect((await forget(token)).text).toContain('0 devices forgot you.');
+    const [event] = await new AuditTrail(service.services.db).list({
+      subject: shopper?.id as string,
+      limit: 1,
+    });
+    expect(event).toMatchObject({
+      actor: `shopper:${shopper?.id}`,
+      action: 'device.forgotten',
+      details: { reason: 'the shopper, from the e-mail about a remembered device', devices: 0 },
+    });
+  });
+
   it('deletes the wallet for a sign-in with a code, not a remembered device, and forgets its devices', async () => {
     const { deviceToken, shopperToken } = await signIn(true);
     const byDevice = { authorization: `Bearer ${(await resume(deviceToken)).json.shopperToken}` };
