@@ -3,9 +3,10 @@
  * pays; the next checkout in the same browser opens on the wallet with no code asked, signs in again by
  * itself when its sign-in times out, and pays; "Not you? Sign out" forgets the device, so the checkout
  * after that asks for the email again. Then, signed in by a remembered device, the shopper can ship to a
- * new address, and delete the wallet, only after a one-time code. Screenshots to
- * docs/screenshots/remember-device-01-code.png, remember-device-02-delete-code.png and
- * remember-device-03-address-code.png.
+ * new address, and delete the wallet, only after a one-time code; the link in the e-mail about a
+ * remembered device forgets it. Screenshots to docs/screenshots/remember-device-01-code.png,
+ * remember-device-02-delete-code.png, remember-device-03-address-code.png and
+ * remember-device-04-forget.png.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../packages/server/src/audit/index.js';
@@ -16,6 +17,7 @@ import {
   type Harness,
   openTab,
   pressWalletButton,
+  SCREENSHOTS,
   shipAndPay,
   signInsOf,
   startHarness,
@@ -164,6 +166,42 @@ describe('a shopper is remembered on this device in real Chromium', () => {
       expect([paid, shippingInfo.address1]).toEqual([orderId, '9 Far Rd']);
       // The one error logged is the refused address (403 CODE_REQUIRED).
       expect(consoleErrors.filter((error) => !error.includes('403'))).toEqual([]);
+    } finally {
+      await tab.close();
+    }
+  }, 60_000);
+
+  it('forgets every device from the link in the e-mail about a remembered device', async () => {
+    if (!harness) throw new Error('setup did not finish');
+    const { service, shop } = harness;
+    const tab = await openTab(harness.browser, { width: 1024, height: 600 });
+    const { page, consoleErrors, checkout } = tab;
+    try {
+      await rememberAndReopen(shop.url, tab);
+      const mailbox = await service.call(
+        'GET',
+        `/sandbox/messages?to=${encodeURIComponent(TEST_SHOPPER_EMAIL)}`,
+      );
+      const [told] = (mailbox.json.data as { subject: string; text: string }[]).filter(
+        (message) => message.subject === 'A device now remembers you for checkout',
+      );
+      const link = new URL(/(http\S+\/checkout\/devices\/forget\?\S+)/.exec(told?.text ?? '')?.[1] as string);
+
+      // The shopper opens the link in a browser and confirms.
+      const mail = await tab.context.newPage();
+      await mail.goto(`${service.url}${link.pathname}${link.search}`);
+      await mail.screenshot({ path: `${SCREENSHOTS}remember-device-04-forget.png` });
+      await mail.getByRole('button', { name: 'Forget every device' }).click();
+      await mail.getByRole('heading', { name: 'Done: no device remembers you' }).waitFor();
+      await mail.close();
+
+      // The next checkout on the device asks for the email again.
+      await page.goto(shop.url);
+      await pressWalletButton(page);
+      await checkout.getByLabel('Email').waitFor();
+      expect(await checkout.getByText('Signed in as').count()).toBe(0);
+      // The one error logged is the forgotten device refused (401 on resume).
+      expect(consoleErrors.filter((error) => !error.includes('401'))).toEqual([]);
     } finally {
       await tab.close();
     }

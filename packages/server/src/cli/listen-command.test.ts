@@ -86,10 +86,10 @@ describe.each(engines())('wallet-checkout webhooks listen on %s', (engine) => {
     expect(stdout[1]).toMatch(
       /^\S+Z {2}PAYMENT_CREDENTIALS {2}msg_\w+ {2}paymentId=\S+ merchantId=mch_\w+ merchantReference=listen-1 credentials=NETWORK_TOKEN ending \d{4}, PAN ending 1111\n$/,
     );
-    const lookup = await service.call('GET', `/payments/credentials/${acknowledged.json.requestId}`, {
-      apiKey,
-    });
-    expect(lookup.json.state).toBe('DELIVERED');
+    // Its 204 is recorded once the receiver answered: the request is then DELIVERED.
+    const lookup = () =>
+      service.call('GET', `/payments/credentials/${acknowledged.json.requestId}`, { apiKey });
+    await expect.poll(async () => (await lookup()).json.state).toBe('DELIVERED');
     expect(stdout.join('')).not.toContain('4111111111111111');
 
     // Unsigned, or elsewhere: refused.
