@@ -51,6 +51,14 @@ async function rememberAndReopen(shopUrl: string, { page, checkout }: Tab): Prom
   return orderId;
 }
 
+/** The shop's page again and its wallet button: the checkout asks for the email, signed in as no one. */
+async function expectNoSignIn(shopUrl: string, { page, checkout }: Tab): Promise<void> {
+  await page.goto(shopUrl);
+  await pressWalletButton(page);
+  await checkout.getByLabel('Email').waitFor();
+  expect(await checkout.getByText('Signed in as').count()).toBe(0);
+}
+
 describe('a shopper is remembered on this device in real Chromium', () => {
   let harness: Harness | undefined;
 
@@ -115,10 +123,7 @@ describe('a shopper is remembered on this device in real Chromium', () => {
       await checkout.getByRole('button', { name: 'Not you? Sign out' }).click();
       await checkout.getByLabel('Email').waitFor();
       await expect.poll(remembered).toBe(0);
-      await page.goto(shop.url);
-      await pressWalletButton(page);
-      await checkout.getByLabel('Email').waitFor();
-      expect(await checkout.getByText('Signed in as').count()).toBe(0);
+      await expectNoSignIn(shop.url, tab);
       // The one error logged is the timed-out sign-in's refused request.
       expect(consoleErrors.filter((error) => !error.includes('401'))).toEqual([]);
     } finally {
@@ -175,7 +180,7 @@ describe('a shopper is remembered on this device in real Chromium', () => {
     if (!harness) throw new Error('setup did not finish');
     const { service, shop } = harness;
     const tab = await openTab(harness.browser, { width: 1024, height: 600 });
-    const { page, consoleErrors, checkout } = tab;
+    const { consoleErrors } = tab;
     try {
       await rememberAndReopen(shop.url, tab);
       const mailbox = await service.call(
@@ -196,10 +201,7 @@ describe('a shopper is remembered on this device in real Chromium', () => {
       await mail.close();
 
       // The next checkout on the device asks for the email again.
-      await page.goto(shop.url);
-      await pressWalletButton(page);
-      await checkout.getByLabel('Email').waitFor();
-      expect(await checkout.getByText('Signed in as').count()).toBe(0);
+      await expectNoSignIn(shop.url, tab);
       // The one error logged is the forgotten device refused (401 on resume).
       expect(consoleErrors.filter((error) => !error.includes('401'))).toEqual([]);
     } finally {
