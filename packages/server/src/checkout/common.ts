@@ -1,9 +1,20 @@
 /** Look-ups every checkout step makes, with the errors the checkout page's API answers. */
 import { createHmac } from 'node:crypto';
+import { type AuditDetails, shopperActor } from '../audit/index.js';
 import { DomainError, NotFoundError, ValidationError } from '../errors.js';
 import type { Merchant, ShippingMethod } from '../merchants/index.js';
 import type { Order, Orders } from '../orders/index.js';
-import type { Address, Wallet } from '../wallet/index.js';
+import type { ShopperIdentity } from '../shopper-auth/index.js';
+import type { Address, ChangedBy, Wallet } from '../wallet/index.js';
+
+/**
+ * The signed-in shopper, as the audit trail records their wallet's changes: with the order and what
+ * proved them, and `details` of the moment (an enrolment).
+ */
+export const changedBy = (
+  { shopperId, orderId, proof }: ShopperIdentity,
+  details: AuditDetails = {},
+): ChangedBy => ({ actor: shopperActor(shopperId), details: { orderId, proof, ...details } });
 
 /** The vault and the wallet name a card number `pan`; the checkout page's fields name it `field`. */
 export const panAs =

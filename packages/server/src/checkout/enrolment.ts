@@ -3,7 +3,6 @@
  * one-time code that proves the email; the proof creates the shopper, the address and the card. The
  * only table read or written here is `pending_enrolments` (migration `005_enrolments`).
  */
-import { shopperActor } from '../audit/index.js';
 import type { Db } from '../db/index.js';
 import { DomainError, NotFoundError, ValidationError } from '../errors.js';
 import { newId } from '../ids.js';
@@ -11,7 +10,7 @@ import { CODE_TTL_MS, type CodeRequestResult, type ShopperAuth } from '../shoppe
 import type { KeyRing } from '../vault/keyring.js';
 import { cardNetwork, validatePan } from '../vault/vault.js';
 import type { Wallet } from '../wallet/index.js';
-import { panAs } from './common.js';
+import { changedBy, panAs } from './common.js';
 
 export interface EnrolmentAddress {
   company?: string | null;
@@ -160,7 +159,7 @@ export class Enrolments {
       firstName: details.firstName,
       lastName: details.lastName,
     });
-    const by = { actor: shopperActor(shopper.id), details: { orderId, proof: 'code', enrolment: true } };
+    const by = changedBy({ shopperId: shopper.id, orderId, proof: 'code' }, { enrolment: true });
     const address = await wallet.addAddress(
       shopper.id,
       {

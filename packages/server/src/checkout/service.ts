@@ -23,12 +23,12 @@ import {
   type AddressChanges,
   addressEdits,
   type CardChanges,
-  type ChangedBy,
   type NewAddress,
   type Sessions,
   type Wallet,
 } from '../wallet/index.js';
 import {
+  changedBy,
   chooseShipping,
   findMerchant,
   findOpenOrder,
@@ -67,12 +67,6 @@ function requireCode(identity: ShopperIdentity, action: CodeAction): string {
   }
   return identity.shopperId;
 }
-
-/** The signed-in shopper, as the audit trail records their wallet's changes: with the order and the proof. */
-const changedBy = ({ shopperId, orderId, proof }: ShopperIdentity): ChangedBy => ({
-  actor: shopperActor(shopperId),
-  details: { orderId, proof },
-});
 
 export interface CheckoutDeps {
   db: Db;

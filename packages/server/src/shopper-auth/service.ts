@@ -1,7 +1,8 @@
 import { createHmac } from 'node:crypto';
-import { type Actor, type NewAuditEvent, recordAudit, shopperActor } from '../audit/index.js';
+import type { Transaction } from 'kysely';
+import { type Actor, type AuditDetails, recordAudit, shopperActor } from '../audit/index.js';
 import type { WalletEnv } from '../config.js';
-import type { Db } from '../db/index.js';
+import type { Database, Db } from '../db/index.js';
 import type { SignInProof } from '../db/schema.js';
 import { DomainError, ValidationError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -96,6 +97,18 @@ export interface ShopperAuthOptions {
   rememberDeviceDays?: number | undefined;
   /** The service's public URL (PUBLIC_URL), for the link in the e-mail about a remembered device. */
   publicUrl?: string;
+}
+
+/** A device remembered or forgotten, in the audit trail, in the transaction that did it; its shopper is the subject. */
+function recordDeviceEvent(
+  trx: Transaction<Database>,
+  action: 'device.remembered' | 'device.forgotten',
+  shopperId: string,
+  actor: Actor,
+  details: AuditDetails,
+  at: number,
+): Promise<unknown> {
+  return recordAudit(trx, { actor, action, subject: shopperId, details }, at);
 }
 
 /** Where the e-mail about a remembered device sends its shopper to forget every device. */
@@ -262,9 +275,7 @@ export class ShopperAuth {
         last_used_at: null,
       });
       const details = { orderId, expiresAt: new Date(expiresAt).toISOString() };
-      const actor = shopperActor(shopperId);
-      const event: NewAuditEvent = { actor, action: 'device.remembered', subject: shopperId, details };
-      await recordAudit(trx, event, now);
+      await recordDeviceEvent(trx, 'device.remembered', shopperId, shopperActor(shopperId), details, now);
     });
     if (notice) await this.#tellOfDevice(shopperId, now, expiresAt, notice);
     return { deviceToken, expiresAt: new Date(expiresAt).toISOString() };
@@ -328,13 +339,7 @@ export class ShopperAuth {
         reason: 'the shopper, from the e-mail about a remembered device',
         devices: forgotten,
       };
-      const event: NewAuditEvent = {
-        actor: shopperActor(shopperId),
-        action: 'device.forgotten',
-        subject: shopperId,
-        details,
-      };
-      await recordAudit(trx, event, now);
+      await recordDeviceEvent(trx, 'device.forgotten', shopperId, shopperActor(shopperId), details, now);
       return { forgotten };
     });
   }
@@ -358,8 +363,7 @@ export class ShopperAuth {
       const shopperId = await repo.deleteDevice(trx, hashToken(deviceToken));
       if (shopperId === undefined) return;
       const { actor, ...details } = by;
-      const event: NewAuditEvent = { actor, action: 'device.forgotten', subject: shopperId, details };
-      await recordAudit(trx, event, this.#now());
+      await recordDeviceEvent(trx, 'device.forgotten', shopperId, actor, details, this.#now());
     });
   }
 
