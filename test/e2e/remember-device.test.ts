@@ -183,6 +183,8 @@ describe('a shopper is remembered on this device in real Chromium', () => {
     const { consoleErrors } = tab;
     try {
       await rememberAndReopen(shop.url, tab);
+      // The e-mail is sent after the answer: wait until it has gone.
+      await service.services.shopperAuth.notices.settled();
       const mailbox = await service.call(
         'GET',
         `/sandbox/messages?to=${encodeURIComponent(TEST_SHOPPER_EMAIL)}`,

@@ -14,6 +14,7 @@ const PREFIXES = {
   webhookTest: 'tst',
   order: 'ord',
   sandboxMessage: 'sbm',
+  shopperNotice: 'ntc',
   enrolment: 'enr',
 } as const;
 

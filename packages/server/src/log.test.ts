@@ -1,17 +1,6 @@
-import { Writable } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
-import { createLogger, LazyChildLogger, scrub } from './log.js';
-
-function memoryLogger() {
-  const lines: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { log: createLogger('info', destination), lines };
-}
+import { LazyChildLogger, scrub } from './log.js';
+import { memoryLogger } from './test-support/log.js';
 
 /**
  * What the lines say, without the time, process id and host name pino adds to each: those vary from run

@@ -388,7 +388,10 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
-/** Starts the service: migrations, staging seed data, the HTTP server and the webhook dispatcher. */
+/**
+ * Starts the service: migrations, staging seed data, the HTTP server, the webhook dispatcher and the
+ * e-mails to shoppers.
+ */
 export async function startService(
   config: Config,
   log: Logger = createLogger(config.logLevel),
@@ -404,6 +407,7 @@ export async function startService(
     await maintenance?.stop();
     await services.webhookTester.close();
     await services.dispatcher.stop();
+    await services.shopperAuth.notices.stop();
     services.clock.stop();
     services.senders.close();
     await services.db.close();
@@ -429,6 +433,7 @@ export async function startService(
   }
   if (config.webhookDispatch) await services.dispatcher.start();
   maintenance = startMaintenance(services, log);
+  services.shopperAuth.notices.start();
   void services.senders.checkSmtp();
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

@@ -20,6 +20,7 @@ import * as rememberedDevices from './migrations/017_remembered_devices.js';
 import * as merchantRememberDevices from './migrations/018_merchant_remember_devices.js';
 import * as signInProof from './migrations/019_sign_in_proof.js';
 import * as auditBySubject from './migrations/020_audit_by_subject.js';
+import * as shopperNotices from './migrations/021_shopper_notices.js';
 
 type EngineMigration = { up(db: Parameters<Migration['up']>[0], engine: Engine): Promise<void> };
 
@@ -48,6 +49,7 @@ const MIGRATIONS: Record<string, EngineMigration> = {
   '018_merchant_remember_devices': merchantRememberDevices,
   '019_sign_in_proof': signInProof,
   '020_audit_by_subject': auditBySubject,
+  '021_shopper_notices': shopperNotices,
 };
 
 export class MigrationError extends Error {}

@@ -281,6 +281,26 @@ export interface RememberedDevicesTable {
   last_used_at: number | null;
 }
 
+/** An e-mail to a shopper waiting to be sent, or sent again (owned by `shopper-auth/`, see notices.ts). */
+export interface ShopperNoticesTable {
+  id: string;
+  shopper_id: string;
+  /** The address it goes to, as the shopper typed it. */
+  email: string;
+  kind: ShopperNoticeKind;
+  /** JSON of what the message is composed from (for `device_remembered`: shop, when, until when). */
+  details: string;
+  created_at: number;
+  /** Attempts made so far; a failed attempt waits its turn in the retry schedule. */
+  attempts: number;
+  /** When the next attempt is due; while one is under way, when its lease runs out. */
+  next_attempt_at: number;
+  /** Why the last attempt failed, without the address. */
+  last_error: string | null;
+}
+
+export type ShopperNoticeKind = 'device_remembered';
+
 /** Staging only: messages to shoppers kept for `GET /sandbox/messages` instead of being delivered. */
 export interface SandboxMessagesTable {
   id: string;
@@ -369,6 +389,7 @@ export interface Database {
   shopper_tokens: ShopperTokensTable;
   remembered_devices: RememberedDevicesTable;
   sandbox_messages: SandboxMessagesTable;
+  shopper_notices: ShopperNoticesTable;
   gateway_accounts: GatewayAccountsTable;
   pending_enrolments: PendingEnrolmentsTable;
   audit_events: AuditEventsTable;

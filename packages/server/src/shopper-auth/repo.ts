@@ -1,13 +1,14 @@
 /**
  * The tables this folder owns: one_time_codes, one_time_code_sends, shopper_tokens, remembered_devices,
- * sandbox_messages.
+ * shopper_notices, sandbox_messages.
  */
 import type { Kysely, Selectable } from 'kysely';
-import type { Database } from '../db/index.js';
+import type { Database, Db } from '../db/index.js';
 import type {
   OneTimeCodesTable,
   RememberedDevicesTable,
   SandboxMessagesTable,
+  ShopperNoticesTable,
   ShopperTokensTable,
 } from '../db/schema.js';
 
@@ -16,6 +17,7 @@ export type CodeRow = Selectable<OneTimeCodesTable>;
 export type TokenRow = Selectable<ShopperTokensTable>;
 export type DeviceRow = Selectable<RememberedDevicesTable>;
 export type SandboxMessageRow = Selectable<SandboxMessagesTable>;
+export type NoticeRow = Selectable<ShopperNoticesTable>;
 
 /**
  * Records a send to `email` at `now` unless the last one was less than `gapMs` ago. One statement, so two
@@ -237,6 +239,7 @@ export async function deleteSignIns(db: Q, input: { email: string; shopperId: st
   const results = await Promise.all([
     db.deleteFrom('shopper_tokens').where('shopper_id', '=', input.shopperId).executeTakeFirst(),
     db.deleteFrom('remembered_devices').where('shopper_id', '=', input.shopperId).executeTakeFirst(),
+    db.deleteFrom('shopper_notices').where('shopper_id', '=', input.shopperId).executeTakeFirst(),
     db.deleteFrom('one_time_codes').where('email_normalized', '=', input.email).executeTakeFirst(),
     db.deleteFrom('one_time_code_sends').where('email_normalized', '=', input.email).executeTakeFirst(),
     db.deleteFrom('sandbox_messages').where('recipient_normalized', '=', input.email).executeTakeFirst(),
@@ -260,4 +263,52 @@ export async function sweep(
     db.deleteFrom('sandbox_messages').where('sent_at', '<=', input.messagesBefore).executeTakeFirst(),
   ]);
   return results.reduce((total, result) => total + Number(result.numDeletedRows), 0);
+}
+
+export async function insertNotice(db: Q, row: NoticeRow): Promise<void> {
+  await db.insertInto('shopper_notices').values(row).execute();
+}
+
+/**
+ * Leases up to `limit` due notices, oldest due first, counting the attempt: their next attempt moves to
+ * when the lease runs out, so a process that dies while sending leaves them to be sent again then. On
+ * PostgreSQL `FOR UPDATE SKIP LOCKED` keeps two processes from taking the same notice; SQLite's single
+ * write lock does the same.
+ */
+export async function claimDueNotices(
+  db: Db,
+  input: { now: number; leaseUntil: number; limit: number },
+): Promise<NoticeRow[]> {
+  return db.kysely
+    .updateTable('shopper_notices')
+    .set((eb) => ({ next_attempt_at: input.leaseUntil, attempts: eb('attempts', '+', 1) }))
+    .where('id', 'in', (qb) =>
+      qb
+        .selectFrom('shopper_notices')
+        .select('id')
+        .where('next_attempt_at', '<=', input.now)
+        .orderBy('next_attempt_at')
+        .limit(input.limit)
+        .$if(db.engine === 'postgres', (q) => q.forUpdate().skipLocked()),
+    )
+    .returningAll()
+    .execute();
+}
+
+/** A sent or abandoned notice is deleted: the address and the facts in it are no longer needed. */
+export async function deleteNotice(db: Q, id: string): Promise<void> {
+  await db.deleteFrom('shopper_notices').where('id', '=', id).execute();
+}
+
+/** After a failed attempt: the next one at `nextAttemptAt`, unless another process has claimed it since. */
+export async function rescheduleNotice(
+  db: Q,
+  input: { id: string; leaseUntil: number; nextAttemptAt: number; lastError: string },
+): Promise<void> {
+  await db
+    .updateTable('shopper_notices')
+    .set({ next_attempt_at: input.nextAttemptAt, last_error: input.lastError })
+    .where('id', '=', input.id)
+    .where('next_attempt_at', '=', input.leaseUntil)
+    .execute();
 }

@@ -21,6 +21,7 @@ import {
 } from './codes.js';
 import { OtpInvalidError, OtpThrottledError } from './errors.js';
 import type { Message, MessageSender } from './messages.js';
+import { enqueueNotice, type NoticeRow, ShopperNotices } from './notices.js';
 import * as repo from './repo.js';
 
 /** 10 min: long enough to switch to the mail app and back, short enough that a leaked code soon dies. */
@@ -111,6 +112,13 @@ function recordDeviceEvent(
   return recordAudit(trx, { actor, action, subject: shopperId, details }, at);
 }
 
+/** What the e-mail about a remembered device is composed from (ms since the epoch). */
+interface DeviceNoticeFacts {
+  shopName: string;
+  rememberedAt: number;
+  expiresAt: number;
+}
+
 /** Where the e-mail about a remembered device sends its shopper to forget every device. */
 export const FORGET_DEVICES_PATH = '/checkout/devices/forget';
 
@@ -134,6 +142,8 @@ export class ShopperAuth {
   /** One per key of the ring, the primary key's first: links are signed under it, checked under all. */
   readonly #forgetKeys: Buffer[];
   readonly #publicUrl: string | undefined;
+  /** E-mails that tell shoppers of a device remembered: `start()` and `stop()` them with the service. */
+  readonly notices: ShopperNotices;
 
   constructor(options: ShopperAuthOptions) {
     this.#db = options.db;
@@ -153,6 +163,13 @@ export class ShopperAuth {
       options.keyRing.deriveKey('forget-devices', keyId),
     );
     this.#publicUrl = options.publicUrl;
+    this.notices = new ShopperNotices({
+      db: this.#db,
+      sender: this.#sender,
+      log: this.#log,
+      now: this.#now,
+      compose: (notice) => this.#composeNotice(notice),
+    });
   }
 
   /**
@@ -255,7 +272,7 @@ export class ShopperAuth {
   /**
    * "Remember me on this device", asked by the shopper signing in to `orderId`: a device token that signs
    * them in for REMEMBER_DEVICE_DAYS, recorded in the audit trail; undefined where devices are not
-   * remembered.
+   * remembered. With `notice`, the shopper is e-mailed of it (see `#composeNotice`), after the answer.
    */
   async rememberDevice(
     shopperId: string,
@@ -266,6 +283,7 @@ export class ShopperAuth {
     const deviceToken = newShopperToken();
     const now = this.#now();
     const expiresAt = now + this.#deviceTtlMs;
+    const tell = notice && this.#publicUrl !== undefined;
     await this.#db.kysely.transaction().execute(async (trx) => {
       await repo.insertDevice(trx, {
         token_hash: hashToken(deviceToken),
@@ -276,41 +294,40 @@ export class ShopperAuth {
       });
       const details = { orderId, expiresAt: new Date(expiresAt).toISOString() };
       await recordDeviceEvent(trx, 'device.remembered', shopperId, shopperActor(shopperId), details, now);
+      if (tell) {
+        const facts: DeviceNoticeFacts = { shopName: notice.shopName, rememberedAt: now, expiresAt };
+        await enqueueNotice(
+          trx,
+          { shopperId, email: notice.email, kind: 'device_remembered', details: { ...facts } },
+          now,
+        );
+      }
     });
-    if (notice) await this.#tellOfDevice(shopperId, now, expiresAt, notice);
+    if (tell) this.notices.wake();
     return { deviceToken, expiresAt: new Date(expiresAt).toISOString() };
   }
 
   /**
    * The e-mail that tells a shopper a device now remembers them, with a link that forgets every device:
-   * the one way a shopper whose device was not theirs, or was lost, can stop it. Not sending it fails
-   * nothing (it is logged): the sign-in is the shopper's own.
+   * the one way a shopper whose device was not theirs, or was lost, can stop it. The link is signed when
+   * the e-mail is sent, never stored, and lasts as long as the device it tells of can.
    */
-  async #tellOfDevice(
-    shopperId: string,
-    now: number,
-    expiresAt: number,
-    notice: { email: string; shopName: string },
-  ): Promise<void> {
-    if (this.#publicUrl === undefined) return;
-    const link = `${this.#publicUrl}${FORGET_DEVICES_PATH}?token=${this.#forgetToken(shopperId, now)}`;
-    const until = new Date(expiresAt).toISOString().slice(0, 10);
-    try {
-      await this.#sender.send({
-        to: notice.email,
-        subject: 'A device now remembers you for checkout',
-        text: [
-          `A browser checking out at ${notice.shopName} was just set to remember you: on it, checkouts at that`,
-          `shop open on your wallet without a one-time code until ${until}. A new or changed address still`,
-          'needs a code.',
-          '',
-          'If this was not you, or the device is not yours, forget every device that remembers you:',
-          link,
-        ].join('\n'),
-      });
-    } catch (error) {
-      this.#log.warn({ err: error }, 'the e-mail about a remembered device could not be sent');
-    }
+  #composeNotice(notice: NoticeRow): Message {
+    const facts = JSON.parse(notice.details) as DeviceNoticeFacts;
+    const token = this.#forgetToken(notice.shopper_id, facts.rememberedAt);
+    const until = new Date(facts.expiresAt).toISOString().slice(0, 10);
+    return {
+      to: notice.email,
+      subject: 'A device now remembers you for checkout',
+      text: [
+        `A browser checking out at ${facts.shopName} was just set to remember you: on it, checkouts at that`,
+        `shop open on your wallet without a one-time code until ${until}. A new or changed address still`,
+        'needs a code.',
+        '',
+        'If this was not you, or the device is not yours, forget every device that remembers you:',
+        `${this.#publicUrl}${FORGET_DEVICES_PATH}?token=${token}`,
+      ].join('\n'),
+    };
   }
 
   /** `<shopperId>.<issued ms>.<mac>`: good while the devices it is about can be alive. */
@@ -451,9 +468,9 @@ export class ShopperAuth {
 
 /**
  * Forgets an erased shopper's sign-ins (`wallet-checkout shopper erase`): its open checkouts' tokens, so
- * they answer 401 from then on, the devices that remember it, the codes sent to its email and the
- * sandbox's copies of them, and the count of codes sent to it today, whose key names the address. Says how
- * many rows went.
+ * they answer 401 from then on, the devices that remember it, the e-mails not yet sent to it, the codes
+ * sent to its email and the sandbox's copies of them, and the count of codes sent to it today, whose key
+ * names the address. Says how many rows went.
  */
 export async function forgetSignIns(
   db: Db,

@@ -277,6 +277,8 @@ describe.each(engines())('checkout page API: "Remember me on this device" on %s'
     const shopper = await service.services.wallet.findShopperByEmail(TEST_SHOPPER_EMAIL);
     const { deviceToken, shopperToken } = await signIn(true);
     const byDevice = { authorization: `Bearer ${(await resume(deviceToken)).json.shopperToken}` };
+    // The e-mail is sent after the answer: wait until it has gone.
+    await service.services.shopperAuth.notices.settled();
     const mailbox = await service.call(
       'GET',
       `/sandbox/messages?to=${encodeURIComponent(TEST_SHOPPER_EMAIL)}`,
