@@ -3,7 +3,7 @@
  * line is a UsageError: exit code 2, one line naming the offending flag or argument.
  */
 import { parseArgs } from 'node:util';
-import type { Context } from './context.js';
+import type { Context, Output } from './context.js';
 
 export class UsageError extends Error {
   constructor(
@@ -50,6 +50,11 @@ export interface CommandSpec<Input = unknown> {
 export interface Command<Input = unknown> extends CommandSpec<Input> {
   /** Runs with an open context; returns the exit code (0 when nothing is returned). */
   execute(context: Context, input: Input): Promise<number | undefined>;
+  /**
+   * For an input that needs neither the configuration nor the database (`webhooks listen --secret`), what
+   * runs instead of `execute`, opening nothing: no data folder, key ring or database file is made.
+   */
+  alone?(input: Input): ((output: Output) => Promise<number | undefined>) | undefined;
 }
 
 /** Keeps each command's input type checked while the table holds them all. */

@@ -18,8 +18,19 @@ export interface CliIo {
   waitForStop?: () => Promise<string>;
 }
 
-export interface Context {
+/** What a command that opens nothing gets: its input and output. */
+export interface Output {
   io: CliIo;
+  /** Writes `json` as one line with --json, else the text. */
+  print(text: string, json: unknown): void;
+}
+
+/** The output of a command line: `--json` or not. */
+export function outputOf(io: CliIo, json: boolean): Output {
+  return { io, print: (text, value) => io.stdout(`${json ? toJson(value) : text}\n`) };
+}
+
+export interface Context extends Output {
   config: Config;
   db: Db;
   keyRing: KeyRing;
@@ -30,8 +41,6 @@ export interface Context {
   audit: AuditTrail;
   /** Migrations applied by this run (usually none). */
   migrated: string[];
-  /** Writes `json` as one line with --json, else the text. */
-  print(text: string, json: unknown): void;
   /** Closes the database; a second call does nothing. */
   close(): Promise<void>;
 }
@@ -59,7 +68,7 @@ export async function openContext(
     // The CLI is short-lived and must see its own writes at once: no caching.
     const merchants = new Merchants({ db, keyRing, env: config.env, cacheTtlMs: 0 });
     return {
-      io,
+      ...outputOf(io, json),
       config,
       db,
       keyRing,
@@ -67,7 +76,6 @@ export async function openContext(
       actor: operatorActor(config.operator, io.env),
       audit: new AuditTrail(db),
       migrated,
-      print: (text, value) => io.stdout(`${json ? toJson(value) : text}\n`),
       close: async () => {
         if (closed) return;
         closed = true;

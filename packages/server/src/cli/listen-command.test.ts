@@ -1,3 +1,8 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { visaNumber } from '../test-support/cards.js';
 import { runCli } from '../test-support/cli.js';
@@ -24,6 +29,77 @@ describe('webhooks listen: what it prints of an event', () => {
   });
 });
 
+/**
+ * Runs `webhooks listen` in-process until `stop()`, and resolves once it listens (failing the test if it
+ * ends before); what it prints is kept as it comes.
+ */
+async function startListening(env: Record<string, string>, args: string[]) {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  let stop: (signal: string) => void = () => undefined;
+  const stopped = new Promise<string>((resolve) => {
+    stop = resolve;
+  });
+  let listening: () => void = () => undefined;
+  const ready = new Promise<void>((resolve) => {
+    listening = resolve;
+  });
+  const running = runCli(env, ['webhooks', 'listen', ...args], {
+    stdout: (text) => stdout.push(text),
+    stderr: (text) => {
+      stderr.push(text);
+      if (text.startsWith('Listening on')) listening();
+    },
+    waitForStop: () => stopped,
+  });
+  await Promise.race([ready, running.then((outcome) => expect.fail(JSON.stringify(outcome)))]);
+  const printed = (count: number) => expect.poll(() => stdout.length, { timeout: 10_000 }).toBe(count);
+  return { stdout, stderr, printed, stop, running };
+}
+
+describe('wallet-checkout webhooks listen --secret', () => {
+  it('checks and prints webhooks without the service: no configuration, data folder or database', async () => {
+    const folder = await fs.mkdtemp(path.join(os.tmpdir(), 'wallet-listen-'));
+    const secret = `whsec_${randomBytes(24).toString('base64')}`;
+    const port = await freePort('127.0.0.1');
+    // Values the service would refuse to start with: the receiver reads none of them.
+    const env = {
+      DATABASE_URL: `sqlite:${path.join(folder, 'data', 'wallet.db')}`,
+      DATA_DIR: path.join(folder, 'data'),
+      WALLET_ENV: 'production',
+    };
+    const { stdout, printed, stop, running } = await startListening(env, [
+      ...['--secret', secret, '--port', String(port), '--path', '/hooks', '--json'],
+    ]);
+
+    const body = JSON.stringify({
+      eventName: 'WEBHOOK_TEST',
+      merchantId: 'mch_1',
+      sentAt: '2030-01-01T00:00:00Z',
+    });
+    const sentAt = new Date();
+    const headers = {
+      'content-type': 'application/json',
+      'webhook-id': 'tst_alone',
+      'webhook-timestamp': String(Math.floor(sentAt.getTime() / 1000)),
+      'webhook-signature': new Webhook(secret).sign('tst_alone', sentAt, body),
+    };
+    const delivered = await fetch(`http://127.0.0.1:${port}/hooks`, { method: 'POST', headers, body });
+    expect(delivered.status).toBe(204);
+    await printed(1);
+    expect(JSON.parse(stdout[0] as string)).toEqual({
+      eventName: 'WEBHOOK_TEST',
+      webhookId: 'tst_alone',
+      fields: 'merchantId=mch_1 sentAt=2030-01-01T00:00:00Z',
+    });
+
+    stop('SIGTERM');
+    expect((await running).code).toBe(0);
+    expect(await fs.readdir(folder)).toEqual([]);
+    await fs.rm(folder, { recursive: true });
+  });
+});
+
 describe.each(engines())('wallet-checkout webhooks listen on %s', (engine) => {
   let database: TestDatabase;
   let service: TestService;
@@ -43,30 +119,10 @@ describe.each(engines())('wallet-checkout webhooks listen on %s', (engine) => {
       webhookUrl: `http://localhost:${port}/hooks`,
       credentialTypes: ['NETWORK_TOKEN', 'PAN'],
     });
-    const stdout: string[] = [];
-    const stderr: string[] = [];
-    let stop: (signal: string) => void = () => undefined;
-    const stopped = new Promise<string>((resolve) => {
-      stop = resolve;
-    });
-    let listening: () => void = () => undefined;
-    const ready = new Promise<void>((resolve) => {
-      listening = resolve;
-    });
-    const printed = (count: number) => expect.poll(() => stdout.length, { timeout: 10_000 }).toBe(count);
-    const running = runCli(
+    const { stdout, stderr, printed, stop, running } = await startListening(
       { DATABASE_URL: database.url, DATA_DIR: database.dataDir },
-      ['webhooks', 'listen', '--merchant', merchantId],
-      {
-        stdout: (text) => stdout.push(text),
-        stderr: (text) => {
-          stderr.push(text);
-          if (text.startsWith('Listening on')) listening();
-        },
-        waitForStop: () => stopped,
-      },
+      ['--merchant', merchantId],
     );
-    await Promise.race([ready, running.then((outcome) => expect.fail(JSON.stringify(outcome)))]);
     expect(stderr.join('')).toContain(`Listening on http://127.0.0.1:${port}/hooks with 1 secret(s)`);
 
     const tested = await service.call('POST', '/webhooks/test', { apiKey });

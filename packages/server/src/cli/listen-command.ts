@@ -7,7 +7,7 @@ import http from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { NotFoundError } from '../errors.js';
 import { type Command, defineCommand, UsageError, wholeNumberOption } from './args.js';
-import type { Context } from './context.js';
+import type { Context, Output } from './context.js';
 import { waitForSignal } from './service-commands.js';
 
 interface ListenInput {
@@ -17,6 +17,9 @@ interface ListenInput {
   path: string | undefined;
   status: number;
 }
+
+/** What the receiver checks with, where it listens and what it answers. */
+type Receiver = Omit<ListenInput, 'merchantId'>;
 
 /** What is printed of a credential: its type and last four digits. */
 function credentialLine(entry: unknown): string {
@@ -105,6 +108,9 @@ const webhooksListen = defineCommand<ListenInput>({
       status: wholeNumberOption(values, 'status', { min: 200, max: 599 }, command) ?? 204,
     };
   },
+  // With --secret the receiver needs nothing of the service: a merchant's developer runs it anywhere.
+  alone: ({ merchantId, ...receiver }) =>
+    merchantId === undefined ? (output) => receive(output, receiver) : undefined,
   async execute(context: Context, input) {
     let { secrets, port, path } = input;
     if (input.merchantId !== undefined) {
@@ -116,61 +122,67 @@ const webhooksListen = defineCommand<ListenInput>({
       port ??= target?.port;
       path ??= target?.path;
     }
-    const verifiers = secrets.map((secret) => new Webhook(secret));
-    const say = (text: string, record: unknown) => context.print(text, record);
-    const server = http.createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        const url = new URL(request.url ?? '/', 'http://localhost');
-        if (request.method !== 'POST' || (path !== undefined && url.pathname !== path)) {
-          response.writeHead(404).end();
-          return;
-        }
-        const body = Buffer.concat(chunks).toString('utf8');
-        const headers = request.headers as Record<string, string>;
-        let refusal = 'the signature matches none of the secrets';
-        for (const verifier of verifiers) {
-          try {
-            const event = verifier.verify(body, headers) as Record<string, unknown>;
-            const webhookId = headers['webhook-id'];
-            response.writeHead(input.status).end();
-            const fields = describeEvent(event);
-            say(`${new Date().toISOString()}  ${String(event.eventName)}  ${webhookId}  ${fields}`, {
-              eventName: event.eventName,
-              webhookId,
-              fields,
-            });
-            return;
-          } catch (error) {
-            refusal = error instanceof Error ? error.message : String(error);
-          }
-        }
-        response.writeHead(400).end();
-        say(`${new Date().toISOString()}  refused: ${refusal}`, { refused: refusal });
-      });
-    });
-    const listenPort = port ?? 8080;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(listenPort, '127.0.0.1', () => resolve());
-    }).catch((error: NodeJS.ErrnoException) => {
-      throw error.code === 'EADDRINUSE'
-        ? new UsageError(
-            `port ${listenPort} is in use: stop what listens there, or give --port`,
-            'webhooks listen',
-          )
-        : error;
-    });
-    const { port: bound } = server.address() as { port: number };
-    context.io.stderr(
-      `Listening on http://127.0.0.1:${bound}${path ?? '/'} with ${secrets.length} secret(s); Ctrl-C stops.\n`,
-    );
-    await (context.io.waitForStop ?? waitForSignal)();
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    return 0;
+    return receive(context, { secrets, port, path, status: input.status });
   },
 });
+
+/** Runs the receiver until a stop signal; resolves 0 once it has closed. */
+async function receive(output: Output, input: Receiver): Promise<number> {
+  const { secrets, port, path } = input;
+  const verifiers = secrets.map((secret) => new Webhook(secret));
+  const say = (text: string, record: unknown) => output.print(text, record);
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const url = new URL(request.url ?? '/', 'http://localhost');
+      if (request.method !== 'POST' || (path !== undefined && url.pathname !== path)) {
+        response.writeHead(404).end();
+        return;
+      }
+      const body = Buffer.concat(chunks).toString('utf8');
+      const headers = request.headers as Record<string, string>;
+      let refusal = 'the signature matches none of the secrets';
+      for (const verifier of verifiers) {
+        try {
+          const event = verifier.verify(body, headers) as Record<string, unknown>;
+          const webhookId = headers['webhook-id'];
+          response.writeHead(input.status).end();
+          const fields = describeEvent(event);
+          say(`${new Date().toISOString()}  ${String(event.eventName)}  ${webhookId}  ${fields}`, {
+            eventName: event.eventName,
+            webhookId,
+            fields,
+          });
+          return;
+        } catch (error) {
+          refusal = error instanceof Error ? error.message : String(error);
+        }
+      }
+      response.writeHead(400).end();
+      say(`${new Date().toISOString()}  refused: ${refusal}`, { refused: refusal });
+    });
+  });
+  const listenPort = port ?? 8080;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(listenPort, '127.0.0.1', () => resolve());
+  }).catch((error: NodeJS.ErrnoException) => {
+    throw error.code === 'EADDRINUSE'
+      ? new UsageError(
+          `port ${listenPort} is in use: stop what listens there, or give --port`,
+          'webhooks listen',
+        )
+      : error;
+  });
+  const { port: bound } = server.address() as { port: number };
+  output.io.stderr(
+    `Listening on http://127.0.0.1:${bound}${path ?? '/'} with ${secrets.length} secret(s); Ctrl-C stops.\n`,
+  );
+  await (output.io.waitForStop ?? waitForSignal)();
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return 0;
+}
 
 export const LISTEN_COMMANDS: Command[] = [webhooksListen];

@@ -10,7 +10,7 @@ import { scrub } from '../log.js';
 import { type Command, commandHelp, parseCommandLine, UsageError } from './args.js';
 import { AUDIT_COMMANDS } from './audit-commands.js';
 import { BACKUP_COMMANDS } from './backup-command.js';
-import { type CliIo, openContext } from './context.js';
+import { type CliIo, openContext, outputOf } from './context.js';
 import { GATEWAY_COMMANDS } from './gateway-commands.js';
 import { LISTEN_COMMANDS } from './listen-command.js';
 import { MERCHANT_COMMANDS } from './merchant-commands.js';
@@ -132,6 +132,8 @@ async function runCommand(argv: string[], io: CliIo): Promise<number> {
     return 0;
   }
   const input = command.prepare(parsed);
+  const alone = command.alone?.(input);
+  if (alone) return (await alone(outputOf(io, parsed.json))) ?? 0;
   const context = await openContext(io, parsed.json, { quiet: command.startsService === true });
   try {
     return (await command.execute(context, input)) ?? 0;
