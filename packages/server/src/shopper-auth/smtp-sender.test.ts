@@ -1,3 +1,4 @@
+import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Secret } from '../secret.js';
 import { startTestService } from '../test-support/service.js';
@@ -39,6 +40,25 @@ describe('SmtpSender', () => {
     await refusing.close();
     expect(refusing.received).toEqual([]);
   });
+
+  it("gives up on a server that never greets after its time-out, not nodemailer's 30 s", async () => {
+    const silent = net.createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    const sender = new SmtpSender({
+      url: new Secret(`smtp://127.0.0.1:${port}`),
+      from: 'codes@pay.example',
+      timeouts: { connectMs: 500, idleMs: 1_000 },
+    });
+    try {
+      await expect(sender.send({ to: 'ada@example.com', subject: 's', text: 't' })).rejects.toThrow(
+        /Greeting never received/,
+      );
+    } finally {
+      sender.close();
+      silent.close();
+    }
+  }, 10_000);
 
   it('rejects when the password is wrong', async () => {
     const url = smtp.url.replace('p%40ss%20word', 'wrong');

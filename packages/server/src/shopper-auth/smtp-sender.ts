@@ -7,6 +7,34 @@ import type { Message, MessageSender } from './messages.js';
 const CONNECTION_TIMEOUT_MS = 10_000;
 const SOCKET_TIMEOUT_MS = 20_000;
 
+/** Time-outs of one exchange with the server, in ms. */
+export interface SmtpTimeouts {
+  /** To connect, and then to be greeted. */
+  connectMs: number;
+  /** Of silence in the middle of an exchange. */
+  idleMs: number;
+}
+
+/**
+ * nodemailer's options for an `smtp://` or `smtps://` URL. Built here rather than passed as `url`:
+ * nodemailer then takes the URL's settings alone and drops every other option, the time-outs included.
+ */
+function transportOptions(url: URL, timeouts: SmtpTimeouts) {
+  const secure = url.protocol === 'smtps:';
+  return {
+    host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    // nodemailer's own defaults: 465 for TLS from the start, 587 otherwise.
+    port: url.port ? Number(url.port) : secure ? 465 : 587,
+    secure,
+    ...(url.username
+      ? { auth: { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } }
+      : {}),
+    connectionTimeout: timeouts.connectMs,
+    greetingTimeout: timeouts.connectMs,
+    socketTimeout: timeouts.idleMs,
+  };
+}
+
 /** Sends e-mail through the SMTP server of `SMTP_URL`, from `SMTP_FROM`. */
 export class SmtpSender implements MessageSender {
   readonly #transport: Transporter;
@@ -14,15 +42,19 @@ export class SmtpSender implements MessageSender {
   /** The server as `smtp://host:port`, without the credentials: for messages and logs. */
   readonly server: string;
 
-  constructor(options: { url: Secret<string>; from: string }) {
+  constructor(options: {
+    url: Secret<string>;
+    from: string;
+    timeouts?: SmtpTimeouts;
+  }) {
     const url = new URL(options.url.reveal());
     this.server = `${url.protocol}//${url.host}`;
-    this.#transport = nodemailer.createTransport({
-      url: options.url.reveal(),
-      connectionTimeout: CONNECTION_TIMEOUT_MS,
-      greetingTimeout: CONNECTION_TIMEOUT_MS,
-      socketTimeout: SOCKET_TIMEOUT_MS,
-    });
+    this.#transport = nodemailer.createTransport(
+      transportOptions(
+        url,
+        options.timeouts ?? { connectMs: CONNECTION_TIMEOUT_MS, idleMs: SOCKET_TIMEOUT_MS },
+      ),
+    );
     this.#from = options.from;
   }
 
