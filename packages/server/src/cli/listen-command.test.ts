@@ -91,6 +91,7 @@ describe('wallet-checkout webhooks listen --secret', () => {
       eventName: 'WEBHOOK_TEST',
       webhookId: 'tst_alone',
       fields: 'merchantId=mch_1 sentAt=2030-01-01T00:00:00Z',
+      status: 204,
     });
 
     stop('SIGTERM');
@@ -129,7 +130,9 @@ describe.each(engines())('wallet-checkout webhooks listen on %s', (engine) => {
     expect([tested.json.delivered, tested.json.statusCode]).toEqual([true, 204]);
     await printed(1);
     expect(stdout[0]).toMatch(
-      new RegExp(`^\\S+Z {2}WEBHOOK_TEST {2}tst_\\w+ {2}merchantId=${merchantId} sentAt=\\S+\\n$`),
+      new RegExp(
+        `^\\S+Z {2}WEBHOOK_TEST {2}tst_\\w+ {2}merchantId=${merchantId} sentAt=\\S+ {2}\\(answered 204\\)\\n$`,
+      ),
     );
 
     const session = await service.session(apiKey);
@@ -140,7 +143,7 @@ describe.each(engines())('wallet-checkout webhooks listen on %s', (engine) => {
     expect(acknowledged.status).toBe(200);
     await printed(2);
     expect(stdout[1]).toMatch(
-      /^\S+Z {2}PAYMENT_CREDENTIALS {2}msg_\w+ {2}paymentId=\S+ merchantId=mch_\w+ merchantReference=listen-1 credentials=NETWORK_TOKEN ending \d{4}, PAN ending 1111\n$/,
+      /^\S+Z {2}PAYMENT_CREDENTIALS {2}msg_\w+ {2}paymentId=\S+ merchantId=mch_\w+ merchantReference=listen-1 credentials=NETWORK_TOKEN ending \d{4}, PAN ending 1111 {2}\(answered 204\)\n$/,
     );
     // Its 204 is recorded once the receiver answered: the request is then DELIVERED.
     const lookup = () =>
@@ -148,7 +151,7 @@ describe.each(engines())('wallet-checkout webhooks listen on %s', (engine) => {
     await expect.poll(async () => (await lookup()).json.state).toBe('DELIVERED');
     expect(stdout.join('')).not.toContain('4111111111111111');
 
-    // Unsigned, or elsewhere: refused.
+    // Unsigned: refused; elsewhere: ignored.
     const forged = await fetch(`http://127.0.0.1:${port}/hooks`, {
       method: 'POST',
       headers: {
@@ -165,6 +168,8 @@ describe.each(engines())('wallet-checkout webhooks listen on %s', (engine) => {
     expect((await fetch(`http://127.0.0.1:${port}/elsewhere`, { method: 'POST', body: '{}' })).status).toBe(
       404,
     );
+    await printed(4);
+    expect(stdout[3]).toMatch(/^\S+Z {2}ignored POST \/elsewhere \(404\): listening for POST \/hooks\n$/);
 
     stop('SIGTERM');
     expect((await running).code).toBe(0);
@@ -180,6 +185,11 @@ describe.each(engines())('wallet-checkout webhooks listen on %s', (engine) => {
     ]);
     const notSecret = await runCli(env, ['webhooks', 'listen', '--secret', 'sk_test_x']);
     expect(notSecret.stderr).toMatch(/^error: --secret must be a webhook secret, whsec_…/);
+    const mistyped = await runCli(env, ['webhooks', 'listen', '--secret', 'whsec_abc']);
+    expect([mistyped.code, mistyped.stderr]).toEqual([
+      2,
+      expect.stringMatching(/^error: --secret is not a webhook secret: whsec_ must be followed by base64/),
+    ]);
     const unknown = await runCli(env, ['webhooks', 'listen', '--merchant', 'mch_missing']);
     expect([unknown.code, unknown.stderr]).toEqual([
       1,

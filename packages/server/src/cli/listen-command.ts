@@ -81,10 +81,12 @@ const webhooksListen = defineCommand<ListenInput>({
     },
   },
   details: [
-    'Prints one line per webhook: the time, the event, its webhook-id and its top-level fields; credentials',
-    'show as their type and last four digits only. A delivery whose signature does not check out is answered',
-    '400 and printed as refused, with why. Runs until Ctrl-C (SIGINT), SIGTERM or SIGHUP.',
-    'With --json: one line per webhook, {"eventName", "webhookId", "fields"} or {"refused": "<why>"}.',
+    'Prints one line per webhook: the time, the event, its webhook-id, its top-level fields and the status',
+    'answered; credentials show as their type and last four digits only. A delivery whose signature does not',
+    'check out is answered 400 and printed as refused, with why; a request elsewhere than POST to the path,',
+    'answered 404, is printed as ignored. Runs until Ctrl-C (SIGINT), SIGTERM or SIGHUP.',
+    'With --json: one line per request, {"eventName", "webhookId", "fields" (as printed), "status"},',
+    '{"refused": "<why>"} or {"ignored": "<method> <path>"}.',
   ],
   prepare({ values }) {
     const command = 'webhooks listen';
@@ -96,6 +98,11 @@ const webhooksListen = defineCommand<ListenInput>({
     for (const secret of secrets) {
       if (!secret.startsWith('whsec_'))
         throw new UsageError('--secret must be a webhook secret, whsec_…', command);
+      try {
+        new Webhook(secret);
+      } catch {
+        throw new UsageError('--secret is not a webhook secret: whsec_ must be followed by base64', command);
+      }
     }
     const path = typeof values.path === 'string' ? values.path : undefined;
     if (path !== undefined && !path.startsWith('/'))
@@ -138,6 +145,10 @@ async function receive(output: Output, input: Receiver): Promise<number> {
       const url = new URL(request.url ?? '/', 'http://localhost');
       if (request.method !== 'POST' || (path !== undefined && url.pathname !== path)) {
         response.writeHead(404).end();
+        const ignored = `${request.method} ${url.pathname}`;
+        say(`${new Date().toISOString()}  ignored ${ignored} (404): listening for POST ${path ?? '/'}`, {
+          ignored,
+        });
         return;
       }
       const body = Buffer.concat(chunks).toString('utf8');
@@ -149,11 +160,10 @@ async function receive(output: Output, input: Receiver): Promise<number> {
           const webhookId = headers['webhook-id'];
           response.writeHead(input.status).end();
           const fields = describeEvent(event);
-          say(`${new Date().toISOString()}  ${String(event.eventName)}  ${webhookId}  ${fields}`, {
-            eventName: event.eventName,
-            webhookId,
-            fields,
-          });
+          say(
+            `${new Date().toISOString()}  ${String(event.eventName)}  ${webhookId}  ${fields}  (answered ${input.status})`,
+            { eventName: event.eventName, webhookId, fields, status: input.status },
+          );
           return;
         } catch (error) {
           refusal = error instanceof Error ? error.message : String(error);
