@@ -10,7 +10,10 @@ export interface MessageSender {
   send(message: Message): Promise<void>;
 }
 
-/** Sends each message through every sender in turn (staging with `SMTP_URL` set keeps and delivers). */
+/**
+ * Sends each message through every sender in turn, stopping at the first that fails (staging with
+ * `SMTP_URL` set delivers, then keeps).
+ */
 export function allOf(senders: MessageSender[]): MessageSender {
   return {
     async send(message) {

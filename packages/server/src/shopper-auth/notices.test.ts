@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Db } from '../db/index.js';
 import { createLogger } from '../log.js';
 import { RateLimits } from '../rate-limits.js';
+import { TEST_ACTOR } from '../test-support/actor.js';
 import { engines, openTestDb } from '../test-support/db.js';
 import { memoryLogger } from '../test-support/log.js';
 import { KeyRing } from '../vault/keyring.js';
@@ -19,12 +20,22 @@ class FakeMailServer implements MessageSender {
   readonly sent: Message[] = [];
   refuseWith: Error | undefined;
   #held: (() => void)[] = [];
+  #arrived: (() => void)[] = [];
   hold = false;
 
   async send(message: Message): Promise<void> {
-    if (this.hold) await new Promise<void>((resolve) => this.#held.push(resolve));
+    if (this.hold) {
+      for (const resolve of this.#arrived.splice(0)) resolve();
+      await new Promise<void>((resolve) => this.#held.push(resolve));
+    }
     if (this.refuseWith) throw this.refuseWith;
     this.sent.push(message);
+  }
+
+  /** Resolves once a message is held (at once if one already is). */
+  holding(): Promise<void> {
+    if (this.#held.length > 0) return Promise.resolve();
+    return new Promise((resolve) => this.#arrived.push(resolve));
   }
 
   letGo(): void {
@@ -86,6 +97,7 @@ describe.each(engines())('e-mails to shoppers on %s (the mail server faked)', (e
       shopName: 'Corner Shop',
     });
     expect(device?.deviceToken).toBeDefined();
+    await mail.holding();
     expect(mail.sent).toEqual([]);
     expect(await notices(shopper.id)).toEqual([
       expect.objectContaining({ email: shopper.email, kind: 'device_remembered', attempts: 1 }),
@@ -100,7 +112,7 @@ describe.each(engines())('e-mails to shoppers on %s (the mail server faked)', (e
         to: shopper.email,
         subject: 'A device now remembers you for checkout',
         text: expect.stringMatching(
-          /^A browser checking out at Corner Shop was just set to remember you: on it, checkouts at that\nshop open on your wallet without a one-time code until 2030-01-31\./,
+          /^A browser checking out at Corner Shop was set to remember you on 2030-01-01: on it,\ncheckouts at that shop open on your wallet without a one-time code until 2030-01-31\./,
         ),
       },
     ]);
@@ -160,6 +172,7 @@ describe.each(engines())('e-mails to shoppers on %s (the mail server faked)', (e
     const shopper = await newShopper();
     stopped.mail.hold = true;
     await stopped.auth.rememberDevice(shopper.id, 'ord_3', { email: shopper.email, shopName: 'Corner Shop' });
+    await stopped.mail.holding();
 
     // While the first process holds the lease, the other sends nothing.
     other.auth.notices.wake();
@@ -207,6 +220,45 @@ describe.each(engines())('e-mails to shoppers on %s (the mail server faked)', (e
     await Promise.all([first.auth.notices.settled(), second.auth.notices.settled()]);
     const sent = [...first.mail.sent, ...second.mail.sent].map((message) => message.to);
     expect(sent.sort()).toEqual(remembered.sort());
+  });
+
+  it('stops within its grace while the mail server hangs, leaving the e-mail to its lease', async () => {
+    const { auth, mail } = service();
+    const shopper = await newShopper();
+    mail.hold = true;
+    await auth.rememberDevice(shopper.id, 'ord_5', { email: shopper.email, shopName: 'Corner Shop' });
+    await mail.holding();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const stopping = auth.notices.stop();
+      await vi.advanceTimersByTimeAsync(5_000);
+      await stopping;
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(await notices(shopper.id)).toEqual([expect.objectContaining({ attempts: 1 })]);
+    mail.letGo();
+    await auth.notices.settled();
+  });
+
+  it("drops an e-mail whose address is no longer its shopper's, as after an erasure by an older version", async () => {
+    const { log, lines } = memoryLogger();
+    const { auth, mail } = service(new FakeMailServer(), log);
+    const shopper = await newShopper();
+    mail.refuseWith = new Error('421 4.3.2 Service not available');
+    await auth.rememberDevice(shopper.id, 'ord_6', { email: shopper.email, shopName: 'Corner Shop' });
+    await auth.notices.settled();
+    // The wallet's own erasure, without the sign-ins' (what a process from before 021 leaves).
+    await wallet.eraseShopper(shopper.id, TEST_ACTOR);
+    mail.refuseWith = undefined;
+    now += NOTICE_RETRY_DELAYS_MS[0] as number;
+    auth.notices.wake();
+    await auth.notices.settled();
+    expect(mail.sent).toEqual([]);
+    expect(await notices(shopper.id)).toEqual([]);
+    expect(lines.map((line) => line.msg)).toContain(
+      'an e-mail to a shopper was dropped: the address is no longer theirs',
+    );
   });
 
   it('erasing a shopper deletes the e-mails not yet sent to them', async () => {

@@ -22,6 +22,11 @@ export const NOTICE_RETRY_DELAYS_MS = [60_000, 5 * 60_000, 30 * 60_000, 2 * 3_60
 export const NOTICE_LEASE_MS = 5 * 60_000;
 /** 30 s: the most a due retry, or a notice a stopped process left, waits for a poll. */
 const POLL_INTERVAL_MS = 30_000;
+/**
+ * 5 s: the most `stop()` waits for a send under way, so that a hanging mail server cannot hold up a
+ * shutdown; the notice is sent again when its lease runs out.
+ */
+const STOP_GRACE_MS = 5_000;
 /** Notices leased at a time: a burst of sign-ins is sent in a few round trips to the database. */
 const BATCH = 20;
 
@@ -65,7 +70,7 @@ export class ShopperNotices {
   readonly #sender: MessageSender;
   readonly #log: Logger;
   readonly #now: () => number;
-  readonly #compose: (notice: NoticeRow) => Message;
+  readonly #compose: (notice: NoticeRow) => Promise<Message | undefined>;
   #draining: Promise<void> | undefined;
   #again = false;
   #stopped = false;
@@ -76,8 +81,11 @@ export class ShopperNotices {
     sender: MessageSender;
     log: Logger;
     now: () => number;
-    /** The e-mail a notice stands for, composed when it is sent. */
-    compose: (notice: NoticeRow) => Message;
+    /**
+     * The e-mail a notice stands for, composed when it is sent; undefined drops the notice unsent (its
+     * shopper was erased, or changed address, since it was written).
+     */
+    compose: (notice: NoticeRow) => Promise<Message | undefined>;
   }) {
     this.#db = options.db;
     this.#sender = options.sender;
@@ -108,11 +116,21 @@ export class ShopperNotices {
     while (this.#draining) await this.#draining;
   }
 
-  /** No more sends start; waits for the one under way, whose notice is left to its lease if it fails. */
+  /**
+   * No more sends start; waits up to STOP_GRACE_MS for the one under way. A notice whose send is cut short
+   * or fails is left to its lease: this or another process sends it again.
+   */
   async stop(): Promise<void> {
     this.#stopped = true;
     clearInterval(this.#timer);
-    await this.settled();
+    let grace: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.settled(),
+      new Promise<void>((resolve) => {
+        grace = setTimeout(resolve, STOP_GRACE_MS);
+      }),
+    ]);
+    clearTimeout(grace);
   }
 
   async #drain(): Promise<void> {
@@ -124,7 +142,10 @@ export class ShopperNotices {
           const now = this.#now();
           const leaseUntil = now + NOTICE_LEASE_MS;
           due = await repo.claimDueNotices(this.#db, { now, leaseUntil, limit: BATCH });
-          for (const notice of due) await this.#send(notice, leaseUntil);
+          for (const notice of due) {
+            if (this.#stopped) break;
+            await this.#send(notice, leaseUntil);
+          }
         } while (due.length === BATCH && !this.#stopped);
       } catch (error) {
         this.#log.warn({ err: error }, 'sending e-mails to shoppers failed; the next poll tries again');
@@ -140,7 +161,13 @@ export class ShopperNotices {
       attempts: notice.attempts,
     };
     try {
-      await this.#sender.send(this.#compose(notice));
+      const message = await this.#compose(notice);
+      if (message) await this.#sender.send(message);
+      else
+        this.#log.info(
+          { notice: about },
+          'an e-mail to a shopper was dropped: the address is no longer theirs',
+        );
     } catch (error) {
       const lastError = withoutAddresses(error);
       const delay = NOTICE_RETRY_DELAYS_MS[notice.attempts - 1];

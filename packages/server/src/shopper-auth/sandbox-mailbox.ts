@@ -13,19 +13,24 @@ export interface SandboxMessage extends Message {
 }
 
 /**
- * Staging's sender: nothing leaves the machine. Each message goes to the log and to a table, so that
- * `GET /sandbox/messages?to=` answers from whichever process serves it. In staging a code is test data,
- * not a secret; production never builds this sender.
+ * Staging's sender: each message goes to the log and to a table, so that `GET /sandbox/messages?to=`
+ * answers from whichever process serves it; with `SMTP_URL` set it comes after the SMTP server took the
+ * message. In staging a code is test data, not a secret; production never builds this sender.
  */
 export class SandboxMailbox implements MessageSender {
   readonly #db: Db;
   readonly #log: Logger;
   readonly #now: () => number;
+  readonly #said: string;
 
-  constructor(options: { db: Db; log: Logger; now?: () => number }) {
+  /** `delivered`: an SMTP server has taken each message before this sender keeps it. */
+  constructor(options: { db: Db; log: Logger; now?: () => number; delivered?: boolean }) {
     this.#db = options.db;
     this.#log = options.log;
     this.#now = options.now ?? Date.now;
+    this.#said = options.delivered
+      ? 'message to a shopper (staging: e-mailed, and kept for GET /sandbox/messages)'
+      : 'message to a shopper (staging: kept for GET /sandbox/messages, not delivered)';
   }
 
   async send(message: Message): Promise<void> {
@@ -37,10 +42,7 @@ export class SandboxMailbox implements MessageSender {
       body: message.text,
       sent_at: this.#now(),
     });
-    this.#log.info(
-      { to: message.to, subject: message.subject, text: message.text },
-      'message to a shopper (staging: kept for GET /sandbox/messages, not delivered)',
-    );
+    this.#log.info({ to: message.to, subject: message.subject, text: message.text }, this.#said);
   }
 
   /** Messages to `to` (any case), newest first. */

@@ -310,19 +310,23 @@ export class ShopperAuth {
   /**
    * The e-mail that tells a shopper a device now remembers them, with a link that forgets every device:
    * the one way a shopper whose device was not theirs, or was lost, can stop it. The link is signed when
-   * the e-mail is sent, never stored, and lasts as long as the device it tells of can.
+   * the e-mail is sent, never stored, and lasts as long as the device it tells of can. None once the
+   * address is no longer the shopper's: erased (by a process older than the notices, which left them) or
+   * changed since.
    */
-  #composeNotice(notice: NoticeRow): Message {
+  async #composeNotice(notice: NoticeRow): Promise<Message | undefined> {
+    const shopper = await this.#shoppers.findShopperByEmail(normalizeEmail(notice.email));
+    if (shopper?.id !== notice.shopper_id) return undefined;
     const facts = JSON.parse(notice.details) as DeviceNoticeFacts;
     const token = this.#forgetToken(notice.shopper_id, facts.rememberedAt);
-    const until = new Date(facts.expiresAt).toISOString().slice(0, 10);
+    const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
     return {
       to: notice.email,
       subject: 'A device now remembers you for checkout',
       text: [
-        `A browser checking out at ${facts.shopName} was just set to remember you: on it, checkouts at that`,
-        `shop open on your wallet without a one-time code until ${until}. A new or changed address still`,
-        'needs a code.',
+        `A browser checking out at ${facts.shopName} was set to remember you on ${day(facts.rememberedAt)}: on it,`,
+        `checkouts at that shop open on your wallet without a one-time code until ${day(facts.expiresAt)}. A new`,
+        'or changed address still needs a code.',
         '',
         'If this was not you, or the device is not yours, forget every device that remembers you:',
         `${this.#publicUrl}${FORGET_DEVICES_PATH}?token=${token}`,
@@ -337,26 +341,41 @@ export class ShopperAuth {
   }
 
   /**
-   * The link's "Forget every device": each device that remembers its shopper forgets them, and the
-   * checkouts they signed in end, recorded in the audit trail. Undefined for a link that is not one of
-   * ours, or is older than a device can live; a link used again forgets what was remembered since.
+   * The shopper a link to forget every device is for: undefined for a link that is not one of ours, or is
+   * older than a device can live. Changes nothing: the link's page asks before it forgets.
    */
-  async forgetDevicesByLink(token: string): Promise<{ forgotten: number } | undefined> {
+  forgetLinkShopper(token: string): string | undefined {
     const [shopperId, issued, mac] = token.split('.');
     const issuedAt = Number(issued);
     if (!shopperId || !mac || !Number.isSafeInteger(issuedAt)) return undefined;
     if (!this.#forgetKeys.some((key) => sameHash(this.#forgetToken(shopperId, issuedAt, key), token))) {
       return undefined;
     }
-    const now = this.#now();
-    if (issuedAt + (this.#deviceTtlMs ?? 0) <= now) return undefined;
+    return issuedAt + (this.#deviceTtlMs ?? 0) > this.#now() ? shopperId : undefined;
+  }
+
+  /**
+   * The link's "Forget every device": each device that remembers its shopper forgets them, and the
+   * checkouts they signed in end, recorded in the audit trail. Undefined for a link `forgetLinkShopper`
+   * refuses; a link used again forgets what was remembered since.
+   */
+  async forgetDevicesByLink(token: string): Promise<{ forgotten: number } | undefined> {
+    const shopperId = this.forgetLinkShopper(token);
+    if (shopperId === undefined) return undefined;
     return this.#db.kysely.transaction().execute(async (trx) => {
       const forgotten = await repo.forgetDevicesOf(trx, shopperId);
       const details = {
         reason: 'the shopper, from the e-mail about a remembered device',
         devices: forgotten,
       };
-      await recordDeviceEvent(trx, 'device.forgotten', shopperId, shopperActor(shopperId), details, now);
+      await recordDeviceEvent(
+        trx,
+        'device.forgotten',
+        shopperId,
+        shopperActor(shopperId),
+        details,
+        this.#now(),
+      );
       return { forgotten };
     });
   }

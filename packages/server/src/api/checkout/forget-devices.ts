@@ -1,6 +1,7 @@
 /**
  * The page the e-mail about a remembered device links to: "Forget every device". The link only shows
- * the question, so that a mail scanner following it changes nothing; the button posts the form back.
+ * the question (or that the link does not work), so that a mail scanner following it changes nothing;
+ * the button posts the form back.
  */
 import { createHash } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -59,13 +60,15 @@ export const forgetDevicesRoutes =
       FORGET_DEVICES_PATH,
       { schema: { hide: true, querystring: Type.Object({ token: Token }) }, attachValidation: true },
       async (request, reply) => {
-        if (request.validationError) return html(reply, 400, INVALID);
+        if (request.validationError || !deps.shopperAuth.forgetLinkShopper(request.query.token)) {
+          return html(reply, 400, INVALID);
+        }
         return html(
           reply,
           200,
           page(
             'Forget every device that remembers you',
-            `<p>Every browser that opens your wallet without a one-time code will ask for one again, and the checkouts open on them now end. Nothing else changes: your cards and addresses stay.</p>
+            `<p>Every browser that opens your wallet without a one-time code will ask for one again, and the checkouts those browsers opened without a code end. Nothing else changes: your cards and addresses stay.</p>
 <form method="post" action="${FORGET_DEVICES_PATH}"><input type="hidden" name="token" value="${escapeHtml(request.query.token)}"><button type="submit">Forget every device</button></form>`,
           ),
         );
@@ -79,15 +82,11 @@ export const forgetDevicesRoutes =
         if (request.validationError) return html(reply, 400, INVALID);
         const result = await deps.shopperAuth.forgetDevicesByLink(request.body.token);
         if (!result) return html(reply, 400, INVALID);
-        const forgot = result.forgotten === 1 ? 'One device' : `${result.forgotten} devices`;
-        return html(
-          reply,
-          200,
-          page(
-            'Done: no device remembers you',
-            `<p>${forgot} forgot you. The next checkout on any of them asks for a one-time code.</p>`,
-          ),
-        );
+        const said =
+          result.forgotten === 0
+            ? 'No device remembered you any more: there was nothing to forget.'
+            : `${result.forgotten === 1 ? 'One device' : `${result.forgotten} devices`} forgot you. The next checkout on any of them asks for a one-time code.`;
+        return html(reply, 200, page('Done: no device remembers you', `<p>${said}</p>`));
       },
     );
   };

@@ -68,6 +68,60 @@ describe.each(engines())('GET /sandbox/messages on %s', (engine) => {
     });
   });
 
+  describe('in staging with SMTP_URL', () => {
+    let accepting: TestSmtpServer;
+    let refusing: TestSmtpServer;
+    beforeAll(async () => {
+      [accepting, refusing] = await Promise.all([
+        startSmtpServer(),
+        startSmtpServer({ rejectRecipients: true }),
+      ]);
+    });
+    afterAll(async () => {
+      await Promise.all([accepting.close(), refusing.close()]);
+    });
+
+    const mailboxOf = async (service: TestService, email: string) =>
+      (await service.call('GET', `/sandbox/messages?to=${email}`)).json.data as { text: string }[];
+
+    it('e-mails each message, and keeps it once the server took it', async () => {
+      const service = await startTestService(engine, {
+        SMTP_URL: accepting.url,
+        SMTP_FROM: 'codes@pay.example',
+      });
+      try {
+        const email = 'smtp.staging@example.com';
+        await service.services.shopperAuth.requestCode('ord_smtp', email, { enrol: true });
+        expect(accepting.received.map((mail) => mail.to)).toEqual([[email]]);
+        const [kept] = await mailboxOf(service, email);
+        expect(accepting.received[0]?.raw).toContain(kept?.text.slice(0, 30));
+        expect(service.logs.join('')).toContain('staging: e-mailed, and kept for GET /sandbox/messages');
+      } finally {
+        await service.close();
+      }
+    });
+
+    it('keeps nothing of a message the server refused: no code the shopper was told failed', async () => {
+      const service = await startTestService(engine, {
+        SMTP_URL: refusing.url,
+        SMTP_FROM: 'codes@pay.example',
+      });
+      try {
+        const email = 'smtp.refused@example.com';
+        const failed = await service.services.shopperAuth
+          .requestCode('ord_refused', email, { enrol: true })
+          .then(
+            () => undefined,
+            (error: { errorCode?: string }) => error.errorCode,
+          );
+        expect(failed).toBe('MESSAGE_NOT_SENT');
+        expect(await mailboxOf(service, email)).toEqual([]);
+      } finally {
+        await service.close();
+      }
+    });
+  });
+
   describe('in production', () => {
     let smtp: TestSmtpServer;
     let service: TestService;
