@@ -66,6 +66,23 @@ describe.each(engines())('wallet-checkout shopper … on %s', (engine) => {
     const remembered = await service.services.shopperAuth.rememberDevice(before?.id as string, 'ord_test');
     if (!remembered) throw new Error('the test service remembers no device');
     const { deviceToken } = remembered;
+    // An e-mail the mail server refused once, waiting for its retry.
+    const waiting = {
+      id: 'ntc_waiting',
+      shopper_id: before?.id as string,
+      email: TEST_SHOPPER_EMAIL,
+      kind: 'device_remembered' as const,
+      details: JSON.stringify({
+        shopName: 'Sent Data Shop',
+        rememberedAt: Date.now(),
+        expiresAt: Date.now() + 1,
+      }),
+      created_at: Date.UTC(2030, 0, 1),
+      attempts: 1,
+      next_attempt_at: Date.UTC(2099, 0, 1),
+      last_error: '450 Mailbox busy',
+    };
+    await service.services.db.kysely.insertInto('shopper_notices').values(waiting).execute();
 
     const shown = await cli('shopper', 'show', TEST_SHOPPER_EMAIL);
     expect(shown.code).toBe(0);
@@ -73,6 +90,9 @@ describe.each(engines())('wallet-checkout shopper … on %s', (engine) => {
     expect(shown.stdout).toContain('visa ending');
     expect(shown.stdout).toContain('sessions: 1 live');
     expect(shown.stdout).toMatch(/^devices: {2}1 remembered; since \S+Z, last used never$/m);
+    expect(shown.stdout).toContain(
+      'e-mails:  1 waiting to be sent; device_remembered of 2030-01-01T00:00:00.000Z, 1 attempt(s), next 2099-01-01T00:00:00.000Z (last: 450 Mailbox busy)',
+    );
     expect(shown.stdout).toMatch(
       new RegExp(
         `${removed.cardBrand} ending ${removed.last4CardNumber} .* removed \\S+; number to be erased`,
@@ -126,6 +146,8 @@ describe.each(engines())('wallet-checkout shopper … on %s', (engine) => {
     const signedOut = await service.call('GET', '/checkout/api/wallet', { headers });
     expect([signedOut.status, signedOut.json.errorCode]).toEqual([401, 'SHOPPER_UNAUTHORIZED']);
     expect(await service.services.shopperAuth.recognizeDevice(deviceToken)).toBeUndefined();
+    const notices = service.services.db.kysely.selectFrom('shopper_notices').select('id');
+    expect(await notices.where('id', '=', waiting.id).execute()).toEqual([]);
     const refused = await service.call('POST', '/payments/credentials', {
       apiKey,
       body: credentialsBody(session, { paymentId: added.json.paymentId }),

@@ -6,7 +6,7 @@ import { NotFoundError } from '../errors.js';
 import { countShopperOrders } from '../orders/index.js';
 import { PaymentsRepo } from '../payments/repo.js';
 import { RateLimits } from '../rate-limits.js';
-import { rememberedDevices } from '../shopper-auth/index.js';
+import { pendingNotices, rememberedDevices } from '../shopper-auth/index.js';
 import { eraseShopper } from '../shopper-erasure.js';
 import { CardVault } from '../vault/vault.js';
 import { type Address, type Card, type Shopper, Wallet } from '../wallet/index.js';
@@ -86,6 +86,13 @@ const shopperShow = defineCommand<string>({
     const erased = await vault.erasedAt(cards.map((card) => card.vaultId));
     const merchants = await merchantsOf(context, shopper.id, cards);
     const activity = await context.audit.list({ subject: shopper.id, limit: ACTIVITY_SHOWN });
+    const emails = (await pendingNotices(context.db, shopper.id)).map((notice) => ({
+      kind: notice.kind,
+      writtenAt: isoTime(notice.createdAt),
+      attempts: notice.attempts,
+      nextAttemptAt: isoTime(notice.nextAttemptAt),
+      lastError: notice.lastError,
+    }));
     const devices = (await rememberedDevices(context.db, shopper.id)).map((device) => ({
       rememberedAt: isoTime(device.createdAt),
       expiresAt: isoTime(device.expiresAt),
@@ -110,6 +117,7 @@ const shopperShow = defineCommand<string>({
       `phone:    ${shopper.phone ?? '(none)'}`,
       `sessions: ${liveSessions} live`,
       `devices:  ${devices.length} remembered${devices.map((device) => `; since ${device.rememberedAt}, last used ${device.lastUsedAt ?? 'never'}`).join('')}`,
+      `e-mails:  ${emails.length} waiting to be sent${emails.map((email) => `; ${email.kind} of ${email.writtenAt}, ${email.attempts} attempt(s), next ${email.nextAttemptAt}${email.lastError ? ` (last: ${email.lastError})` : ''}`).join('')}`,
       '',
       `Addresses (${addresses.length}):`,
       ...addresses.map((address) => `  ${addressLine(address)}`),
@@ -150,6 +158,7 @@ const shopperShow = defineCommand<string>({
       phone: shopper.phone,
       liveSessions,
       devices,
+      emails,
       addresses: addresses.map((address) => ({
         ...address,
         removedAt: when(address.removedAt),
@@ -176,9 +185,10 @@ const shopperErase = defineCommand<string>({
   details: [
     'Every card leaves the wallet and its number is erased from the vault an hour later (as when the',
     'shopper removes it); the name, email and phone, the names on the cards and every address are',
-    'emptied; open checkouts are signed out and payment-carousel sessions end. The email is free for a',
-    'new wallet. A credentials webhook already acknowledged is still delivered, with the card and the',
-    'emptied address. Orders stay with the merchants they were made for.',
+    'emptied; open checkouts are signed out, devices that remember the shopper forget them, e-mails not',
+    'yet sent to them are deleted, and payment-carousel sessions end. The email is free for a new wallet.',
+    'A credentials webhook already acknowledged is still delivered, with the card and the emptied address.',
+    'Orders stay with the merchants they were made for.',
   ],
   prepare({ values, positionals }) {
     if (values.yes !== true) {

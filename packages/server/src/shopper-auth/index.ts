@@ -14,6 +14,7 @@ export {
   FORGET_DEVICES_PATH,
   forgetSignIns,
   MAX_ATTEMPTS,
+  pendingNotices,
   RESEND_GAP_MS,
   rememberedDevices,
   SHOPPER_TOKEN_TTL_MS,

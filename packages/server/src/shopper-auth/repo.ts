@@ -295,6 +295,15 @@ export async function claimDueNotices(
     .execute();
 }
 
+export function listNotices(db: Q, shopperId: string): Promise<NoticeRow[]> {
+  return db
+    .selectFrom('shopper_notices')
+    .selectAll()
+    .where('shopper_id', '=', shopperId)
+    .orderBy('created_at')
+    .execute();
+}
+
 /** A sent or abandoned notice is deleted: the address and the facts in it are no longer needed. */
 export async function deleteNotice(db: Q, id: string): Promise<void> {
   await db.deleteFrom('shopper_notices').where('id', '=', id).execute();

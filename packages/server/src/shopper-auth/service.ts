@@ -514,6 +514,23 @@ export async function rememberedDevices(
   }));
 }
 
+/** The e-mails waiting to be sent to a shopper, oldest first: for `shopper show`. */
+export async function pendingNotices(
+  db: Db,
+  shopperId: string,
+): Promise<
+  { kind: string; createdAt: number; attempts: number; nextAttemptAt: number; lastError: string | null }[]
+> {
+  const rows = await repo.listNotices(db.kysely, shopperId);
+  return rows.map((row) => ({
+    kind: row.kind,
+    createdAt: row.created_at,
+    attempts: row.attempts,
+    nextAttemptAt: row.next_attempt_at,
+    lastError: row.last_error,
+  }));
+}
+
 /** The shared counter of codes sent to a (normalized) email. */
 function dailyKey(email: string): string {
   return `codes:email:${email}`;
