@@ -118,7 +118,8 @@ export class ShopperNotices {
 
   /**
    * No more sends start; waits up to STOP_GRACE_MS for the one under way. A notice whose send is cut short
-   * or fails is left to its lease: this or another process sends it again.
+   * or fails is left to its lease: this or another process sends it again. The rest of its batch is given
+   * back, due at once.
    */
   async stop(): Promise<void> {
     this.#stopped = true;
@@ -142,8 +143,12 @@ export class ShopperNotices {
           const now = this.#now();
           const leaseUntil = now + NOTICE_LEASE_MS;
           due = await repo.claimDueNotices(this.#db, { now, leaseUntil, limit: BATCH });
-          for (const notice of due) {
-            if (this.#stopped) break;
+          for (const [index, notice] of due.entries()) {
+            if (this.#stopped) {
+              const ids = due.slice(index).map((left) => left.id);
+              await repo.releaseNotices(this.#db.kysely, { ids, leaseUntil, now: this.#now() });
+              break;
+            }
             await this.#send(notice, leaseUntil);
           }
         } while (due.length === BATCH && !this.#stopped);

@@ -304,6 +304,23 @@ export function listNotices(db: Q, shopperId: string): Promise<NoticeRow[]> {
     .execute();
 }
 
+/**
+ * Gives back notices leased and not tried (by a process that is stopping): due at once, the attempt not
+ * counted, unless another process has claimed them since.
+ */
+export async function releaseNotices(
+  db: Q,
+  input: { ids: string[]; leaseUntil: number; now: number },
+): Promise<void> {
+  if (input.ids.length === 0) return;
+  await db
+    .updateTable('shopper_notices')
+    .set((eb) => ({ next_attempt_at: input.now, attempts: eb('attempts', '-', 1) }))
+    .where('id', 'in', input.ids)
+    .where('next_attempt_at', '=', input.leaseUntil)
+    .execute();
+}
+
 /** A sent or abandoned notice is deleted: the address and the facts in it are no longer needed. */
 export async function deleteNotice(db: Q, id: string): Promise<void> {
   await db.deleteFrom('shopper_notices').where('id', '=', id).execute();
