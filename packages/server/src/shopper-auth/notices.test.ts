@@ -213,7 +213,7 @@ describe.each(engines())('e-mails to shoppers on %s (the mail server faked)', (e
     const first = service();
     const second = service();
     const remembered = await Promise.all(
-      Array.from({ length: 45 }, async (_, index) => {
+      Array.from({ length: 45 }, async () => {
         const shopper = await newShopper();
         await dueNotice(shopper);
         return shopper.email;
