@@ -185,7 +185,10 @@ describe.each(engines())('checkout page API: sign-in, wallet and payment on %s',
 
   it('gives the wallet to a signed-in shopper: default card first, expiry flagged', async () => {
     const token = await signIn(await createOrder(shop));
-    const wallet = await walletOf(token);
+    const answer = await service.call('GET', '/checkout/api/wallet', { headers: bearer(token) });
+    // The shopper's email, phone and addresses: no browser or proxy cache keeps them.
+    expect(answer.headers['cache-control']).toBe('no-store');
+    const wallet = answer.json;
     expect(wallet.email).toBe(TEST_SHOPPER_EMAIL);
     expect(wallet.phone).toBe('+15125550100');
     expect(wallet.cards.map((card: { last4CardNumber: string }) => card.last4CardNumber)[0]).toBe('1111');

@@ -78,6 +78,8 @@ describe.each(engines())('GET /orders/{orderId} and order webhooks on %s', (engi
       updatedAt: expect.any(String),
     });
     expect(Date.parse(response.json.expiresAt) - Date.parse(response.json.createdAt)).toBe(60 * 60_000);
+    // An order is the merchant's own: no browser or proxy cache keeps it.
+    expect(response.headers['cache-control']).toBe('no-store');
   });
 
   it("answers another merchant's order and an unknown id as 404 ORDER_NOT_FOUND, and needs a key", async () => {

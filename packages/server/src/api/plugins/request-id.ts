@@ -7,8 +7,13 @@ export function newRequestId(): string {
   return `req_${randomToken(16)}`;
 }
 
+/**
+ * Every answer carries its request id; and `Cache-Control: no-store` unless its route says otherwise (the
+ * SDK and the checkout's hashed assets do): answers to a key or a shopper token hold orders, wallets and
+ * addresses, which no browser or proxy cache may keep.
+ */
 export const requestIdPlugin = fp(async (app: FastifyInstance) => {
   app.addHook('onRequest', async (request, reply) => {
-    reply.header('request-id', request.id);
+    reply.header('request-id', request.id).header('cache-control', 'no-store');
   });
 });
