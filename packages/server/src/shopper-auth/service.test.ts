@@ -123,6 +123,19 @@ describe.each(engines())('ShopperAuth on %s', (engine) => {
     expect(await auth.authenticate('not-a-token')).toBeUndefined();
   });
 
+  it("sends the code to the wallet's own address, not to another spelling that normalizes alike", async () => {
+    const { auth, outbox } = service();
+    const kate = await wallet.createShopper({
+      email: `kate.${emails}@example.com`,
+      firstName: 'Kate',
+      lastName: 'Bush',
+    });
+    // U+212A KELVIN SIGN lower-cases to an ASCII "k": the same wallet, another mailbox.
+    const typed = `\u212A${kate.email.slice(1)}`;
+    expect(await auth.requestCode('ord_kelvin', typed)).toMatchObject({ status: 'sent' });
+    expect(outbox.sent.map((message) => message.to)).toEqual([kate.email]);
+  });
+
   it('answers enrol for an unknown email and sends nothing', async () => {
     const { auth, outbox } = service();
     expect(await auth.requestCode('ord_1', 'nobody@example.com')).toEqual({ status: 'enrol' });

@@ -46,7 +46,8 @@ const SANDBOX_MESSAGE_LIFE_MS = DAY_MS;
 
 /** The wallet's face as far as sign-in needs it. */
 export interface ShopperDirectory {
-  findShopperByEmail(email: string): Promise<{ id: string } | undefined>;
+  /** The shopper whose email normalizes as `email` does, with the email as the wallet keeps it. */
+  findShopperByEmail(email: string): Promise<{ id: string; email: string } | undefined>;
 }
 
 export type CodeRequestResult = { status: 'sent'; destination: string } | { status: 'enrol' };
@@ -216,8 +217,11 @@ export class ShopperAuth {
       expires_at: now + CODE_TTL_MS,
       used_at: null,
     });
+    // To the wallet's own address, not the one typed: two spellings can normalize alike (a Kelvin sign
+    // lower-cases to "k"), and the code must reach only the mailbox the wallet was proved with.
+    const to = shopper?.email ?? address;
     try {
-      await this.#sender.send(codeMessage(address, code));
+      await this.#sender.send(codeMessage(to, code));
     } catch (error) {
       await repo.deleteCode(this.#db.kysely, orderId, normalized, codeHash);
       if (!testShopper) {
@@ -228,7 +232,7 @@ export class ShopperAuth {
       this.#log.warn({ err: error }, 'a one-time code could not be sent');
       throw new DomainError('MESSAGE_NOT_SENT', 'The code could not be sent; try again in a moment.');
     }
-    return { status: 'sent', destination: maskEmail(address) };
+    return { status: 'sent', destination: maskEmail(to) };
   }
 
   /**
@@ -316,12 +320,12 @@ export class ShopperAuth {
    */
   async #composeNotice(notice: NoticeRow): Promise<Message | undefined> {
     const shopper = await this.#shoppers.findShopperByEmail(normalizeEmail(notice.email));
-    if (shopper?.id !== notice.shopper_id) return undefined;
+    if (!shopper || shopper.id !== notice.shopper_id) return undefined;
     const facts = JSON.parse(notice.details) as DeviceNoticeFacts;
     const token = this.#forgetToken(notice.shopper_id, facts.rememberedAt);
     const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
     return {
-      to: notice.email,
+      to: shopper.email,
       subject: 'A device now remembers you for checkout',
       text: [
         `A browser checking out at ${facts.shopName} was set to remember you on ${day(facts.rememberedAt)}: on it,`,
