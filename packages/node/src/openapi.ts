@@ -1495,7 +1495,7 @@ export interface paths {
         put?: never;
         /**
          * Create a payment-carousel session for a test shopper (staging only)
-         * @description Defaults to the test shopper `test.shopper@example.com`. Not available in production.
+         * @description Defaults to the test shopper `test.shopper@example.com`. Not available in production. Where staging sends real e-mail (`SMTP_URL` set), only for shoppers at test addresses (example.com, example.net, example.org, or under .test, .example, .invalid or .localhost); another `email` is a 400.
          */
         post: {
             parameters: {

@@ -324,8 +324,14 @@ export async function createApp(services: Services): Promise<FastifyInstance> {
     sdkRoutes({ dir: SDK_PACKAGE_DIR, publicUrl: config.publicUrl }),
   ];
   if (config.env === 'staging') {
-    routes.push(sandboxSessionsRoute({ ...services, sessionTtlSeconds: config.sessionTtlSeconds }));
-    if (services.senders.mailbox) routes.push(sandboxMessagesRoute(services.senders.mailbox));
+    // Staging that sends real mail may hold real shoppers: the shortcuts then serve test addresses only.
+    const testAddressesOnly = config.smtpUrl !== undefined;
+    routes.push(
+      sandboxSessionsRoute({ ...services, sessionTtlSeconds: config.sessionTtlSeconds, testAddressesOnly }),
+    );
+    if (services.senders.mailbox) {
+      routes.push(sandboxMessagesRoute(services.senders.mailbox, { testAddressesOnly }));
+    }
   }
   return buildApp({
     db: services.db,

@@ -2,6 +2,26 @@ import type { Shopper, Wallet } from '../wallet/index.js';
 
 export const TEST_SHOPPER_EMAIL = 'test.shopper@example.com';
 
+/** Domains that no one's mail is at (RFC 2606 and RFC 6761): addresses there are test addresses. */
+const TEST_DOMAINS = ['example.com', 'example.net', 'example.org'];
+const TEST_TOP_LEVEL_DOMAINS = ['test', 'example', 'invalid', 'localhost'];
+
+/**
+ * Whether `email` is at a domain reserved for tests, where no real shopper can be: what the sandbox's
+ * shortcuts serve when staging sends real mail (SMTP_URL set).
+ */
+export function isTestAddress(email: string): boolean {
+  const domain = email
+    .slice(email.lastIndexOf('@') + 1)
+    .trim()
+    .toLowerCase();
+  return TEST_DOMAINS.includes(domain) || TEST_TOP_LEVEL_DOMAINS.includes(domain.split('.').at(-1) ?? '');
+}
+
+/** The rule `isTestAddress` holds, for an answer that refuses another address. */
+export const TEST_ADDRESS_RULE =
+  'with SMTP_URL set, staging may hold real shoppers, so this serves only test addresses: at example.com, example.net or example.org, or under .test, .example, .invalid or .localhost';
+
 /**
  * What the sandbox gateway answers for a card: approval, or the interface's error codes
  * `995` "Unable to process card", `990` "Card was declined", `-1` with a null message.

@@ -60,6 +60,11 @@ describe.each(engines())('GET /sandbox/messages on %s', (engine) => {
       expect([nobody.status, nobody.json]).toEqual([200, { data: [] }]);
     });
 
+    it('answers for any address when nothing is e-mailed', async () => {
+      const response = await service.call('GET', '/sandbox/messages?to=kate@gmail.com');
+      expect([response.status, response.json]).toEqual([200, { data: [] }]);
+    });
+
     it('asks for the recipient', async () => {
       const response = await service.call('GET', '/sandbox/messages');
       expect(response.status).toBe(400);
@@ -96,6 +101,34 @@ describe.each(engines())('GET /sandbox/messages on %s', (engine) => {
         const [kept] = await mailboxOf(service, email);
         expect(accepting.received[0]?.raw).toContain(kept?.text.slice(0, 30));
         expect(service.logs.join('')).toContain('staging: e-mailed, and kept for GET /sandbox/messages');
+      } finally {
+        await service.close();
+      }
+    });
+
+    it('serves only test addresses, since the server may reach real shoppers', async () => {
+      const service = await startTestService(engine, {
+        SMTP_URL: accepting.url,
+        SMTP_FROM: 'codes@pay.example',
+      });
+      try {
+        const real = await service.call('GET', '/sandbox/messages?to=kate@gmail.com');
+        expect([real.status, real.json.errorCode, real.json.errorMessage]).toEqual([
+          400,
+          'VALIDATION_ERROR',
+          expect.stringMatching(/^to: with SMTP_URL set, staging may hold real shoppers/),
+        ]);
+        expect((await service.call('GET', '/sandbox/messages?to=someone@shop.test')).status).toBe(200);
+        const { apiKey } = await service.merchant();
+        const anyone = await service.call('POST', '/sandbox/sessions', {
+          apiKey,
+          body: { email: 'kate@gmail.com' },
+        });
+        expect([anyone.status, anyone.json.errorMessage]).toEqual([
+          400,
+          expect.stringMatching(/^email: with SMTP_URL set/),
+        ]);
+        expect((await service.call('POST', '/sandbox/sessions', { apiKey, body: {} })).status).toBe(200);
       } finally {
         await service.close();
       }

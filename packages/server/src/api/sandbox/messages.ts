@@ -1,5 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
+import { ValidationError } from '../../errors.js';
+import { isTestAddress, TEST_ADDRESS_RULE } from '../../sandbox/seed.js';
 import type { SandboxMailbox } from '../../shopper-auth/index.js';
 import { errorResponses } from '../schemas.js';
 
@@ -13,10 +15,11 @@ const SandboxMessage = Type.Object({
 /**
  * Staging only: the messages the service would have e-mailed to a shopper, so a developer or a browser
  * test can read a new shopper's one-time code. No API key: the checkout's new-shopper flow is tried from
- * a browser, and staging holds test data only.
+ * a browser, and staging holds test data only. With `testAddressesOnly` (staging sending real mail, so
+ * possibly to real shoppers), only messages to test addresses.
  */
 export const sandboxMessagesRoute =
-  (mailbox: SandboxMailbox): FastifyPluginAsyncTypebox =>
+  (mailbox: SandboxMailbox, options: { testAddressesOnly: boolean }): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.get(
       '/sandbox/messages',
@@ -24,7 +27,8 @@ export const sandboxMessagesRoute =
         schema: {
           tags: ['Sandbox'],
           summary: 'Messages sent to a shopper (staging only)',
-          description: 'The newest first, at most 50, kept for a day. Not available in production.',
+          description:
+            'The newest first, at most 50, kept for a day. Not available in production. Where staging sends real e-mail (`SMTP_URL` set), only for test addresses (example.com, example.net, example.org, or under .test, .example, .invalid or .localhost); another `to` is a 400.',
           querystring: Type.Object({
             to: Type.String({
               minLength: 3,
@@ -40,6 +44,9 @@ export const sandboxMessagesRoute =
         },
       },
       async (request) => {
+        if (options.testAddressesOnly && !isTestAddress(request.query.to)) {
+          throw new ValidationError(`to: ${TEST_ADDRESS_RULE}`);
+        }
         const messages = await mailbox.list(request.query.to);
         return {
           data: messages.map((message) => ({

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
-import { DomainError } from '../../errors.js';
-import { TEST_SHOPPER_EMAIL } from '../../sandbox/seed.js';
+import { DomainError, ValidationError } from '../../errors.js';
+import { isTestAddress, TEST_ADDRESS_RULE, TEST_SHOPPER_EMAIL } from '../../sandbox/seed.js';
 import type { Sessions, Wallet } from '../../wallet/index.js';
 import { merchantOf } from '../plugins/auth.js';
 import { BEARER_SECURITY, COMMON_POST_ERRORS, errorResponses, IdempotencyHeaders } from '../schemas.js';
@@ -19,10 +19,16 @@ const PaymentMethod = Type.Object({
 
 /**
  * Staging only: a payment-carousel session for a test shopper without the browser, so a merchant can
- * exercise the credentials flow from a terminal.
+ * exercise the credentials flow from a terminal. With `testAddressesOnly` (staging sending real mail),
+ * only for shoppers at test addresses: anyone's session would give any merchant their cards.
  */
 export const sandboxSessionsRoute =
-  (deps: { wallet: Wallet; sessions: Sessions; sessionTtlSeconds: number }): FastifyPluginAsyncTypebox =>
+  (deps: {
+    wallet: Wallet;
+    sessions: Sessions;
+    sessionTtlSeconds: number;
+    testAddressesOnly: boolean;
+  }): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.post(
       '/sandbox/sessions',
@@ -31,7 +37,7 @@ export const sandboxSessionsRoute =
         schema: {
           tags: ['Sandbox'],
           summary: 'Create a payment-carousel session for a test shopper (staging only)',
-          description: `Defaults to the test shopper \`${TEST_SHOPPER_EMAIL}\`. Not available in production.`,
+          description: `Defaults to the test shopper \`${TEST_SHOPPER_EMAIL}\`. Not available in production. Where staging sends real e-mail (\`SMTP_URL\` set), only for shoppers at test addresses (example.com, example.net, example.org, or under .test, .example, .invalid or .localhost); another \`email\` is a 400.`,
           security: BEARER_SECURITY,
           headers: IdempotencyHeaders,
           body: Type.Object({
@@ -57,6 +63,9 @@ export const sandboxSessionsRoute =
       async (request) => {
         const merchant = merchantOf(request);
         const email = request.body.email ?? TEST_SHOPPER_EMAIL;
+        if (deps.testAddressesOnly && !isTestAddress(email)) {
+          throw new ValidationError(`email: ${TEST_ADDRESS_RULE}`);
+        }
         const shopper = await deps.wallet.findShopperByEmail(email);
         if (!shopper) throw new DomainError('SHOPPER_NOT_FOUND', `No shopper with email ${email}.`);
         const session = await deps.sessions.create({
