@@ -470,6 +470,11 @@ export class ShopperAuth {
     });
   }
 
+  /** Staging's test shopper, whose code is always TEST_SHOPPER_CODE: neither throttled nor rate-limited. */
+  isTestShopper(email: string): boolean {
+    return this.#isTestShopper(normalizeEmail(email));
+  }
+
   #isTestShopper(normalizedEmail: string): boolean {
     return this.#env === 'staging' && normalizedEmail === TEST_SHOPPER_EMAIL;
   }

@@ -1,8 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Checkout } from '../../checkout/index.js';
+import type { RateLimits } from '../../rate-limits.js';
+import type { ShopperAuth } from '../../shopper-auth/index.js';
 import { errorResponses } from '../schemas.js';
-import { CodeRequestAnswer } from './otp.js';
+import { CodeRequestAnswer, limitSignIn, SIGN_IN_LIMIT_NOTE } from './otp.js';
 import { AddressFields, CardFields, CHECKOUT_TAG, OrderParams } from './shopper-api.js';
 
 const { firstName: _first, lastName: _last, ...BillingFields } = AddressFields;
@@ -32,7 +34,11 @@ export const EnrolBody = Type.Object({
  * payment) for the one-time code sent here; `POST …/otp/verify` completes it.
  */
 export const enrolRoute =
-  (deps: { checkout: Checkout }): FastifyPluginAsyncTypebox =>
+  (deps: {
+    checkout: Checkout;
+    shopperAuth: ShopperAuth;
+    rateLimits: RateLimits;
+  }): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.post(
       '/checkout/api/orders/:orderId/enrol',
@@ -40,6 +46,7 @@ export const enrolRoute =
         schema: {
           tags: CHECKOUT_TAG,
           summary: 'Enrol a new shopper: keep the card and address, send a one-time code',
+          description: SIGN_IN_LIMIT_NOTE,
           params: OrderParams,
           body: EnrolBody,
           response: {
@@ -50,11 +57,15 @@ export const enrolRoute =
               'ORDER_STATE_CONFLICT',
               'SHOPPER_ALREADY_EXISTS',
               'OTP_THROTTLED',
+              'RATE_LIMITED',
               'MESSAGE_NOT_SENT',
             ]),
           },
         },
       },
-      async (request) => deps.checkout.enrol(request.params.orderId, request.body),
+      async (request) => {
+        await limitSignIn(deps, request.ip, request.body.email);
+        return deps.checkout.enrol(request.params.orderId, request.body);
+      },
     );
   };

@@ -1,8 +1,26 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Checkout } from '../../checkout/index.js';
+import type { RateLimits } from '../../rate-limits.js';
+import type { ShopperAuth } from '../../shopper-auth/index.js';
 import { errorResponses } from '../schemas.js';
 import { CHECKOUT_TAG, OrderParams, SHOPPER_SECURITY, shopperTokenOf } from './shopper-api.js';
+import { checkSignInClient, SIGN_IN_LIMITS } from './shoppers.rate-limit.js';
+
+/**
+ * Counts a code request or enrolment against its client address (SIGN_IN_LIMITS), except staging's test
+ * shopper's, which end-to-end tests sign in many times a minute from one address.
+ */
+export async function limitSignIn(
+  deps: { shopperAuth: ShopperAuth; rateLimits: RateLimits },
+  ip: string,
+  email: string,
+): Promise<void> {
+  if (!deps.shopperAuth.isTestShopper(email)) await checkSignInClient(deps.rateLimits, ip);
+}
+
+/** What the answers of the rate-limited sign-in routes say of the limit. */
+export const SIGN_IN_LIMIT_NOTE = `At most ${SIGN_IN_LIMITS.perClient} code requests and enrolments per client address (IPv6: per /64) in ${SIGN_IN_LIMITS.windowMs / 1000} s, since each answer tells whether the email has a wallet: then \`429 RATE_LIMITED\` with \`Retry-After\`.`;
 
 const Email = Type.String({
   maxLength: 254,
@@ -55,7 +73,11 @@ const CodeProofAnswer = Type.Object({
 
 /** Sign-in with a one-time code sent to the shopper's email, for one order, and sign-out. */
 export const otpRoutes =
-  (deps: { checkout: Checkout }): FastifyPluginAsyncTypebox =>
+  (deps: {
+    checkout: Checkout;
+    shopperAuth: ShopperAuth;
+    rateLimits: RateLimits;
+  }): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.post(
       '/checkout/api/orders/:orderId/otp',
@@ -63,8 +85,7 @@ export const otpRoutes =
         schema: {
           tags: CHECKOUT_TAG,
           summary: 'Send a one-time code to a known shopper',
-          description:
-            'An email without a wallet gets `{ status: "enrol" }` and nothing is sent. `OTP_THROTTLED` carries `Retry-After` in seconds.',
+          description: `An email without a wallet gets \`{ status: "enrol" }\` and nothing is sent. \`OTP_THROTTLED\` carries \`Retry-After\` in seconds. ${SIGN_IN_LIMIT_NOTE}`,
           params: OrderParams,
           body: Type.Object({ email: Email }),
           response: {
@@ -74,12 +95,16 @@ export const otpRoutes =
               'ORDER_NOT_FOUND',
               'ORDER_STATE_CONFLICT',
               'OTP_THROTTLED',
+              'RATE_LIMITED',
               'MESSAGE_NOT_SENT',
             ]),
           },
         },
       },
-      async (request) => deps.checkout.requestCode(request.params.orderId, request.body.email),
+      async (request) => {
+        await limitSignIn(deps, request.ip, request.body.email);
+        return deps.checkout.requestCode(request.params.orderId, request.body.email);
+      },
     );
 
     app.post(

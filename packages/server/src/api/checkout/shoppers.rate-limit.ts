@@ -1,7 +1,7 @@
 /**
- * Rate limits of the shopper look-up, which tells anyone on an allowed origin whether an email has a
- * wallet and so could be used to test lists of emails. Counted in the database (`RateLimits`), so the
- * limits hold across every process of the service.
+ * Rate limits of what tells anyone whether an email has a wallet, and so could be used to test lists of
+ * emails: the shopper look-up, and the checkout's code requests and enrolments. Counted in the database
+ * (`RateLimits`), so the limits hold across every process of the service.
  */
 import { isIPv6 } from 'node:net';
 import { RateLimitedError, type RateLimits } from '../../rate-limits.js';
@@ -73,5 +73,27 @@ export class LookupLimiter {
         `Too many shopper look-ups for merchant ${merchantId} (at most ${perMerchant} in ${windowMs / 1000} s); retry in ${wait} s.`,
       );
     }
+  }
+}
+
+/**
+ * 30 code requests and enrolments a minute per client address: a shopper makes one or two per checkout,
+ * and each answer ("sent" or "enrol") tells whether the email has a wallet, as a look-up does.
+ */
+export const SIGN_IN_LIMITS = { perClient: 30, windowMs: 60_000 };
+
+/** Throws RateLimitedError when the client address has used up its code requests and enrolments. */
+export async function checkSignInClient(
+  counters: RateLimits,
+  ip: string,
+  limits: { perClient: number; windowMs: number } = SIGN_IN_LIMITS,
+): Promise<void> {
+  const { perClient, windowMs } = limits;
+  const wait = await counters.hit(`sign-in:client:${clientKey(ip)}`, perClient, windowMs);
+  if (wait !== undefined) {
+    throw new RateLimitedError(
+      wait,
+      `Too many code requests and enrolments from this address (at most ${perClient} in ${windowMs / 1000} s); retry in ${wait} s.`,
+    );
   }
 }
