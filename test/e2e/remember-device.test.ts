@@ -183,16 +183,7 @@ describe('a shopper is remembered on this device in real Chromium', () => {
     const { consoleErrors } = tab;
     try {
       await rememberAndReopen(shop.url, tab);
-      // The e-mail is sent after the answer: wait until it has gone.
-      await service.services.shopperAuth.notices.settled();
-      const mailbox = await service.call(
-        'GET',
-        `/sandbox/messages?to=${encodeURIComponent(TEST_SHOPPER_EMAIL)}`,
-      );
-      const [told] = (mailbox.json.data as { subject: string; text: string }[]).filter(
-        (message) => message.subject === 'A device now remembers you for checkout',
-      );
-      const link = new URL(/(http\S+\/checkout\/devices\/forget\?\S+)/.exec(told?.text ?? '')?.[1] as string);
+      const { link } = await service.deviceEmail(TEST_SHOPPER_EMAIL);
 
       // The shopper opens the link in a browser and confirms.
       const mail = await tab.context.newPage();

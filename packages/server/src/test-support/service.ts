@@ -36,6 +36,11 @@ export interface TestService extends RunningService {
   session(
     apiKey: string,
   ): Promise<{ sessionId: string; paymentMethods: { paymentId: string; last4CardNumber: string }[] }>;
+  /**
+   * The newest e-mail about a remembered device in the sandbox mailbox of `email`, once every e-mail
+   * woken has gone (they are sent after the answer), with the link it gives to forget every device.
+   */
+  deviceEmail(email: string): Promise<{ text: string; link: URL }>;
 }
 
 /**
@@ -149,6 +154,16 @@ export async function startTestService(
       const response = await call('POST', '/sandbox/sessions', { apiKey, body: {} });
       if (response.status !== 200) throw new Error(`sandbox session: ${response.status} ${response.text}`);
       return response.json;
+    },
+    async deviceEmail(email) {
+      await running.services.shopperAuth.notices.settled();
+      const mailbox = await call('GET', `/sandbox/messages?to=${encodeURIComponent(email)}`);
+      const [told] = (mailbox.json.data as { subject: string; text: string }[]).filter(
+        (message) => message.subject === 'A device now remembers you for checkout',
+      );
+      const link = /(http\S+\/checkout\/devices\/forget\?token=\S+)/.exec(told?.text ?? '')?.[1];
+      if (!told || !link) throw new Error(`no e-mail about a remembered device to ${email}`);
+      return { text: told.text, link: new URL(link) };
     },
     async close() {
       await running.close();
