@@ -4,8 +4,9 @@ import type { Checkout } from '../../checkout/index.js';
 import type { RateLimits } from '../../rate-limits.js';
 import type { ShopperAuth } from '../../shopper-auth/index.js';
 import { errorResponses } from '../schemas.js';
-import { CodeRequestAnswer, limitSignIn, SIGN_IN_LIMIT_NOTE } from './otp.js';
+import { CodeRequestAnswer } from './otp.js';
 import { AddressFields, CardFields, CHECKOUT_TAG, OrderParams } from './shopper-api.js';
+import { limitSignIn, SIGN_IN_LIMIT_NOTE } from './shoppers.rate-limit.js';
 
 const { firstName: _first, lastName: _last, ...BillingFields } = AddressFields;
 

@@ -5,22 +5,7 @@ import type { RateLimits } from '../../rate-limits.js';
 import type { ShopperAuth } from '../../shopper-auth/index.js';
 import { errorResponses } from '../schemas.js';
 import { CHECKOUT_TAG, OrderParams, SHOPPER_SECURITY, shopperTokenOf } from './shopper-api.js';
-import { checkSignInClient, SIGN_IN_LIMITS } from './shoppers.rate-limit.js';
-
-/**
- * Counts a code request or enrolment against its client address (SIGN_IN_LIMITS), except staging's test
- * shopper's, which end-to-end tests sign in many times a minute from one address.
- */
-export async function limitSignIn(
-  deps: { shopperAuth: ShopperAuth; rateLimits: RateLimits },
-  ip: string,
-  email: string,
-): Promise<void> {
-  if (!deps.shopperAuth.isTestShopper(email)) await checkSignInClient(deps.rateLimits, ip);
-}
-
-/** What the answers of the rate-limited sign-in routes say of the limit. */
-export const SIGN_IN_LIMIT_NOTE = `At most ${SIGN_IN_LIMITS.perClient} code requests and enrolments per client address (IPv6: per /64) in ${SIGN_IN_LIMITS.windowMs / 1000} s, since each answer tells whether the email has a wallet: then \`429 RATE_LIMITED\` with \`Retry-After\`.`;
+import { limitSignIn, SIGN_IN_LIMIT_NOTE } from './shoppers.rate-limit.js';
 
 const Email = Type.String({
   maxLength: 254,

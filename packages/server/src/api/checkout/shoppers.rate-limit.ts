@@ -5,6 +5,7 @@
  */
 import { isIPv6 } from 'node:net';
 import { RateLimitedError, type RateLimits } from '../../rate-limits.js';
+import type { ShopperAuth } from '../../shopper-auth/index.js';
 
 export interface LookupLimits {
   /** Look-ups one client address may make per window. */
@@ -52,27 +53,29 @@ export class LookupLimiter {
   }
 
   /** Throws RateLimitedError when the client address has used up its look-ups. */
-  async checkClient(ip: string): Promise<void> {
+  checkClient(ip: string): Promise<void> {
     const { perClient, windowMs } = this.#limits;
-    const wait = await this.#counters.hit(`lookup:client:${clientKey(ip)}`, perClient, windowMs);
-    if (wait !== undefined) {
-      throw new RateLimitedError(
-        wait,
+    return hitOrRefuse(
+      this.#counters,
+      `lookup:client:${clientKey(ip)}`,
+      perClient,
+      windowMs,
+      (wait) =>
         `Too many shopper look-ups from this address (at most ${perClient} in ${windowMs / 1000} s); retry in ${wait} s.`,
-      );
-    }
+    );
   }
 
   /** Throws RateLimitedError when the merchant's origins have used up their look-ups. */
-  async checkMerchant(merchantId: string): Promise<void> {
+  checkMerchant(merchantId: string): Promise<void> {
     const { perMerchant, windowMs } = this.#limits;
-    const wait = await this.#counters.hit(`lookup:merchant:${merchantId}`, perMerchant, windowMs);
-    if (wait !== undefined) {
-      throw new RateLimitedError(
-        wait,
+    return hitOrRefuse(
+      this.#counters,
+      `lookup:merchant:${merchantId}`,
+      perMerchant,
+      windowMs,
+      (wait) =>
         `Too many shopper look-ups for merchant ${merchantId} (at most ${perMerchant} in ${windowMs / 1000} s); retry in ${wait} s.`,
-      );
-    }
+    );
   }
 }
 
@@ -82,18 +85,39 @@ export class LookupLimiter {
  */
 export const SIGN_IN_LIMITS = { perClient: 30, windowMs: 60_000 };
 
-/** Throws RateLimitedError when the client address has used up its code requests and enrolments. */
-export async function checkSignInClient(
-  counters: RateLimits,
+/** What the sign-in routes' descriptions say of their limit. */
+export const SIGN_IN_LIMIT_NOTE = `At most ${SIGN_IN_LIMITS.perClient} code requests and enrolments per client address (IPv6: per /64) in ${SIGN_IN_LIMITS.windowMs / 1000} s, since each answer tells whether the email has a wallet: then \`429 RATE_LIMITED\` with \`Retry-After\`.`;
+
+/**
+ * Counts a code request or enrolment for `email` against its client address; throws RateLimitedError
+ * past SIGN_IN_LIMITS. Staging's test shopper is not counted: end-to-end tests sign it in many times a
+ * minute from one address.
+ */
+export function limitSignIn(
+  deps: { shopperAuth: ShopperAuth; rateLimits: RateLimits },
   ip: string,
-  limits: { perClient: number; windowMs: number } = SIGN_IN_LIMITS,
+  email: string,
 ): Promise<void> {
-  const { perClient, windowMs } = limits;
-  const wait = await counters.hit(`sign-in:client:${clientKey(ip)}`, perClient, windowMs);
-  if (wait !== undefined) {
-    throw new RateLimitedError(
-      wait,
+  if (deps.shopperAuth.isTestShopper(email)) return Promise.resolve();
+  const { perClient, windowMs } = SIGN_IN_LIMITS;
+  return hitOrRefuse(
+    deps.rateLimits,
+    `sign-in:client:${clientKey(ip)}`,
+    perClient,
+    windowMs,
+    (wait) =>
       `Too many code requests and enrolments from this address (at most ${perClient} in ${windowMs / 1000} s); retry in ${wait} s.`,
-    );
-  }
+  );
+}
+
+/** Counts one hit on `key`; past `limit` in the window, throws RateLimitedError saying `why(wait)`. */
+async function hitOrRefuse(
+  counters: RateLimits,
+  key: string,
+  limit: number,
+  windowMs: number,
+  why: (waitSeconds: number) => string,
+): Promise<void> {
+  const wait = await counters.hit(key, limit, windowMs);
+  if (wait !== undefined) throw new RateLimitedError(wait, why(wait));
 }

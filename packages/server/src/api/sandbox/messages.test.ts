@@ -89,29 +89,29 @@ describe.each(engines())('GET /sandbox/messages on %s', (engine) => {
     const mailboxOf = async (service: TestService, email: string) =>
       (await service.call('GET', `/sandbox/messages?to=${email}`)).json.data as { text: string }[];
 
-    it('e-mails each message, and keeps it once the server took it', async () => {
-      const service = await startTestService(engine, {
-        SMTP_URL: accepting.url,
-        SMTP_FROM: 'codes@pay.example',
-      });
+    /** Runs `test` against a staging service that sends through `smtp`, and closes it. */
+    const withSmtp = async (smtp: TestSmtpServer, test: (service: TestService) => Promise<void>) => {
+      const service = await startTestService(engine, { SMTP_URL: smtp.url, SMTP_FROM: 'codes@pay.example' });
       try {
+        await test(service);
+      } finally {
+        await service.close();
+      }
+    };
+
+    it('e-mails each message, and keeps it once the server took it', async () => {
+      await withSmtp(accepting, async (service) => {
         const email = 'smtp.staging@example.com';
         await service.services.shopperAuth.requestCode('ord_smtp', email, { enrol: true });
         expect(accepting.received.map((mail) => mail.to)).toEqual([[email]]);
         const [kept] = await mailboxOf(service, email);
         expect(accepting.received[0]?.raw).toContain(kept?.text.slice(0, 30));
         expect(service.logs.join('')).toContain('staging: e-mailed, and kept for GET /sandbox/messages');
-      } finally {
-        await service.close();
-      }
+      });
     });
 
     it('serves only test addresses, since the server may reach real shoppers', async () => {
-      const service = await startTestService(engine, {
-        SMTP_URL: accepting.url,
-        SMTP_FROM: 'codes@pay.example',
-      });
-      try {
+      await withSmtp(accepting, async (service) => {
         const real = await service.call('GET', '/sandbox/messages?to=kate@gmail.com');
         expect([real.status, real.json.errorCode, real.json.errorMessage]).toEqual([
           400,
@@ -129,17 +129,11 @@ describe.each(engines())('GET /sandbox/messages on %s', (engine) => {
           expect.stringMatching(/^email: with SMTP_URL set/),
         ]);
         expect((await service.call('POST', '/sandbox/sessions', { apiKey, body: {} })).status).toBe(200);
-      } finally {
-        await service.close();
-      }
+      });
     });
 
     it('keeps nothing of a message the server refused: no code the shopper was told failed', async () => {
-      const service = await startTestService(engine, {
-        SMTP_URL: refusing.url,
-        SMTP_FROM: 'codes@pay.example',
-      });
-      try {
+      await withSmtp(refusing, async (service) => {
         const email = 'smtp.refused@example.com';
         const failed = await service.services.shopperAuth
           .requestCode('ord_refused', email, { enrol: true })
@@ -153,9 +147,7 @@ describe.each(engines())('GET /sandbox/messages on %s', (engine) => {
         await service.services.shopperAuth.requestCode('ord_test_shopper', TEST_SHOPPER_EMAIL);
         const [code] = await mailboxOf(service, TEST_SHOPPER_EMAIL);
         expect(code?.text).toMatch(/^123456 is your one-time code/);
-      } finally {
-        await service.close();
-      }
+      });
     });
   });
 
