@@ -122,6 +122,9 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     warn: (message) => log.warn(message),
   });
   const merchants = new Merchants({ db, keyRing, env: config.env });
+  if (config.env === 'production') {
+    for (const warning of await merchants.productionWarnings()) log.warn(warning);
+  }
   const vault = new CardVault(db, keyRing);
   const tokens = new SandboxTokenService(db, keyRing, vault);
   const wallet = new Wallet(db, vault);

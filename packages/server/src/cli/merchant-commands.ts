@@ -31,7 +31,7 @@ const SETTINGS_OPTIONS: Record<string, OptionSpec> = {
     type: 'string',
     multiple: true,
     value: 'ORIGIN',
-    description: 'a page origin allowed to open checkout, scheme://host[:port]',
+    description: 'a page origin allowed to open checkout, scheme://host[:port] (https in production)',
   },
   variant: {
     type: 'string',

@@ -161,12 +161,34 @@ describe.each(engines())('merchants on %s', (engine) => {
       expect(merchant.webhookUrl).toBe('https://shop.example/h');
       const literal = await production.create({ name: 'Prod', webhookUrl: 'https://8.8.8.8/h' }, TEST_ACTOR);
       expect(literal.merchant.webhookUrl).toBe('https://8.8.8.8/h');
+      const http = await rejection(
+        production.create(
+          { name: 'Prod', allowedOrigins: ['https://shop.example', 'http://shop.example'] },
+          TEST_ACTOR,
+        ),
+      );
+      expect(http.message).toBe('allowedOrigins[1] must use https in production, got "http://shop.example"');
+      const update = await rejection(
+        production.update(merchant.id, { allowedOrigins: ['http://localhost:8000'] }, TEST_ACTOR),
+      );
+      expect(update.message).toMatch(/^allowedOrigins\[0\] must use https in production/);
+      const secure = await production.create(
+        { name: 'Prod', allowedOrigins: ['https://shop.example'] },
+        TEST_ACTOR,
+      );
+      expect(secure.merchant.allowedOrigins).toEqual(['https://shop.example']);
       // Staging is for development: a local receiver is fine there.
       const local = await merchants.create(
-        { name: 'Dev', webhookUrl: 'http://127.0.0.1:3000/hooks' },
+        { name: 'Dev', webhookUrl: 'http://127.0.0.1:3000/hooks', allowedOrigins: ['http://localhost:8000'] },
         TEST_ACTOR,
       );
       expect(local.merchant.webhookUrl).toBe('http://127.0.0.1:3000/hooks');
+      expect(local.merchant.allowedOrigins).toEqual(['http://localhost:8000']);
+      // Saved where http was allowed, it keeps working in production, and the start warns of it.
+      expect(await production.productionWarnings()).toContain(
+        `merchant ${local.merchant.id} allows http origins (http://localhost:8000); production accepts https origins only: set them again with npx wallet-checkout merchant update ${local.merchant.id} --origin https://…`,
+      );
+      expect((await production.productionWarnings()).join()).not.toContain(secure.merchant.id);
     });
 
     it('lists, updates and approves', async () => {

@@ -163,6 +163,22 @@ export class Merchants {
     return (await this.#repo.listMerchants()).map(toMerchant);
   }
 
+  /**
+   * One line per merchant whose saved settings production no longer accepts: http origins kept from a
+   * version that allowed them. They keep working; the operator is told at start to replace them.
+   */
+  async productionWarnings(): Promise<string[]> {
+    const warnings: string[] = [];
+    for (const merchant of await this.list()) {
+      const http = merchant.allowedOrigins.filter((origin) => origin.startsWith('http:'));
+      if (http.length === 0) continue;
+      warnings.push(
+        `merchant ${merchant.id} allows http origins (${http.join(', ')}); production accepts https origins only: set them again with npx wallet-checkout merchant update ${merchant.id} --origin https://…`,
+      );
+    }
+    return warnings;
+  }
+
   /** Changes the fields present in `patch`, with the same rules as `create`. */
   async update(id: string, patch: MerchantPatch, by: Actor): Promise<Merchant> {
     const settings = validateSettings(patch, this.#env);

@@ -119,8 +119,12 @@ export function validateWebhookUrl(value: unknown, env: WalletEnv): string | nul
   return value;
 }
 
-/** Origins are compared with the browser's `event.origin`, so they are stored in its normalized form. */
-export function validateAllowedOrigins(value: unknown): string[] {
+/**
+ * Origins are compared with the browser's `event.origin`, so they are stored in its normalized form. In
+ * production they must be https: a page served over http can be rewritten by anyone on its network, who
+ * would then talk to the checkout as the shop.
+ */
+export function validateAllowedOrigins(value: unknown, env: WalletEnv): string[] {
   if (!Array.isArray(value)) throw new ValidationError('allowedOrigins must be an array of origins');
   if (value.length > ORIGINS_MAX) {
     throw new ValidationError(`allowedOrigins must have at most ${ORIGINS_MAX} entries, got ${value.length}`);
@@ -135,6 +139,9 @@ export function validateAllowedOrigins(value: unknown): string[] {
       url = new URL(entry);
     } catch {
       throw new ValidationError(`${rule}, got ${shown(entry)}`);
+    }
+    if (env === 'production' && url.protocol !== 'https:') {
+      throw new ValidationError(`${field} must use https in production, got ${shown(entry)}`);
     }
     return url.origin;
   });
@@ -229,7 +236,7 @@ export function validateSettings(input: MerchantPatch, env: WalletEnv): Merchant
   if (input.name !== undefined) settings.name = validateName(input.name);
   if (input.webhookUrl !== undefined) settings.webhookUrl = validateWebhookUrl(input.webhookUrl, env);
   if (input.allowedOrigins !== undefined)
-    settings.allowedOrigins = validateAllowedOrigins(input.allowedOrigins);
+    settings.allowedOrigins = validateAllowedOrigins(input.allowedOrigins, env);
   if (input.variant !== undefined) settings.variant = oneOf('variant', VARIANTS, input.variant);
   if (input.authorizationMode !== undefined) {
     settings.authorizationMode = oneOf('authorizationMode', AUTHORIZATION_MODES, input.authorizationMode);
