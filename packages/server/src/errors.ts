@@ -104,7 +104,7 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   RATE_LIMITED:
     'Too many requests from this client address or for this merchant; retry after the number of seconds in the `Retry-After` header.',
   OTP_THROTTLED:
-    'A code was sent to this email less than 30 seconds ago, or 10 in the last 24 hours; `Retry-After` and the message say how long to wait.',
+    'A code was sent to this email less than 30 seconds ago, or 10 asked for from this client address (IPv6: /64) or 30 in all in the last 24 hours; `Retry-After` and the message say how long to wait.',
   INTERNAL_ERROR: 'An unexpected error on our side; the request id identifies it in our logs.',
   SERVICE_UNAVAILABLE:
     'The service cannot reach its database, or the browser SDK it serves has not been built; retry later.',

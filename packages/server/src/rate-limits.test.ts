@@ -47,6 +47,19 @@ describe.each(engines())('RateLimits on %s', (engine) => {
     expect(await limits.hit('back', 1, 60_000)).toBe(60);
   });
 
+  it('forgets every key under a prefix, literally, and no other', async () => {
+    const limits = new RateLimits(handle.db, () => now);
+    const keys = ['p:a_%😀@x y', 'p:a_%😀@x z', 'p:a_%😀@xy', 'p:ab%😀@x y', 'p:a_%😀@x'];
+    for (const key of keys) await limits.hit(key, 5, 60_000);
+    await limits.forgetPrefix('p:a_%😀@x ');
+    const left = await handle.db.kysely
+      .selectFrom('rate_limit_windows')
+      .select('key')
+      .where('key', 'in', keys)
+      .execute();
+    expect(left.map((row) => row.key).sort()).toEqual(['p:a_%😀@x', 'p:a_%😀@xy', 'p:ab%😀@x y']);
+  });
+
   it('sweeps the windows that have ended, and only those', async () => {
     const limits = new RateLimits(handle.db, () => now);
     await limits.hit('ended', 5, 1_000);

@@ -63,6 +63,15 @@ export class RateLimits {
     await this.#db.kysely.deleteFrom('rate_limit_windows').where('key', '=', key).execute();
   }
 
+  /** Drops the windows of every key that starts with `prefix`, as `forget` does one. */
+  async forgetPrefix(prefix: string): Promise<void> {
+    // substr counts code points on both engines; LIKE would need its wildcards escaped.
+    await this.#db.kysely
+      .deleteFrom('rate_limit_windows')
+      .where(sql`substr(${sql.ref('key')}, 1, ${[...prefix].length})`, '=', prefix)
+      .execute();
+  }
+
   /** Drops the windows that have ended. */
   async sweep(): Promise<void> {
     await this.#db.kysely.deleteFrom('rate_limit_windows').where('ends_at', '<=', this.#now()).execute();

@@ -6,6 +6,7 @@
  */
 import type { Actor } from './audit/index.js';
 import type { Db } from './db/index.js';
+import type { RateLimits } from './rate-limits.js';
 import { forgetSignIns } from './shopper-auth/index.js';
 import type { Shopper, Wallet } from './wallet/index.js';
 
@@ -17,7 +18,7 @@ export interface ShopperErasure {
 }
 
 export async function eraseShopper(
-  deps: { db: Db; limits: { forget(key: string): Promise<void> }; wallet: Wallet },
+  deps: { db: Db; limits: Pick<RateLimits, 'forget' | 'forgetPrefix'>; wallet: Wallet },
   shopper: Shopper,
   by: Actor,
 ): Promise<ShopperErasure> {

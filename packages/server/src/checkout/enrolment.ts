@@ -81,9 +81,10 @@ export class Enrolments {
 
   /**
    * Keeps the new shopper's details for `orderId` (replacing an earlier enrolment of the same email
-   * there) and sends the code that proves the email. An email that has a wallet signs in instead.
+   * there) and sends the code that proves the email, counted against `client` as in `requestCode`. An
+   * email that has a wallet signs in instead.
    */
-  async start(orderId: string, input: EnrolInput): Promise<CodeRequestResult> {
+  async start(orderId: string, input: EnrolInput, client?: string): Promise<CodeRequestResult> {
     const email = normalizeEmail(input.email);
     if (await this.deps.wallet.findShopperByEmail(email)) {
       throw new DomainError(
@@ -102,7 +103,7 @@ export class Enrolments {
       billingAddress: input.billingAddress,
     };
     // The code first: a refused request (throttled, not sent) leaves an earlier enrolment in place.
-    const sent = await this.deps.shopperAuth.requestCode(orderId, details.email, { enrol: true });
+    const sent = await this.deps.shopperAuth.requestCode(orderId, details.email, { enrol: true, client });
     const id = newId('enrolment');
     await this.deps.db.kysely.transaction().execute(async (trx) => {
       await trx

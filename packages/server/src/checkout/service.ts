@@ -9,6 +9,7 @@ import type { GatewayAccounts } from '../gateways/index.js';
 import type { Logger } from '../log.js';
 import type { AuthorizationMode, Merchant, ShippingMethod, Variant } from '../merchants/index.js';
 import type { LineItem, OrderState, Orders } from '../orders/index.js';
+import type { RateLimits } from '../rate-limits.js';
 import type {
   CodeRequestResult,
   DeviceGrant,
@@ -79,8 +80,8 @@ export interface CheckoutDeps {
   vault: CardVault;
   gateways: GatewayAccounts;
   shopperAuth: ShopperAuth;
-  /** Shared counters (RateLimits): a deleted wallet's count of codes sent to its email goes with it. */
-  limits: { forget(key: string): Promise<void> };
+  /** Shared counters: a deleted wallet's counts of codes sent to its email go with it. */
+  limits: Pick<RateLimits, 'forget' | 'forgetPrefix'>;
   sessionTtlSeconds: number;
   now?: () => number;
 }
@@ -177,17 +178,20 @@ export class Checkout {
     return merchant.rememberDevices ? (this.deps.shopperAuth.rememberDeviceDays ?? null) : null;
   }
 
-  /** A code for a known shopper; `{ status: 'enrol' }` for an email without a wallet. */
-  async requestCode(orderId: string, email: string): Promise<CodeRequestResult> {
+  /**
+   * A code for a known shopper; `{ status: 'enrol' }` for an email without a wallet. `client`: the
+   * asking client's `clientKey`, which the daily cap of codes per client counts under.
+   */
+  async requestCode(orderId: string, email: string, client?: string): Promise<CodeRequestResult> {
     await findOpenOrder(this.deps.orders, orderId);
-    return this.deps.shopperAuth.requestCode(orderId, email);
+    return this.deps.shopperAuth.requestCode(orderId, email, { client });
   }
 
   /**
    * A new shopper's details wait for the code. The security code is asked only where the service pays:
    * it goes with the first payment. In `merchant` mode nothing would ever send it, so none is taken.
    */
-  async enrol(orderId: string, input: EnrolInput): Promise<CodeRequestResult> {
+  async enrol(orderId: string, input: EnrolInput, client?: string): Promise<CodeRequestResult> {
     const order = await findOpenOrder(this.deps.orders, orderId);
     const merchant = await findMerchant(this.deps.merchants, order);
     if (merchant.authorizationMode === 'service' && input.card.cvv === undefined) {
@@ -195,7 +199,7 @@ export class Checkout {
         'card.cvv is required: this checkout sends the security code with the first payment',
       );
     }
-    return this.#enrolments.start(orderId, input);
+    return this.#enrolments.start(orderId, input, client);
   }
 
   /**

@@ -8,6 +8,7 @@ export { createSenders, type Senders } from './senders.js';
 export {
   CODE_TTL_MS,
   CODES_PER_DAY,
+  CODES_PER_DAY_PER_CLIENT,
   type CodeRequestResult,
   type DeviceGrant,
   type EnrolmentIdentity,

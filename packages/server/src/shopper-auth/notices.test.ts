@@ -284,7 +284,7 @@ describe.each(engines())('e-mails to shoppers on %s (the mail server faked)', (e
     mail.hold = true;
     await auth.rememberDevice(shopper.id, 'ord_4', { email: shopper.email, shopName: 'Corner Shop' });
     expect(await notices(shopper.id)).toHaveLength(1);
-    await forgetSignIns(db, { forget: async () => undefined }, shopper);
+    await forgetSignIns(db, { forget: async () => undefined, forgetPrefix: async () => undefined }, shopper);
     expect(await notices(shopper.id)).toEqual([]);
     mail.letGo();
     await auth.notices.stop();

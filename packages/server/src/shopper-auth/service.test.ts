@@ -13,6 +13,7 @@ import { Wallet } from '../wallet/index.js';
 import {
   CODE_TTL_MS,
   CODES_PER_DAY,
+  CODES_PER_DAY_PER_CLIENT,
   forgetSignIns,
   type Message,
   type MessageSender,
@@ -298,29 +299,62 @@ describe.each(engines())('ShopperAuth on %s', (engine) => {
     expect(outbox.sent).toHaveLength(2);
   });
 
-  it('sends at most 10 codes to one email a day, then says in hours when it may ask again', async () => {
+  it('sends at most 10 codes to one email a day for one client, then says in hours when it may ask again', async () => {
     const { auth, outbox } = service();
     const shopper = await newShopper();
     const first = now;
-    for (let i = 0; i < CODES_PER_DAY; i++) {
-      expect((await auth.requestCode(`ord_day_${i}`, shopper.email)).status).toBe('sent');
+    for (let i = 0; i < CODES_PER_DAY_PER_CLIENT; i++) {
+      expect((await auth.requestCode(`ord_day_${i}`, shopper.email, { client: 'a' })).status).toBe('sent');
       now += RESEND_GAP_MS;
     }
-    const error = await errorOf(auth.requestCode('ord_day_x', shopper.email));
+    const error = await errorOf(auth.requestCode('ord_day_x', shopper.email, { client: 'a' }));
     expect(error).toBeInstanceOf(OtpThrottledError);
     expect([error.errorCode, error.status]).toEqual(['OTP_THROTTLED', 429]);
     // The day counts from the first code: 24 h less the ten 30 s gaps since.
     expect((error as OtpThrottledError).retryAfterSeconds).toBe(86_400 - 10 * 30);
     expect(error.message).toBe(
-      '10 codes were sent to this email in the last day, the most it gets; ask again in 24 hours.',
+      '10 codes to this email were asked for from your network in the last day, the most it may ask for; ask again in 24 hours.',
     );
     // A refusal starts no 30 s gap of its own: asking again at once is refused for the day again.
-    const again = (await errorOf(auth.requestCode('ord_day_x', shopper.email))) as OtpThrottledError;
+    const again = (await errorOf(
+      auth.requestCode('ord_day_x', shopper.email, { client: 'a' }),
+    )) as OtpThrottledError;
     expect(again.message).toContain('in the last day');
-    expect(outbox.sent.filter((message) => message.to === shopper.email)).toHaveLength(CODES_PER_DAY);
+    expect(outbox.sent.filter((message) => message.to === shopper.email)).toHaveLength(
+      CODES_PER_DAY_PER_CLIENT,
+    );
+    // Someone asking from elsewhere, the shopper for one, still gets a code.
+    expect((await auth.requestCode('ord_day_x', shopper.email, { client: 'b' })).status).toBe('sent');
 
     now = first + 24 * 60 * 60_000;
-    expect((await auth.requestCode('ord_day_y', shopper.email)).status).toBe('sent');
+    expect((await auth.requestCode('ord_day_y', shopper.email, { client: 'a' })).status).toBe('sent');
+  });
+
+  it('sends at most 30 codes to one email a day from every client together, without using up a refused client', async () => {
+    const { auth, outbox } = service();
+    const shopper = await newShopper();
+    const clients = ['a', 'b', 'c'];
+    const first = now;
+    for (const client of clients) {
+      for (let i = 0; i < CODES_PER_DAY_PER_CLIENT; i++) {
+        expect((await auth.requestCode(`ord_all_${i}`, shopper.email, { client })).status).toBe('sent');
+        now += RESEND_GAP_MS;
+      }
+    }
+    expect(CODES_PER_DAY).toBe(clients.length * CODES_PER_DAY_PER_CLIENT);
+    const error = await errorOf(auth.requestCode('ord_all_x', shopper.email, { client: 'd' }));
+    expect(error).toBeInstanceOf(OtpThrottledError);
+    expect(error.message).toBe(
+      '30 codes were sent to this email in the last day, the most it gets; ask again in 24 hours.',
+    );
+    expect(outbox.sent.filter((message) => message.to === shopper.email)).toHaveLength(CODES_PER_DAY);
+    // Client d was refused for the email's day, not its own: its 10 are whole once the email's day ends,
+    // while its own day, begun with the refusal, runs on.
+    now = first + 24 * 60 * 60_000;
+    for (let i = 0; i < CODES_PER_DAY_PER_CLIENT; i++) {
+      expect((await auth.requestCode(`ord_all_${i}`, shopper.email, { client: 'd' })).status).toBe('sent');
+      now += RESEND_GAP_MS;
+    }
   });
 
   it('sends one code when several requests for one email arrive at once', async () => {
@@ -468,16 +502,19 @@ describe.each(engines())('ShopperAuth on %s', (engine) => {
       return {
         codes: await named('one_time_codes', 'email_normalized', normalized),
         sends: await named('one_time_code_sends', 'email_normalized', normalized),
-        counts: await named('rate_limit_windows', 'key', `%:${normalized}`),
+        counts:
+          (await named('rate_limit_windows', 'key', `%:${normalized}`)) +
+          (await named('rate_limit_windows', 'key', `%:${normalized} %`)),
       };
     };
-    expect(await rows(shopper.email)).toEqual({ codes: 2, sends: 1, counts: 1 });
+    // The email's day, and its day for the one client it was asked from.
+    expect(await rows(shopper.email)).toEqual({ codes: 2, sends: 1, counts: 2 });
 
     expect(await forgetSignIns(handle.db, limits, shopper)).toBe(4);
     expect(await auth.authenticate(grant.shopperToken)).toBeUndefined();
     expect(await rows(shopper.email)).toEqual({ codes: 0, sends: 0, counts: 0 });
     // Another shopper's are untouched.
-    expect(await rows(other.email)).toEqual({ codes: 1, sends: 1, counts: 1 });
+    expect(await rows(other.email)).toEqual({ codes: 1, sends: 1, counts: 2 });
   });
 
   it('sweeps dead codes and expired tokens', async () => {

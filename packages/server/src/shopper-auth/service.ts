@@ -6,6 +6,7 @@ import type { Database, Db } from '../db/index.js';
 import type { SignInProof } from '../db/schema.js';
 import { DomainError, ValidationError } from '../errors.js';
 import type { Logger } from '../log.js';
+import type { RateLimits } from '../rate-limits.js';
 import { TEST_SHOPPER_EMAIL } from '../sandbox/seed.js';
 import type { KeyRing } from '../vault/keyring.js';
 import {
@@ -31,11 +32,17 @@ export const MAX_ATTEMPTS = 5;
 /** 30 s between codes to one email: stops a page from flooding a mailbox, and guessing by resending. */
 export const RESEND_GAP_MS = 30_000;
 /**
- * 10 codes to one email in 24 hours: a shopper who checks out several times a day, resending now and
- * then, stays well below it, while a guesser gets 50 tries a day at a million codes instead of 14,400 at
- * one code per RESEND_GAP_MS.
+ * 10 codes to one email in 24 hours asked for from one client address: a shopper who checks out several
+ * times a day, resending now and then, stays well below it.
  */
-export const CODES_PER_DAY = 10;
+export const CODES_PER_DAY_PER_CLIENT = 10;
+/**
+ * 30 codes to one email in 24 hours from every client address together: a guesser gets 150 tries a day at
+ * a million codes instead of 14,400 at one code per RESEND_GAP_MS, and someone who asks for codes to
+ * another person's email only to use up its day needs three client addresses (IPv6: three /64s) to
+ * keep that person from a code, where one would do with a single cap.
+ */
+export const CODES_PER_DAY = 30;
 const DAY_MS = 24 * 60 * 60_000;
 /** 30 min: one checkout, as long as a payment-carousel session. */
 export const SHOPPER_TOKEN_TTL_MS = 30 * 60_000;
@@ -176,11 +183,12 @@ export class ShopperAuth {
   /**
    * Sends a code for `orderId` to a known shopper's email. An unknown email gets `{ status: 'enrol' }`
    * and nothing is sent, unless `enrol` is set: a new shopper proves the email before the card is saved.
+   * `client` names the asking client for the daily cap per client; requests without one count as one.
    */
   async requestCode(
     orderId: string,
     email: string,
-    options: { enrol?: boolean } = {},
+    options: { enrol?: boolean; client?: string } = {},
   ): Promise<CodeRequestResult> {
     const address = checkEmail(email);
     checkOrderId(orderId);
@@ -197,14 +205,7 @@ export class ShopperAuth {
       if (!send.claimed) {
         throw new OtpThrottledError(Math.ceil((send.lastSentAt + RESEND_GAP_MS - now) / 1000));
       }
-      const wait = await this.#limits.hit(dailyKey(normalized), CODES_PER_DAY, DAY_MS);
-      if (wait !== undefined) {
-        await repo.releaseSend(this.#db.kysely, normalized, now);
-        throw new OtpThrottledError(
-          wait,
-          `${CODES_PER_DAY} codes were sent to this email in the last day, the most it gets; ask again in ${roughly(wait)}.`,
-        );
-      }
+      await this.#countDaily(normalized, options.client ?? UNKNOWN_CLIENT, now);
     }
     const code = testShopper ? TEST_SHOPPER_CODE : newCode();
     const codeHash = hashCode(this.#codeKeys[0] as Buffer, { orderId, email: normalized, code });
@@ -226,6 +227,7 @@ export class ShopperAuth {
       await repo.deleteCode(this.#db.kysely, orderId, normalized, codeHash);
       if (!testShopper) {
         await repo.releaseSend(this.#db.kysely, normalized, now);
+        await this.#limits.giveBack(dailyKey(normalized, options.client ?? UNKNOWN_CLIENT));
         await this.#limits.giveBack(dailyKey(normalized));
       }
       if (error instanceof DomainError) throw error;
@@ -233,6 +235,32 @@ export class ShopperAuth {
       throw new DomainError('MESSAGE_NOT_SENT', 'The code could not be sent; try again in a moment.');
     }
     return { status: 'sent', destination: maskEmail(to) };
+  }
+
+  /**
+   * Counts a code to `email` against the day of its client and the day of the email; a refusal gives back
+   * what it counted and the 30 s gap it claimed, so it does not use up either day.
+   */
+  async #countDaily(email: string, client: string, now: number): Promise<void> {
+    const refuse = async (wait: number, message: string): Promise<never> => {
+      await repo.releaseSend(this.#db.kysely, email, now);
+      throw new OtpThrottledError(wait, message);
+    };
+    const clientWait = await this.#limits.hit(dailyKey(email, client), CODES_PER_DAY_PER_CLIENT, DAY_MS);
+    if (clientWait !== undefined) {
+      await refuse(
+        clientWait,
+        `${CODES_PER_DAY_PER_CLIENT} codes to this email were asked for from your network in the last day, the most it may ask for; ask again in ${roughly(clientWait)}.`,
+      );
+    }
+    const wait = await this.#limits.hit(dailyKey(email), CODES_PER_DAY, DAY_MS);
+    if (wait !== undefined) {
+      await this.#limits.giveBack(dailyKey(email, client));
+      await refuse(
+        wait,
+        `${CODES_PER_DAY} codes were sent to this email in the last day, the most it gets; ask again in ${roughly(wait)}.`,
+      );
+    }
   }
 
   /**
@@ -497,16 +525,17 @@ export class ShopperAuth {
 /**
  * Forgets an erased shopper's sign-ins (`wallet-checkout shopper erase`): its open checkouts' tokens, so
  * they answer 401 from then on, the devices that remember it, the e-mails not yet sent to it, the codes
- * sent to its email and the sandbox's copies of them, and the count of codes sent to it today, whose key
- * names the address. Says how many rows went.
+ * sent to its email and the sandbox's copies of them, and the counts of codes sent to it today, whose keys
+ * name the address. Says how many rows went.
  */
 export async function forgetSignIns(
   db: Db,
-  limits: { forget(key: string): Promise<void> },
+  limits: Pick<RateLimits, 'forget' | 'forgetPrefix'>,
   shopper: { id: string; email: string },
 ): Promise<number> {
   const email = normalizeEmail(shopper.email);
   await limits.forget(dailyKey(email));
+  await limits.forgetPrefix(dailyKey(email, ''));
   return repo.deleteSignIns(db.kysely, { email, shopperId: shopper.id });
 }
 
@@ -540,9 +569,16 @@ export async function pendingNotices(
   }));
 }
 
-/** The shared counter of codes sent to a (normalized) email. */
-function dailyKey(email: string): string {
-  return `codes:email:${email}`;
+/** Where a code request's client address is not known: all such requests count as one client's. */
+const UNKNOWN_CLIENT = 'unknown';
+
+/**
+ * The shared counter of codes sent to a (normalized) email, from one client (`clientKey`) or from all.
+ * Every client's key starts with `dailyKey(email, '')`, and no email holds a space, so erasure finds
+ * them all and no other's.
+ */
+function dailyKey(email: string, client?: string): string {
+  return client === undefined ? `codes:email:${email}` : `codes:client:${email} ${client}`;
 }
 
 /** A wait in the unit a person reads it in: `40 seconds`, `12 minutes`, `7 hours`. */

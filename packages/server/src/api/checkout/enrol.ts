@@ -6,7 +6,7 @@ import type { ShopperAuth } from '../../shopper-auth/index.js';
 import { errorResponses } from '../schemas.js';
 import { CodeRequestAnswer } from './otp.js';
 import { AddressFields, CardFields, CHECKOUT_TAG, OrderParams } from './shopper-api.js';
-import { limitSignIn, SIGN_IN_LIMIT_NOTE } from './shoppers.rate-limit.js';
+import { clientKey, limitSignIn, SIGN_IN_LIMIT_NOTE } from './shoppers.rate-limit.js';
 
 const { firstName: _first, lastName: _last, ...BillingFields } = AddressFields;
 
@@ -66,7 +66,7 @@ export const enrolRoute =
       },
       async (request) => {
         await limitSignIn(deps, request.ip, request.body.email);
-        return deps.checkout.enrol(request.params.orderId, request.body);
+        return deps.checkout.enrol(request.params.orderId, request.body, clientKey(request.ip));
       },
     );
   };

@@ -5,7 +5,7 @@ import type { RateLimits } from '../../rate-limits.js';
 import type { ShopperAuth } from '../../shopper-auth/index.js';
 import { errorResponses } from '../schemas.js';
 import { CHECKOUT_TAG, OrderParams, SHOPPER_SECURITY, shopperTokenOf } from './shopper-api.js';
-import { limitSignIn, SIGN_IN_LIMIT_NOTE } from './shoppers.rate-limit.js';
+import { clientKey, limitSignIn, SIGN_IN_LIMIT_NOTE } from './shoppers.rate-limit.js';
 
 const Email = Type.String({
   maxLength: 254,
@@ -88,7 +88,7 @@ export const otpRoutes =
       },
       async (request) => {
         await limitSignIn(deps, request.ip, request.body.email);
-        return deps.checkout.requestCode(request.params.orderId, request.body.email);
+        return deps.checkout.requestCode(request.params.orderId, request.body.email, clientKey(request.ip));
       },
     );
 
