@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RateLimits } from './rate-limits.js';
+import { clientKey, RateLimits } from './rate-limits.js';
 import { engines, openTestDb } from './test-support/db.js';
 
 describe.each(engines())('RateLimits on %s', (engine) => {
@@ -69,5 +69,18 @@ describe.each(engines())('RateLimits on %s', (engine) => {
     const keys = await handle.db.kysely.selectFrom('rate_limit_windows').select('key').execute();
     expect(keys.map((row) => row.key)).toContain('running');
     expect(keys.map((row) => row.key)).not.toContain('ended');
+  });
+});
+
+describe('clientKey', () => {
+  it.each([
+    ['203.0.113.7', '203.0.113.7'],
+    ['::ffff:203.0.113.7', '203.0.113.7'],
+    ['2001:db8:85a3:7:8a2e:370:7334:1', '2001:db8:85a3:7::/64'],
+    ['2001:0DB8:85a3:0007:ffff::2', '2001:db8:85a3:7::/64'],
+    ['2001:db8::1', '2001:db8:0:0::/64'],
+    ['::1', '0:0:0:0::/64'],
+  ])('counts %s as %s', (ip, key) => {
+    expect(clientKey(ip)).toBe(key);
   });
 });

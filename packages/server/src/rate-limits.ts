@@ -1,3 +1,4 @@
+import { isIPv6 } from 'node:net';
 import { sql } from 'kysely';
 import type { Db } from './db/index.js';
 import { DomainError } from './errors.js';
@@ -10,6 +11,26 @@ export class RateLimitedError extends DomainError {
   ) {
     super('RATE_LIMITED', message);
   }
+}
+
+/**
+ * The key a client is counted under: its IPv4 address, or the /64 network of an IPv6 one, since a
+ * single IPv6 host commonly holds a whole /64.
+ */
+export function clientKey(ip: string): string {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
+  if (mapped?.[1]) return mapped[1];
+  if (!isIPv6(ip)) return ip;
+  const [head = '', tail = ''] = ip.split('::');
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = ip.includes('::')
+    ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right]
+    : left;
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.toLowerCase().replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }
 
 /**
@@ -46,6 +67,17 @@ export class RateLimits {
       .returning(['count', 'ends_at'])
       .executeTakeFirstOrThrow();
     return count > limit ? Math.max(1, Math.ceil((endsAt - now) / 1000)) : undefined;
+  }
+
+  /** Counts one hit on `key`; past `limit` in the window, throws RateLimitedError saying `why(wait)`. */
+  async enforce(
+    key: string,
+    limit: number,
+    windowMs: number,
+    why: (waitSeconds: number) => string,
+  ): Promise<void> {
+    const wait = await this.hit(key, limit, windowMs);
+    if (wait !== undefined) throw new RateLimitedError(wait, why(wait));
   }
 
   /** Takes back one hit of `key` counted for something that then did not happen. */

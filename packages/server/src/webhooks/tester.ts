@@ -6,7 +6,7 @@
  */
 import type { WalletEnv } from '../config.js';
 import { newId } from '../ids.js';
-import { RateLimitedError } from '../rate-limits.js';
+import type { RateLimits } from '../rate-limits.js';
 import { type AttemptOutcome, Sender, type WebhookEndpoint } from './sender.js';
 
 export const WEBHOOK_TEST = 'WEBHOOK_TEST';
@@ -29,7 +29,7 @@ export interface WebhookTesterOptions {
   env: WalletEnv;
   timeoutMs: number;
   endpoints: { resolve(merchantId: string): Promise<WebhookEndpoint> };
-  limits: { hit(key: string, limit: number, windowMs: number): Promise<number | undefined> };
+  limits: Pick<RateLimits, 'enforce'>;
   now?: () => number;
 }
 
@@ -62,13 +62,13 @@ export class WebhookTester {
 
   /** @throws RateLimitedError past TESTS_PER_MINUTE for the merchant. */
   async send(merchantId: string): Promise<WebhookTestResult> {
-    const wait = await this.#limits.hit(`webhook-test:${merchantId}`, TESTS_PER_MINUTE, 60_000);
-    if (wait !== undefined) {
-      throw new RateLimitedError(
-        wait,
+    await this.#limits.enforce(
+      `webhook-test:${merchantId}`,
+      TESTS_PER_MINUTE,
+      60_000,
+      (wait) =>
         `At most ${TESTS_PER_MINUTE} test webhooks a minute; retry in ${wait} ${wait === 1 ? 'second' : 'seconds'}.`,
-      );
-    }
+    );
     const endpoint = this.#endpoints.resolve(merchantId);
     const webhookId = newId('webhookTest');
     const outcome = await this.#sender.attempt(

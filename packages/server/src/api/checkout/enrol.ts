@@ -2,11 +2,12 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Checkout } from '../../checkout/index.js';
 import type { RateLimits } from '../../rate-limits.js';
+import { clientKey } from '../../rate-limits.js';
 import type { ShopperAuth } from '../../shopper-auth/index.js';
 import { errorResponses } from '../schemas.js';
 import { CodeRequestAnswer } from './otp.js';
 import { AddressFields, CardFields, CHECKOUT_TAG, OrderParams } from './shopper-api.js';
-import { clientKey, limitSignIn, SIGN_IN_LIMIT_NOTE } from './shoppers.rate-limit.js';
+import { limitSignIn, SIGN_IN_LIMIT_NOTE } from './shoppers.rate-limit.js';
 
 const { firstName: _first, lastName: _last, ...BillingFields } = AddressFields;
 

@@ -1,8 +1,9 @@
-import { request } from 'undici';
+import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SHOPPER_EMAIL } from '../../sandbox/seed.js';
 import { engines } from '../../test-support/db.js';
 import { startTestService, type TestService } from '../../test-support/service.js';
+import { ORDER_LIMITS } from './orders.create.js';
 
 const SHOP = 'https://shop.example';
 const ORDER = {
@@ -191,5 +192,40 @@ describe.each(engines())('POST /checkout/orders and /checkout/shoppers/lookup on
     const bad = await lookup('not-an-email');
     expect(bad.status).toBe(400);
     expect(bad.json.errorMessage).toMatch(/^email must match/);
+  });
+
+  it('holds one client address to 120 orders a minute, before its merchant is looked at, and no other', async () => {
+    // Every 127.x.y.z address is this machine's loopback: one agent per address is one client per address.
+    const [busy, other] = ['127.0.0.4', '127.0.0.5'].map((localAddress) => new Agent({ localAddress }));
+    const post = async (client: Agent | undefined, body: unknown) => {
+      const response = await request(`${service.url}/checkout/orders`, {
+        method: 'POST',
+        dispatcher: client,
+        headers: { 'content-type': 'application/json', origin: SHOP },
+        body: JSON.stringify(body),
+      });
+      return {
+        status: response.statusCode,
+        retryAfter: response.headers['retry-after'],
+        json: (await response.body.json()) as Record<string, unknown>,
+      };
+    };
+    try {
+      for (let index = 0; index < ORDER_LIMITS.perClient; index++) {
+        expect([index, (await post(busy, { merchantId, order: ORDER })).status]).toEqual([index, 201]);
+      }
+      const before = await countOrders();
+      const refused = await post(busy, { merchantId, order: ORDER });
+      expect([refused.status, refused.json.errorCode]).toEqual([429, 'RATE_LIMITED']);
+      expect(refused.json.errorMessage).toBe(
+        `Too many orders from this address (at most 120 in 60 s); retry in ${refused.retryAfter} s.`,
+      );
+      expect(Number(refused.retryAfter)).toBeGreaterThan(0);
+      expect((await post(busy, { merchantId: 'mch_unknown', order: ORDER })).status).toBe(429);
+      expect(await countOrders()).toBe(before);
+      expect((await post(other, { merchantId, order: ORDER })).status).toBe(201);
+    } finally {
+      await Promise.all([busy?.close(), other?.close()]);
+    }
   });
 });

@@ -2,10 +2,11 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { Checkout } from '../../checkout/index.js';
 import type { RateLimits } from '../../rate-limits.js';
+import { clientKey } from '../../rate-limits.js';
 import type { ShopperAuth } from '../../shopper-auth/index.js';
 import { errorResponses } from '../schemas.js';
 import { CHECKOUT_TAG, OrderParams, SHOPPER_SECURITY, shopperTokenOf } from './shopper-api.js';
-import { clientKey, limitSignIn, SIGN_IN_LIMIT_NOTE } from './shoppers.rate-limit.js';
+import { limitSignIn, SIGN_IN_LIMIT_NOTE } from './shoppers.rate-limit.js';
 
 const Email = Type.String({
   maxLength: 254,

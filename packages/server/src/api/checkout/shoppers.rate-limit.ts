@@ -3,8 +3,7 @@
  * emails: the shopper look-up, and the checkout's code requests and enrolments. Counted in the database
  * (`RateLimits`), so the limits hold across every process of the service.
  */
-import { isIPv6 } from 'node:net';
-import { RateLimitedError, type RateLimits } from '../../rate-limits.js';
+import { clientKey, type RateLimits } from '../../rate-limits.js';
 import type { ShopperAuth } from '../../shopper-auth/index.js';
 
 export interface LookupLimits {
@@ -22,26 +21,6 @@ export interface LookupLimits {
  */
 export const DEFAULT_LOOKUP_LIMITS: LookupLimits = { perClient: 30, perMerchant: 600, windowMs: 60_000 };
 
-/**
- * The key a client is counted under: its IPv4 address, or the /64 network of an IPv6 one, since a
- * single IPv6 host commonly holds a whole /64.
- */
-export function clientKey(ip: string): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (mapped?.[1]) return mapped[1];
-  if (!isIPv6(ip)) return ip;
-  const [head = '', tail = ''] = ip.split('::');
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const groups = ip.includes('::')
-    ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right]
-    : left;
-  return `${groups
-    .slice(0, 4)
-    .map((group) => group.toLowerCase().replace(/^0+(?=.)/, ''))
-    .join(':')}::/64`;
-}
-
 /** The per-client and per-merchant counters, shared by every process through the database. */
 export class LookupLimiter {
   readonly #limits: LookupLimits;
@@ -55,8 +34,7 @@ export class LookupLimiter {
   /** Throws RateLimitedError when the client address has used up its look-ups. */
   checkClient(ip: string): Promise<void> {
     const { perClient, windowMs } = this.#limits;
-    return hitOrRefuse(
-      this.#counters,
+    return this.#counters.enforce(
       `lookup:client:${clientKey(ip)}`,
       perClient,
       windowMs,
@@ -68,8 +46,7 @@ export class LookupLimiter {
   /** Throws RateLimitedError when the merchant's origins have used up their look-ups. */
   checkMerchant(merchantId: string): Promise<void> {
     const { perMerchant, windowMs } = this.#limits;
-    return hitOrRefuse(
-      this.#counters,
+    return this.#counters.enforce(
       `lookup:merchant:${merchantId}`,
       perMerchant,
       windowMs,
@@ -100,24 +77,11 @@ export function limitSignIn(
 ): Promise<void> {
   if (deps.shopperAuth.isTestShopper(email)) return Promise.resolve();
   const { perClient, windowMs } = SIGN_IN_LIMITS;
-  return hitOrRefuse(
-    deps.rateLimits,
+  return deps.rateLimits.enforce(
     `sign-in:client:${clientKey(ip)}`,
     perClient,
     windowMs,
     (wait) =>
       `Too many code requests and enrolments from this address (at most ${perClient} in ${windowMs / 1000} s); retry in ${wait} s.`,
   );
-}
-
-/** Counts one hit on `key`; past `limit` in the window, throws RateLimitedError saying `why(wait)`. */
-async function hitOrRefuse(
-  counters: RateLimits,
-  key: string,
-  limit: number,
-  windowMs: number,
-  why: (waitSeconds: number) => string,
-): Promise<void> {
-  const wait = await counters.hit(key, limit, windowMs);
-  if (wait !== undefined) throw new RateLimitedError(wait, why(wait));
 }
