@@ -43,6 +43,11 @@ export interface CommandSpec<Input = unknown> {
   details?: string[];
   /** Runs the service, which says in its own log what its start finds (the context then stays quiet). */
   startsService?: boolean;
+  /**
+   * Works on a fresh machine: makes the embedded database when there is none. Every other command works on
+   * the service's data and refuses to run without its database.
+   */
+  createsDatabase?: boolean;
   /** Turns the parsed line into the command's input; throws a UsageError on a bad combination. */
   prepare(parsed: Parsed): Input;
 }

@@ -20,6 +20,7 @@ describe.each(engines())('wallet-checkout audit on %s', (engine) => {
     env = {
       ...cliEnv(engine, database),
     };
+    expect((await cli('migrate')).code).toBe(0);
   });
   afterAll(() => database.drop());
 

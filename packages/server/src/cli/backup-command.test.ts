@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Finished, runNode } from '../test-support/child.js';
 import { runCli } from '../test-support/cli.js';
 import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
 import { type Receiver, startReceiver } from '../test-support/receiver.js';
@@ -12,25 +12,8 @@ import { credentialsBody, startTestService, type TestService } from '../test-sup
 const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
 
 /** `wallet-checkout backup` in a process of its own, as an operator runs it beside the service. */
-function backupProcess(
-  env: Record<string, string>,
-  file: string,
-): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'backup', '--to', file, '--json'], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    child.stderr.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    child.once('error', reject);
-    child.once('exit', (code) => resolve({ code, out }));
-  });
+function backupProcess(env: Record<string, string>, file: string): Promise<Finished> {
+  return runNode([MAIN, 'backup', '--to', file, '--json'], { env: { ...process.env, ...env } });
 }
 
 describe.each(engines())('wallet-checkout backup on %s', (engine) => {
@@ -77,8 +60,8 @@ describe.each(engines())('wallet-checkout backup on %s', (engine) => {
       const copied = await backupProcess(env, file);
       running = false;
       await load;
-      expect(copied.code, copied.out).toBe(0);
-      const printed = JSON.parse(copied.out.trim().split('\n').at(-1) as string);
+      expect(copied.code, copied.stderr).toBe(0);
+      const printed = JSON.parse(copied.stdout.trim().split('\n').at(-1) as string);
       expect(printed).toEqual({ file, bytes: fs.statSync(file).size, seconds: expect.any(Number) });
 
       // Every request in the copy came with its outbox message: no transaction is in it by half.

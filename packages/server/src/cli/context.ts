@@ -2,6 +2,8 @@
  * What every command gets: configuration from the environment, the key ring and the database (migrated
  * first). Opened per command and closed when it ends.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { type Actor, AuditTrail, operatorActor } from '../audit/index.js';
 import { type Config, loadConfig } from '../config.js';
 import { createDb, type Db } from '../db/index.js';
@@ -45,13 +47,44 @@ export interface Context extends Output {
   close(): Promise<void>;
 }
 
-/** `quiet`: the migration's warnings are left to the service the command starts, which logs them. */
+/** A command that works on the service's data was pointed at an embedded database that does not exist. */
+export class MissingDatabaseError extends Error {
+  constructor(file: string, databaseUrl: string, isDefault: boolean) {
+    const where = isDefault ? `${databaseUrl}, the default` : databaseUrl;
+    const remedy = path.isAbsolute(databaseUrl.slice('sqlite:'.length))
+      ? 'check DATABASE_URL'
+      : 'run the command from the folder the service runs in, or set DATABASE_URL';
+    super(
+      `no database at ${file} (DATABASE_URL ${where}): ${remedy}; \`wallet-checkout migrate\` creates a new one`,
+    );
+    this.name = 'MissingDatabaseError';
+  }
+}
+
+/** The embedded database's file, absolute, when DATABASE_URL names one on disk. */
+function sqliteFile(databaseUrl: string): string | undefined {
+  if (!databaseUrl.startsWith('sqlite:')) return undefined;
+  const file = databaseUrl.slice('sqlite:'.length);
+  return file === ':memory:' ? undefined : path.resolve(file);
+}
+
+/**
+ * `quiet`: the migration's warnings are left to the service the command starts, which logs them.
+ * `createsDatabase`: the command may make a new embedded database, and says so on stderr; without it, a
+ * missing one stops the command before anything is made (no data folder, key ring or database file), as
+ * it is most likely the service's database looked for from the wrong folder.
+ */
 export async function openContext(
   io: CliIo,
   json: boolean,
-  options: { quiet?: boolean } = {},
+  options: { quiet?: boolean; createsDatabase?: boolean } = {},
 ): Promise<Context> {
   const config = loadConfig(io.env);
+  const file = sqliteFile(config.databaseUrl);
+  const isNew = file !== undefined && !fs.existsSync(file);
+  if (isNew && !options.createsDatabase) {
+    throw new MissingDatabaseError(file, config.databaseUrl, !io.env.DATABASE_URL);
+  }
   // Before the database: a bad key ring must stop the command before it creates or migrates anything.
   const keyRing = loadKeyRing({
     vaultKeys: config.vaultKeys,
@@ -65,6 +98,7 @@ export async function openContext(
       db,
       options.quiet ? undefined : (warning) => io.stderr(`warning: ${warning}\n`),
     );
+    if (isNew) io.stderr(`note: created a new database at ${file}\n`);
     // The CLI is short-lived and must see its own writes at once: no caching.
     const merchants = new Merchants({ db, keyRing, env: config.env, cacheTtlMs: 0 });
     return {

@@ -38,6 +38,7 @@ describe.each(engines())('wallet-checkout gateway … on %s', (engine) => {
       SANDBOX_GATEWAY_URL: 'http://127.0.0.1:4010',
       GW_KEY: SECRET,
     };
+    expect((await cli('migrate')).code).toBe(0);
     merchantId = json(await cli('merchant', 'create', '--name', 'Shop', '--json')).merchantId as string;
   });
   afterAll(async () => {

@@ -114,6 +114,7 @@ const merchantCreate = defineCommand<CreateMerchantInput>({
     },
   },
   details: ['With --json prints {"merchantId": "...", "apiKey": "...", "webhookSecret": "whsec_..."}.'],
+  createsDatabase: true,
   prepare({ values }) {
     const name = requiredOption(values, 'name', 'merchant create');
     const input: CreateMerchantInput = { name, ...settingsFrom(values, 'merchant create') };

@@ -3,10 +3,12 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDb } from '../db/index.js';
 import { Merchants } from '../merchants/index.js';
-import { cliEnv, json, runCli } from '../test-support/cli.js';
+import { runNode } from '../test-support/child.js';
+import { cliEnv, json, type Outcome, runCli } from '../test-support/cli.js';
 import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
 import { loadKeyRing, parseKeyRing, STAGING_KEYS_FILE } from '../vault/keyring.js';
 import { run } from './run.js';
@@ -63,10 +65,15 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
   });
   afterAll(() => database.drop());
 
-  it('migrates a fresh database, then has nothing to do', async () => {
+  it('migrates a fresh database, saying when it made a new file, then has nothing to do', async () => {
     const first = await cli('migrate', '--json');
-    expect((json(first) as { applied: string[] }).applied).toContain('001_initial');
-    expect(first.stderr).toMatch(/^warning: VAULT_KEYS is not set: generated a staging key ring/);
+    expect(first.code).toBe(0);
+    expect((JSON.parse(first.stdout) as { applied: string[] }).applied).toContain('001_initial');
+    const [warning, ...rest] = first.stderr.split('\n');
+    expect(warning).toMatch(/^warning: VAULT_KEYS is not set: generated a staging key ring/);
+    // A PostgreSQL database exists before anything connects to it: only a SQLite file is new.
+    const file = engine === 'sqlite' ? env.DATABASE_URL?.slice('sqlite:'.length) : undefined;
+    expect(rest).toEqual(file ? [`note: created a new database at ${file}`, ''] : ['']);
     expect(json(await cli('migrate', '--json'))).toEqual({ applied: [] });
     const text = await cli('migrate');
     expect(text).toEqual({ code: 0, stdout: 'The database is up to date.\n', stderr: '' });
@@ -375,6 +382,7 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
         ...cliEnv(engine, other),
         VAULT_KEYS: oldKey,
       };
+      expect((await runCli(vaultEnv, ['migrate'])).code).toBe(0);
       const created = json(await runCli(vaultEnv, ['merchant', 'create', '--name', 'Keys', '--json'])) as {
         merchantId: string;
       };
@@ -665,7 +673,7 @@ describe('wallet-checkout CLI without a database', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wallet-cli-'));
     try {
       const env = { DATABASE_URL: `sqlite:${path.join(dir, 'w.db')}`, DATA_DIR: dir, VAULT_KEYS: 'bad' };
-      const outcome = await runCli(env, ['merchant', 'list']);
+      const outcome = await runCli(env, ['migrate']);
       expect(outcome.code).toBe(1);
       expect(outcome.stderr).toMatch(/^error: VAULT_KEYS: must be comma-separated id:base64key entries/);
       expect(fs.readdirSync(dir)).toEqual([]);
@@ -682,4 +690,111 @@ describe('wallet-checkout CLI without a database', () => {
     expect(outcome.code).toBe(1);
     expect(outcome.stderr.split('\n')).toEqual([expect.stringMatching(/^error: .*ECONNREFUSED/), '']);
   });
+});
+
+/** Every command but these works on the service's data, and needs its database to be there. */
+const MAKING_A_DATABASE = ['serve', 'start', 'migrate', 'merchant create'];
+
+const NEVER_WRITTEN = path.join(os.tmpdir(), `never-written-${randomBytes(6).toString('hex')}.db`);
+
+/** Each of the others, with arguments good enough to reach the database. */
+const ON_THE_SERVICES_DATA: Record<string, string[]> = {
+  'merchant list': [],
+  'merchant show': ['mch_1'],
+  'merchant update': ['mch_1', '--name', 'X'],
+  'merchant approve-credentials': ['mch_1', '--types', 'PAN'],
+  'apikey create': ['mch_1'],
+  'apikey list': ['mch_1'],
+  'apikey revoke': ['key_1'],
+  'webhook-secret rotate': ['mch_1'],
+  'vault rotate-key': [],
+  'gateway set': ['mch_1', '--gateway', 'sandbox', '--url', 'http://127.0.0.1:4010'],
+  'gateway show': ['mch_1'],
+  'gateway remove': ['mch_1'],
+  'order show': ['ord_1'],
+  'order list': ['--merchant', 'mch_1'],
+  'shopper show': ['taylor@example.com'],
+  'shopper erase': ['taylor@example.com', '--yes'],
+  'webhooks status': [],
+  'webhooks recover': ['--since', '2026-01-01T00:00:00Z'],
+  'webhooks listen': ['--merchant', 'mch_1'],
+  backup: ['--to', NEVER_WRITTEN],
+  'audit list': [],
+  'audit verify': [],
+  'smtp test': ['--to', 'ops@shop.example'],
+};
+
+const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
+
+/** `wallet-checkout <argv>` in a process of its own, run from `folder` with the default settings. */
+async function cliIn(folder: string, argv: string[]): Promise<Outcome> {
+  const env = { ...process.env };
+  for (const name of ['DATABASE_URL', 'DATA_DIR', 'VAULT_KEYS', 'WALLET_ENV']) delete env[name];
+  const { code, stdout, stderr } = await runNode([MAIN, ...argv], { cwd: folder, env });
+  return { code: code ?? -1, stdout, stderr };
+}
+
+describe('wallet-checkout CLI where the embedded database is not', () => {
+  let folder: string;
+
+  beforeEach(() => {
+    // Its real path, as the command in it sees its working folder (the temporary folder may be a link).
+    folder = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'wallet-cli-empty-')));
+  });
+  afterEach(() => fs.rmSync(folder, { recursive: true, force: true }));
+
+  it("classes every command: one on the service's data, or one that may make its database", async () => {
+    const overview = (await runCli({}, ['--help'])).stdout;
+    const names = [...overview.matchAll(/^ {2}(\S+(?: [a-z-]+)?) {2,}/gm)].map((match) => match[1]);
+    expect(names).toContain('merchant approve-credentials');
+    expect([...MAKING_A_DATABASE, ...Object.keys(ON_THE_SERVICES_DATA)].sort()).toEqual(names.sort());
+  });
+
+  it("refuses every command on the service's data in one line naming the file, and makes nothing", async () => {
+    const file = path.join(folder, 'data', 'wallet.db');
+    const env = { DATABASE_URL: `sqlite:${file}` };
+    const message = `no database at ${file} (DATABASE_URL sqlite:${file}): check DATABASE_URL; \`wallet-checkout migrate\` creates a new one`;
+    for (const [name, args] of Object.entries(ON_THE_SERVICES_DATA)) {
+      expect(await runCli(env, [...name.split(' '), ...args]), name).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `error: ${message}\n`,
+      });
+    }
+    const asJson = await runCli(env, ['audit', 'list', '--json']);
+    expect(asJson).toMatchObject({ code: 1, stdout: '' });
+    expect(JSON.parse(asJson.stderr)).toEqual({ error: { code: 'DATABASE_NOT_FOUND', message } });
+    expect(fs.readdirSync(folder)).toEqual([]);
+    expect(fs.existsSync(NEVER_WRITTEN)).toBe(false);
+  });
+
+  it('run from a folder without the default database, a read says where it looked and makes nothing', async () => {
+    const outcome = await cliIn(folder, ['merchant', 'list']);
+    expect(outcome).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `error: no database at ${folder}/data/wallet.db (DATABASE_URL sqlite:./data/wallet.db, the default): run the command from the folder the service runs in, or set DATABASE_URL; \`wallet-checkout migrate\` creates a new one\n`,
+    });
+    expect(fs.readdirSync(folder)).toEqual([]);
+  }, 30_000);
+
+  it('on a fresh machine, merchant create makes the database and says so on stderr, once; stdout is the JSON', async () => {
+    const first = await cliIn(folder, ['merchant', 'create', '--name', 'First', '--json']);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(
+      /^\{"merchantId": "mch_\w{22}", "apiKey": "sk_test_\w{32}", "webhookSecret": "whsec_[A-Za-z0-9+/]{32}"\}\n$/,
+    );
+    expect(first.stderr.split('\n')).toEqual([
+      expect.stringMatching(/^warning: VAULT_KEYS is not set: generated a staging key ring/),
+      `note: created a new database at ${folder}/data/wallet.db`,
+      '',
+    ]);
+    const second = await cliIn(folder, ['merchant', 'create', '--name', 'Second', '--json']);
+    expect(second).toMatchObject({ code: 0, stderr: '' });
+    const listed = await cliIn(folder, ['merchant', 'list', '--json']);
+    expect(listed.stderr).toBe('');
+    expect((JSON.parse(listed.stdout) as { id: string }[]).map((merchant) => merchant.id)).toEqual(
+      [first, second].map((outcome) => (JSON.parse(outcome.stdout) as { merchantId: string }).merchantId),
+    );
+  }, 30_000);
 });

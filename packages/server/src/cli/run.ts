@@ -10,7 +10,7 @@ import { scrub } from '../log.js';
 import { type Command, commandHelp, parseCommandLine, UsageError } from './args.js';
 import { AUDIT_COMMANDS } from './audit-commands.js';
 import { BACKUP_COMMANDS } from './backup-command.js';
-import { type CliIo, openContext, outputOf } from './context.js';
+import { type CliIo, MissingDatabaseError, openContext, outputOf } from './context.js';
 import { GATEWAY_COMMANDS } from './gateway-commands.js';
 import { LISTEN_COMMANDS } from './listen-command.js';
 import { MERCHANT_COMMANDS } from './merchant-commands.js';
@@ -88,8 +88,9 @@ interface Failure {
 }
 
 /**
- * Usage, configuration and domain errors are our own messages, written never to carry a secret (they
- * name a key by its id, a credential by its name); anything else is scrubbed of what looks secret.
+ * Usage, configuration, missing-database and domain errors are our own messages, written never to carry a
+ * secret (they name a key by its id, a credential by its name); anything else is scrubbed of what looks
+ * secret.
  */
 function failureOf(error: unknown): Failure {
   const message = error instanceof Error ? error.message : String(error);
@@ -99,6 +100,9 @@ function failureOf(error: unknown): Failure {
   }
   if (error instanceof ConfigError) {
     return { exitCode: 1, code: 'CONFIGURATION_ERROR', message: oneLine(message), hint: '' };
+  }
+  if (error instanceof MissingDatabaseError) {
+    return { exitCode: 1, code: 'DATABASE_NOT_FOUND', message: oneLine(message), hint: '' };
   }
   if (error instanceof DomainError) {
     return { exitCode: 1, code: error.errorCode, message: oneLine(message), hint: '' };
@@ -134,7 +138,10 @@ async function runCommand(argv: string[], io: CliIo): Promise<number> {
   const input = command.prepare(parsed);
   const alone = command.alone?.(input);
   if (alone) return (await alone(outputOf(io, parsed.json))) ?? 0;
-  const context = await openContext(io, parsed.json, { quiet: command.startsService === true });
+  const context = await openContext(io, parsed.json, {
+    quiet: command.startsService === true,
+    createsDatabase: command.createsDatabase === true,
+  });
   try {
     return (await command.execute(context, input)) ?? 0;
   } finally {

@@ -95,6 +95,7 @@ const serve = defineCommand<void>({
     'Configuration comes from the environment: PORT, HOST, PUBLIC_URL, DATABASE_URL, WALLET_ENV, VAULT_KEYS…',
   ],
   startsService: true,
+  createsDatabase: true,
   prepare() {},
   execute: (context) => runUntilStopped(context, false),
 });
@@ -107,6 +108,7 @@ const start = defineCommand<void>({
     'and the demo store on http://localhost:DEMO_STORE_PORT (default 4001), with its two demo merchants.',
   ],
   startsService: true,
+  createsDatabase: true,
   prepare() {},
   execute: (context) => runUntilStopped(context, true),
 });
@@ -114,6 +116,7 @@ const start = defineCommand<void>({
 const migrateCommand = defineCommand<void>({
   name: 'migrate',
   summary: 'Apply pending database migrations to DATABASE_URL.',
+  createsDatabase: true,
   prepare() {},
   async execute(context) {
     const applied = context.migrated;

@@ -19,6 +19,7 @@ describe('wallet-checkout smtp test', () => {
       SMTP_URL: smtp.url,
       SMTP_FROM: 'Wallet Checkout <codes@pay.example>',
     };
+    expect((await runCli(env, ['migrate'])).code).toBe(0);
   });
   afterAll(async () => {
     await smtp.close();

@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { type Finished, runNode } from '../test-support/child.js';
 import { until } from '../test-support/wait.js';
 import { createDb, type Db } from './index.js';
 
@@ -45,30 +45,15 @@ await db.close();
 process.stdout.write('closed');
 `;
 
-function runAlone(file: string): Promise<{ code: number | null; out: string; err: string }> {
+function runAlone(file: string): Promise<Finished> {
   // A file, not --eval: the worker inherits the process's flags, and --input-type=module would make its
   // CommonJS program a module.
   const script = path.join(path.dirname(file), 'close-alone.mjs');
   fs.writeFileSync(script, CLOSE_ALONE);
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+  // 10 s: the process takes well under one.
+  return runNode([script], {
     env: { ...process.env, DB_MODULE: fileURLToPath(new URL('./index.ts', import.meta.url)), DB_FILE: file },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    err += chunk.toString();
-  });
-  return new Promise((resolve) => {
-    // 10 s: the process takes well under one; a hang fails the test rather than blocking it.
-    const hung = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    child.once('exit', (code) => {
-      clearTimeout(hung);
-      resolve({ code, out, err });
-    });
+    timeoutMs: 10_000,
   });
 }
 
@@ -201,7 +186,7 @@ describe('SQLite commits and the write-ahead log', () => {
   });
 
   it('closes with nothing else alive: the worker is waited for, the connection and the WAL closed (own process)', async () => {
-    const { code, out, err } = await runAlone(file);
+    const { code, stdout: out, stderr: err } = await runAlone(file);
     // Node's 13 (unsettled top-level await) if the loop emptied while close waited for the worker.
     expect({ code, out, err }).toEqual({ code: 0, out: 'closed', err: '' });
     // SQLite removes the WAL when the last connection to the database closes.

@@ -35,11 +35,16 @@ export async function runCli(
   return { code, stdout: stdout.join(''), stderr: stderr.join('') };
 }
 
-/** stderr without the one-time warning about a generated staging key ring. */
+/** stderr without the one-time lines of a fresh folder: a generated staging key ring, a new database. */
 function errors(outcome: Outcome): string {
   return outcome.stderr
     .split('\n')
-    .filter((line) => line !== '' && !line.startsWith('warning: VAULT_KEYS is not set'))
+    .filter(
+      (line) =>
+        line !== '' &&
+        !line.startsWith('warning: VAULT_KEYS is not set') &&
+        !line.startsWith('note: created a new database at'),
+    )
     .join('\n');
 }
 

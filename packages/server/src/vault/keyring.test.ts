@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -6,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../config.js';
+import { runNode } from '../test-support/child.js';
 import { legacyEnvelope } from '../test-support/legacy-envelope.js';
 import { addStagingKey, KeyRing, loadKeyRing, parseKeyRing, STAGING_KEYS_FILE } from './keyring.js';
 
@@ -15,24 +15,11 @@ const KEYRING_MODULE = fileURLToPath(new URL('./keyring.ts', import.meta.url));
 
 /** Runs `code` (an ES module, TypeScript imports allowed through tsx) in `count` processes at once; their output lines. */
 async function inProcesses(count: number, code: string): Promise<string[]> {
-  const runs = Array.from(
-    { length: count },
-    () =>
-      new Promise<string>((resolve, reject) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code]);
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (chunk: Buffer) => {
-          stdout += chunk.toString();
-        });
-        child.stderr.on('data', (chunk: Buffer) => {
-          stderr += chunk.toString();
-        });
-        child.once('exit', (exitCode) =>
-          exitCode === 0 ? resolve(stdout.trim()) : reject(new Error(`exit ${exitCode}: ${stderr}`)),
-        );
-      }),
-  );
+  const runs = Array.from({ length: count }, async () => {
+    const { code: exitCode, stdout, stderr } = await runNode(['--input-type=module', '-e', code]);
+    if (exitCode !== 0) throw new Error(`exit ${exitCode}: ${stderr}`);
+    return stdout.trim();
+  });
   return Promise.all(runs);
 }
 
