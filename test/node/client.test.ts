@@ -107,6 +107,9 @@ describe.each(engines())('the merchant library against the service on %s', (engi
     const first = await wallet.payments.requestCredentials(credentialsFor('lib-replay'), { idempotencyKey });
     const again = await wallet.payments.requestCredentials(credentialsFor('lib-replay'), { idempotencyKey });
     expect(again).toEqual(first);
+    expect([first.lastResponse.replayed, again.lastResponse.replayed]).toEqual([false, true]);
+    expect(again.lastResponse).toMatchObject({ status: 200, idempotencyKey });
+    expect(again.lastResponse.requestId).not.toBe(first.lastResponse.requestId);
     expect(await wallet.payments.findCredentialsRequests('lib-replay')).toHaveLength(1);
     const another = await wallet.payments.requestCredentials(credentialsFor('lib-replay'));
     const latest = await wallet.payments.findCredentialsRequests('lib-replay', { limit: 1 });

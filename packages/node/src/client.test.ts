@@ -105,6 +105,30 @@ describe('WalletCheckout against a stand-in for the service', () => {
     expect(JSON.parse(request?.body ?? '')).toEqual(credentials);
   });
 
+  it('tells beside a POST’s answer whether it was a replay, its request id and its key, out of its JSON', async () => {
+    const replay = { ...OK, headers: { 'idempotent-replayed': 'true' } };
+    const { url, seen } = await standIn(OK, replay);
+    const wallet = new WalletCheckout({ apiKey: API_KEY, baseUrl: url });
+    const first = await wallet.payments.requestCredentials(credentials);
+    const again = await wallet.payments.requestCredentials(credentials, {
+      idempotencyKey: 'order-1-credentials',
+    });
+    expect(first.lastResponse).toEqual({
+      status: 200,
+      requestId: 'req_1',
+      idempotencyKey: seen[0]?.headers['idempotency-key'],
+      replayed: false,
+    });
+    expect(again.lastResponse).toEqual({
+      status: 200,
+      requestId: 'req_2',
+      idempotencyKey: 'order-1-credentials',
+      replayed: true,
+    });
+    expect(JSON.stringify(again)).toBe(OK.body);
+    expect(Object.keys({ ...again })).toEqual(['code', 'message', 'requestId']);
+  });
+
   it('sends a POST again after a 503 and a dropped connection, with the same Idempotency-Key', async () => {
     const { url, seen } = await standIn(error(503, 'UNAVAILABLE'), 'drop', OK);
     const wallet = new WalletCheckout({ apiKey: API_KEY, baseUrl: url });

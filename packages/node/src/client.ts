@@ -41,6 +41,27 @@ export interface PostOptions {
   idempotencyKey?: string;
 }
 
+/** What the answer to a POST said beside its body. */
+export interface ResponseInfo {
+  /** The HTTP status of the answer. */
+  status: number;
+  /** The answer's `Request-Id`, which the operator can find in the service's logs. */
+  requestId: string | null;
+  /** The `Idempotency-Key` the call was made with: yours, or the one made for it. */
+  idempotencyKey: string;
+  /**
+   * True when the service did no work for this call and answered with the first answer to its
+   * `Idempotency-Key` (`Idempotent-Replayed: true`): the call repeated one it had already carried out.
+   */
+  replayed: boolean;
+}
+
+/**
+ * The answer to a POST, with `lastResponse` beside its fields. `lastResponse` is not enumerable: it is
+ * left out of `JSON.stringify`, spreads and `Object.keys`.
+ */
+export type WithResponse<T> = T & { readonly lastResponse: ResponseInfo };
+
 /** `orders.confirm`: the order as the service knows it (null when it has none for you), paid or not. */
 export type OrderConfirmation =
   | { paid: true; order: Order }
@@ -109,14 +130,14 @@ export class WalletCheckout {
     requestCredentials: (
       input: CredentialsRequestInput,
       options: PostOptions = {},
-    ): Promise<Acknowledgement> =>
-      this.#call({ method: 'POST', path: '/payments/credentials', body: input, ...options }),
+    ): Promise<WithResponse<Acknowledgement>> =>
+      this.#post({ path: '/payments/credentials', body: input, ...options }),
     /** Reports your processor's answer to the credentials, approved or not, exactly as received. */
     reportExternalResponse: (
       input: ExternalResponseInput,
       options: PostOptions = {},
-    ): Promise<{ code: number; message: string }> =>
-      this.#call({ method: 'POST', path: '/payments/externalresponse', body: input, ...options }),
+    ): Promise<WithResponse<{ code: number; message: string }>> =>
+      this.#post({ path: '/payments/externalresponse', body: input, ...options }),
     /** A credentials request by the `requestId` of its acknowledgement. */
     getCredentialsRequest: (requestId: string): Promise<CredentialsRequest> =>
       this.#call({ method: 'GET', path: `/payments/credentials/${segment(requestId)}` }),
@@ -175,14 +196,14 @@ export class WalletCheckout {
     getMessage: (messageId: string): Promise<WebhookMessage> =>
       this.#call({ method: 'GET', path: `/webhooks/messages/${segment(messageId)}` }),
     /** Sends a delivered or abandoned message again, with the same `webhook-id`. */
-    resend: (messageId: string, options: PostOptions = {}): Promise<WebhookMessageSummary> =>
-      this.#call({ method: 'POST', path: `/webhooks/messages/${segment(messageId)}/resend`, ...options }),
+    resend: (messageId: string, options: PostOptions = {}): Promise<WithResponse<WebhookMessageSummary>> =>
+      this.#post({ path: `/webhooks/messages/${segment(messageId)}/resend`, ...options }),
     /** Sends again the messages abandoned since a time (after your endpoint was down). */
-    recover: (input: RecoverInput, options: PostOptions = {}): Promise<RecoverResult> =>
-      this.#call({ method: 'POST', path: '/webhooks/messages/recover', body: input, ...options }),
+    recover: (input: RecoverInput, options: PostOptions = {}): Promise<WithResponse<RecoverResult>> =>
+      this.#post({ path: '/webhooks/messages/recover', body: input, ...options }),
     /** Sends one signed WEBHOOK_TEST to your webhook URL now and says how it answered. */
-    test: (options: PostOptions = {}): Promise<WebhookTestResult> =>
-      this.#call({ method: 'POST', path: '/webhooks/test', ...options }),
+    test: (options: PostOptions = {}): Promise<WithResponse<WebhookTestResult>> =>
+      this.#post({ path: '/webhooks/test', ...options }),
   };
 
   readonly auditEvents = {
@@ -193,8 +214,11 @@ export class WalletCheckout {
 
   readonly sandbox = {
     /** Staging only: a payment-carousel session for a test shopper, without the browser. */
-    createSession: (input: SandboxSessionInput = {}, options: PostOptions = {}): Promise<SandboxSession> =>
-      this.#call({ method: 'POST', path: '/sandbox/sessions', body: input, ...options }),
+    createSession: (
+      input: SandboxSessionInput = {},
+      options: PostOptions = {},
+    ): Promise<WithResponse<SandboxSession>> =>
+      this.#post({ path: '/sandbox/sessions', body: input, ...options }),
   };
 
   /**
@@ -212,12 +236,33 @@ export class WalletCheckout {
     }
   }
 
+  /** A GET's answer. */
+  async #call<T>(call: Call): Promise<T> {
+    return (await this.#exchange<T>(call)).body;
+  }
+
+  /** A POST's answer, with the `lastResponse` that says whether it was a replay. */
+  async #post<T extends object>(call: Omit<Call, 'method'>): Promise<WithResponse<T>> {
+    const idempotencyKey = call.idempotencyKey ?? randomUUID();
+    const { body, response } = await this.#exchange<T>({ ...call, method: 'POST', idempotencyKey });
+    const lastResponse: ResponseInfo = {
+      status: response.status,
+      requestId: response.headers.get('request-id'),
+      idempotencyKey,
+      replayed: response.headers.get('idempotent-replayed') === 'true',
+    };
+    return Object.defineProperty(body, 'lastResponse', {
+      value: lastResponse,
+      enumerable: false,
+    }) as WithResponse<T>;
+  }
+
   /**
    * One call, attempted again after a failure without an answer, a 429 (after its `Retry-After`), a
    * 500, 502, 503 or 504, or a 409 IDEMPOTENCY_REQUEST_IN_PROGRESS, up to `maxRetries` times: every
    * attempt of a POST carries the same `Idempotency-Key`.
    */
-  async #call<T>(call: Call): Promise<T> {
+  async #exchange<T>(call: Call): Promise<{ body: T; response: Response }> {
     // Under the base URL's own path, if it has one (a service behind a path prefix).
     const url = new URL(`${this.#baseUrl.pathname.replace(/\/$/, '')}${call.path}`, this.#baseUrl);
     for (const [name, value] of Object.entries(call.query ?? {})) {
@@ -227,7 +272,7 @@ export class WalletCheckout {
       authorization: `Bearer ${this.#apiKey}`,
       accept: 'application/json',
     };
-    const idempotencyKey = call.method === 'POST' ? (call.idempotencyKey ?? randomUUID()) : null;
+    const idempotencyKey = call.idempotencyKey ?? null;
     if (idempotencyKey !== null) headers['idempotency-key'] = idempotencyKey;
     if (call.body !== undefined) headers['content-type'] = 'application/json';
     const body = call.body === undefined ? undefined : JSON.stringify(call.body);
@@ -257,7 +302,9 @@ export class WalletCheckout {
           { cause: error },
         );
       }
-      if (response.status >= 200 && response.status < 300) return JSON.parse(text) as T;
+      if (response.status >= 200 && response.status < 300) {
+        return { body: JSON.parse(text) as T, response };
+      }
       const failure = refusal(response, text);
       const wait = retriesLeft ? retryDelay(response, failure, attempt) : undefined;
       if (wait === undefined) throw failure;

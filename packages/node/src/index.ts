@@ -2,8 +2,10 @@ export {
   type OrderConfirmation,
   type Page,
   type PostOptions,
+  type ResponseInfo,
   WalletCheckout,
   type WalletCheckoutOptions,
+  type WithResponse,
 } from './client.js';
 export { WalletCheckoutConnectionError, WalletCheckoutError, WebhookVerificationError } from './errors.js';
 export type { paths, webhooks } from './openapi.js';
