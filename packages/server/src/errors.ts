@@ -63,7 +63,7 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   SHOPPER_UNAUTHORIZED:
     "The checkout page's `Authorization: Bearer <shopperToken>` header is missing, unknown or expired, or the token was issued for another order; sign in again with a one-time code.",
   DEVICE_NOT_RECOGNIZED:
-    "The device token is unknown, expired (devices are remembered `REMEMBER_DEVICE_DAYS`, 30 unless set, and not at all when it is `off`) or forgotten (signed out on it, or the wallet deleted), or it remembers another shopper than the email given, or the merchant's checkout does not remember devices (`merchant update --remember-devices off`); sign in with a one-time code.",
+    "The device token is unknown, expired (devices are remembered `REMEMBER_DEVICE_DAYS`, 30 unless set, and not at all when it is `off`) or forgotten (signed out on it, or the wallet deleted), or it was remembered at another merchant's checkout, or it remembers another shopper than the email given, or the merchant's checkout does not remember devices (`merchant update --remember-devices off`); sign in with a one-time code.",
   CODE_REQUIRED:
     'The shopper signed in with a remembered device; deleting the wallet, and adding an address or changing its values, need a sign-in with a one-time code (ask for one, verify it, and try again).',
   MERCHANT_NOT_APPROVED: 'The merchant account is not approved for the credentials flow.',

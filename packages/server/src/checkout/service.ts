@@ -225,7 +225,11 @@ export class Checkout {
     const offered = rememberDevice && this.#rememberDeviceDays(merchant) !== null;
     const device =
       offered && identity
-        ? await shopperAuth.rememberDevice(identity.shopperId, orderId, { email, shopName: merchant.name })
+        ? await shopperAuth.rememberDevice(
+            identity.shopperId,
+            { orderId, merchantId: merchant.id },
+            { email, shopName: merchant.name },
+          )
         : undefined;
     return device ? { ...grant, device } : grant;
   }
@@ -238,17 +242,18 @@ export class Checkout {
   async resume(orderId: string, deviceToken: string, email?: string): Promise<ShopperTokenGrant> {
     const { shopperAuth, wallet } = this.deps;
     const order = await findOpenOrder(this.deps.orders, orderId);
-    if (!(await findMerchant(this.deps.merchants, order)).rememberDevices) {
+    const merchant = await findMerchant(this.deps.merchants, order);
+    if (!merchant.rememberDevices) {
       throw new DomainError(
         'DEVICE_NOT_RECOGNIZED',
         'This shop asks for a one-time code at every checkout; sign in with a code.',
       );
     }
-    const shopperId = await shopperAuth.recognizeDevice(deviceToken);
+    const shopperId = await shopperAuth.recognizeDevice(deviceToken, merchant.id);
     if (!shopperId) {
       throw new DomainError(
         'DEVICE_NOT_RECOGNIZED',
-        'This device is not remembered (any more); sign in with a one-time code.',
+        'This device is not remembered at this shop (any more); sign in with a one-time code.',
       );
     }
     if (email !== undefined && (await wallet.findShopperByEmail(email))?.id !== shopperId) {

@@ -63,7 +63,10 @@ describe.each(engines())('wallet-checkout shopper … on %s', (engine) => {
     const removed = wallet.cards.find((card: { isDefault: boolean }) => !card.isDefault);
     await service.call('DELETE', `/checkout/api/wallet/cards/${removed.paymentId}`, { headers });
     const before = await service.services.wallet.findShopperByEmail(TEST_SHOPPER_EMAIL);
-    const remembered = await service.services.shopperAuth.rememberDevice(before?.id as string, 'ord_test');
+    const remembered = await service.services.shopperAuth.rememberDevice(before?.id as string, {
+      orderId: 'ord_test',
+      merchantId,
+    });
     if (!remembered) throw new Error('the test service remembers no device');
     const { deviceToken } = remembered;
     // An e-mail the mail server refused once, waiting for its retry.
@@ -145,7 +148,7 @@ describe.each(engines())('wallet-checkout shopper … on %s', (engine) => {
     // The open checkout is signed out, the session refused, and the email is unknown: free to enrol again.
     const signedOut = await service.call('GET', '/checkout/api/wallet', { headers });
     expect([signedOut.status, signedOut.json.errorCode]).toEqual([401, 'SHOPPER_UNAUTHORIZED']);
-    expect(await service.services.shopperAuth.recognizeDevice(deviceToken)).toBeUndefined();
+    expect(await service.services.shopperAuth.recognizeDevice(deviceToken, merchantId)).toBeUndefined();
     const notices = service.services.db.kysely.selectFrom('shopper_notices').select('id');
     expect(await notices.where('id', '=', waiting.id).execute()).toEqual([]);
     const refused = await service.call('POST', '/payments/credentials', {

@@ -21,6 +21,7 @@ import * as merchantRememberDevices from './migrations/018_merchant_remember_dev
 import * as signInProof from './migrations/019_sign_in_proof.js';
 import * as auditBySubject from './migrations/020_audit_by_subject.js';
 import * as shopperNotices from './migrations/021_shopper_notices.js';
+import * as deviceMerchant from './migrations/022_device_merchant.js';
 
 type EngineMigration = { up(db: Parameters<Migration['up']>[0], engine: Engine): Promise<void> };
 
@@ -50,6 +51,7 @@ const MIGRATIONS: Record<string, EngineMigration> = {
   '019_sign_in_proof': signInProof,
   '020_audit_by_subject': auditBySubject,
   '021_shopper_notices': shopperNotices,
+  '022_device_merchant': deviceMerchant,
 };
 
 export class MigrationError extends Error {}

@@ -276,6 +276,8 @@ export interface RememberedDevicesTable {
   /** SHA-256 of the device token, hex. */
   token_hash: string;
   shopper_id: string;
+  /** Where the device was remembered, and signs its shopper in; null: before 022, anywhere. */
+  merchant_id: string | null;
   created_at: number;
   expires_at: number;
   last_used_at: number | null;

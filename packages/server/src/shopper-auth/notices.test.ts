@@ -109,10 +109,14 @@ describe.each(engines())('e-mails to shoppers on %s (the mail server faked)', (e
     const { auth, mail } = service();
     const shopper = await newShopper();
     mail.hold = true;
-    const device = await auth.rememberDevice(shopper.id, 'ord_1', {
-      email: shopper.email,
-      shopName: 'Corner Shop',
-    });
+    const device = await auth.rememberDevice(
+      shopper.id,
+      { orderId: 'ord_1', merchantId: 'mch_1' },
+      {
+        email: shopper.email,
+        shopName: 'Corner Shop',
+      },
+    );
     expect(device?.deviceToken).toBeDefined();
     await mail.holding();
     expect(mail.sent).toEqual([]);
@@ -144,7 +148,11 @@ describe.each(engines())('e-mails to shoppers on %s (the mail server faked)', (e
     const { auth, mail } = service(new FakeMailServer(), log);
     const shopper = await newShopper();
     mail.refuseWith = new Error(`450 4.2.1 <${shopper.email}>: Mailbox busy, try again later`);
-    await auth.rememberDevice(shopper.id, 'ord_2', { email: shopper.email, shopName: 'Corner Shop' });
+    await auth.rememberDevice(
+      shopper.id,
+      { orderId: 'ord_2', merchantId: 'mch_1' },
+      { email: shopper.email, shopName: 'Corner Shop' },
+    );
     await auth.notices.settled();
 
     for (const [index, delay] of NOTICE_RETRY_DELAYS_MS.entries()) {
@@ -188,7 +196,11 @@ describe.each(engines())('e-mails to shoppers on %s (the mail server faked)', (e
     const other = service();
     const shopper = await newShopper();
     stopped.mail.hold = true;
-    await stopped.auth.rememberDevice(shopper.id, 'ord_3', { email: shopper.email, shopName: 'Corner Shop' });
+    await stopped.auth.rememberDevice(
+      shopper.id,
+      { orderId: 'ord_3', merchantId: 'mch_1' },
+      { email: shopper.email, shopName: 'Corner Shop' },
+    );
     await stopped.mail.holding();
 
     // While the first process holds the lease, the other sends nothing.
@@ -263,7 +275,11 @@ describe.each(engines())('e-mails to shoppers on %s (the mail server faked)', (e
     const { auth, mail } = service(new FakeMailServer(), log);
     const shopper = await newShopper();
     mail.refuseWith = new Error('421 4.3.2 Service not available');
-    await auth.rememberDevice(shopper.id, 'ord_6', { email: shopper.email, shopName: 'Corner Shop' });
+    await auth.rememberDevice(
+      shopper.id,
+      { orderId: 'ord_6', merchantId: 'mch_1' },
+      { email: shopper.email, shopName: 'Corner Shop' },
+    );
     await auth.notices.settled();
     // The wallet's own erasure, without the sign-ins' (what a process from before 021 leaves).
     await wallet.eraseShopper(shopper.id, TEST_ACTOR);
@@ -282,7 +298,11 @@ describe.each(engines())('e-mails to shoppers on %s (the mail server faked)', (e
     const { auth, mail } = service();
     const shopper = await newShopper();
     mail.hold = true;
-    await auth.rememberDevice(shopper.id, 'ord_4', { email: shopper.email, shopName: 'Corner Shop' });
+    await auth.rememberDevice(
+      shopper.id,
+      { orderId: 'ord_4', merchantId: 'mch_1' },
+      { email: shopper.email, shopName: 'Corner Shop' },
+    );
     expect(await notices(shopper.id)).toHaveLength(1);
     await forgetSignIns(db, { forget: async () => undefined, forgetPrefix: async () => undefined }, shopper);
     expect(await notices(shopper.id)).toEqual([]);

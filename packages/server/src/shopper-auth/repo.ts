@@ -168,13 +168,20 @@ export async function insertDevice(db: Q, row: DeviceRow): Promise<void> {
   await db.insertInto('remembered_devices').values(row).execute();
 }
 
-/** The live device of a token, marked used at `now`; undefined for an unknown or expired one. */
-export function useLiveDevice(db: Q, tokenHash: string, now: number): Promise<DeviceRow | undefined> {
+/**
+ * The live device of a token remembered at `merchantId` (or before devices were remembered per merchant),
+ * marked used at `now`; undefined for an unknown or expired one, or one of another merchant.
+ */
+export function useLiveDevice(
+  db: Q,
+  input: { tokenHash: string; merchantId: string; now: number },
+): Promise<DeviceRow | undefined> {
   return db
     .updateTable('remembered_devices')
-    .set({ last_used_at: now })
-    .where('token_hash', '=', tokenHash)
-    .where('expires_at', '>', now)
+    .set({ last_used_at: input.now })
+    .where('token_hash', '=', input.tokenHash)
+    .where('expires_at', '>', input.now)
+    .where((eb) => eb.or([eb('merchant_id', '=', input.merchantId), eb('merchant_id', 'is', null)]))
     .returningAll()
     .executeTakeFirst();
 }

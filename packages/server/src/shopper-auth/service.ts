@@ -302,15 +302,17 @@ export class ShopperAuth {
   }
 
   /**
-   * "Remember me on this device", asked by the shopper signing in to `orderId`: a device token that signs
-   * them in for REMEMBER_DEVICE_DAYS, recorded in the audit trail; undefined where devices are not
-   * remembered. With `notice`, the shopper is e-mailed of it (see `#composeNotice`), after the answer.
+   * "Remember me on this device", asked by the shopper signing in to `orderId` at `merchantId`'s
+   * checkout: a device token that signs them in there for REMEMBER_DEVICE_DAYS, recorded in the audit
+   * trail; undefined where devices are not remembered. With `notice`, the shopper is e-mailed of it (see
+   * `#composeNotice`), after the answer.
    */
   async rememberDevice(
     shopperId: string,
-    orderId: string,
+    checkout: { orderId: string; merchantId: string },
     notice?: { email: string; shopName: string },
   ): Promise<DeviceGrant | undefined> {
+    const { orderId, merchantId } = checkout;
     if (this.#deviceTtlMs === undefined) return undefined;
     const deviceToken = newShopperToken();
     const now = this.#now();
@@ -320,11 +322,12 @@ export class ShopperAuth {
       await repo.insertDevice(trx, {
         token_hash: hashToken(deviceToken),
         shopper_id: shopperId,
+        merchant_id: merchantId,
         created_at: now,
         expires_at: expiresAt,
         last_used_at: null,
       });
-      const details = { orderId, expiresAt: new Date(expiresAt).toISOString() };
+      const details = { orderId, merchantId, expiresAt: new Date(expiresAt).toISOString() };
       await recordDeviceEvent(trx, 'device.remembered', shopperId, shopperActor(shopperId), details, now);
       if (tell) {
         const facts: DeviceNoticeFacts = { shopName: notice.shopName, rememberedAt: now, expiresAt };
@@ -412,10 +415,17 @@ export class ShopperAuth {
     });
   }
 
-  /** The shopper a live device token remembers, its use recorded; undefined when it is not (any more). */
-  async recognizeDevice(deviceToken: string): Promise<string | undefined> {
+  /**
+   * The shopper a live device token remembers at `merchantId`, its use recorded; undefined when it is not
+   * (any more), or was remembered at another merchant's checkout.
+   */
+  async recognizeDevice(deviceToken: string, merchantId: string): Promise<string | undefined> {
     if (this.#deviceTtlMs === undefined) return undefined;
-    const row = await repo.useLiveDevice(this.#db.kysely, hashToken(deviceToken), this.#now());
+    const row = await repo.useLiveDevice(this.#db.kysely, {
+      tokenHash: hashToken(deviceToken),
+      merchantId,
+      now: this.#now(),
+    });
     return row?.shopper_id;
   }
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../audit/index.js';
 import { TEST_SHOPPER_EMAIL } from '../../sandbox/seed.js';
+import { hashToken } from '../../shopper-auth/codes.js';
 import { TEST_SHOPPER_CODE } from '../../shopper-auth/index.js';
 import { TEST_ACTOR } from '../../test-support/actor.js';
 import { engines, testDatabase } from '../../test-support/db.js';
@@ -19,9 +20,9 @@ describe.each(engines())('checkout page API: "Remember me on this device" on %s'
   });
   afterAll(() => service?.close());
 
-  const newOrder = async (): Promise<string> => {
+  const newOrder = async (at = merchantId): Promise<string> => {
     const created = await service.call('POST', '/checkout/orders', {
-      body: { merchantId, order: { lineItems: [{ SKU: 'TEE', amount: 2500 }] } },
+      body: { merchantId: at, order: { lineItems: [{ SKU: 'TEE', amount: 2500 }] } },
       headers: { origin: SHOP },
     });
     return created.json.orderId;
@@ -39,8 +40,8 @@ describe.each(engines())('checkout page API: "Remember me on this device" on %s'
     return verified.json;
   };
 
-  const resume = async (deviceToken: string, email?: string) => {
-    const orderId = await newOrder();
+  const resume = async (deviceToken: string, email?: string, at = merchantId) => {
+    const orderId = await newOrder(at);
     const response = await service.call('POST', `/checkout/api/orders/${orderId}/resume`, {
       body: { deviceToken, ...(email === undefined ? {} : { email }) },
     });
@@ -99,7 +100,7 @@ describe.each(engines())('checkout page API: "Remember me on this device" on %s'
     const unknown = await resume('no-such-device');
     expect([unknown.status, unknown.json.errorCode]).toEqual([401, 'DEVICE_NOT_RECOGNIZED']);
     expect(unknown.json.errorMessage).toBe(
-      'This device is not remembered (any more); sign in with a one-time code.',
+      'This device is not remembered at this shop (any more); sign in with a one-time code.',
     );
 
     const expiring = await signIn(true);
@@ -117,6 +118,27 @@ describe.each(engines())('checkout page API: "Remember me on this device" on %s'
     });
     expect([out.status, out.json]).toEqual([200, { signedOut: true }]);
     expect((await resume(signedIn.deviceToken)).status).toBe(401);
+  });
+
+  it('signs in only at the shop that remembered it, where it still works after another refused it', async () => {
+    const other = (await service.merchant({ allowedOrigins: [SHOP] })).merchantId;
+    const { deviceToken } = await signIn(true);
+    const row = (await devices()).find((device) => device.token_hash === hashToken(deviceToken));
+    expect(row?.merchant_id).toBe(merchantId);
+    const elsewhere = await resume(deviceToken, undefined, other);
+    expect([elsewhere.status, elsewhere.json.errorCode]).toEqual([401, 'DEVICE_NOT_RECOGNIZED']);
+    expect(elsewhere.json.errorMessage).toBe(
+      'This device is not remembered at this shop (any more); sign in with a one-time code.',
+    );
+    expect((await resume(deviceToken)).status).toBe(200);
+
+    // Remembered before devices were bound to a shop (migration 022): it signs in at any, until it expires.
+    await service.services.db.kysely
+      .updateTable('remembered_devices')
+      .set({ merchant_id: null })
+      .where('token_hash', '=', row?.token_hash as string)
+      .execute();
+    expect((await resume(deviceToken, undefined, other)).status).toBe(200);
   });
 
   it('names the field and the rule of a bad request', async () => {
@@ -256,7 +278,7 @@ describe.each(engines())('checkout page API: "Remember me on this device" on %s'
       {
         actor,
         action: 'device.remembered',
-        details: { orderId: expect.stringMatching(/^ord_/), expiresAt: expect.any(String) },
+        details: { orderId: expect.stringMatching(/^ord_/), merchantId, expiresAt: expect.any(String) },
       },
       { actor, action: 'wallet.address_added', details: { addressId: added.json.addressId, ...signedInAt } },
       {
