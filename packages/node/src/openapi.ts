@@ -814,7 +814,7 @@ export interface paths {
                  *
                  *     `IDEMPOTENCY_REQUEST_IN_PROGRESS`: A request with the same `Idempotency-Key` is still being processed.
                  *
-                 *     `WEBHOOK_NOT_RESENDABLE`: The webhook message is still pending; it cannot be sent again yet.
+                 *     `WEBHOOK_NOT_RESENDABLE`: The webhook message is still pending, so it cannot be sent again yet; or it is a PAYMENT_CREDENTIALS whose card the shopper has removed, whose card data is never sent again.
                  */
                 409: {
                     headers: {

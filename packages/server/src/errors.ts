@@ -90,7 +90,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   ADDRESS_IN_USE:
     'The address is the billing address of a card in the wallet; add that card again with another billing address, or remove it, first.',
   IDEMPOTENCY_REQUEST_IN_PROGRESS: 'A request with the same `Idempotency-Key` is still being processed.',
-  WEBHOOK_NOT_RESENDABLE: 'The webhook message is still pending; it cannot be sent again yet.',
+  WEBHOOK_NOT_RESENDABLE:
+    'The webhook message is still pending, so it cannot be sent again yet; or it is a PAYMENT_CREDENTIALS whose card the shopper has removed, whose card data is never sent again.',
   ORDER_STATE_CONFLICT:
     'The order is no longer open for this step (already paid, failed, abandoned or expired, or a payment is under way).',
   PAYLOAD_TOO_LARGE: 'The body is larger than the service accepts.',

@@ -117,22 +117,13 @@ describe.each(engines())('erasure of removed cards on %s', (engine) => {
     // A key rotation passes the emptied entry by.
     expect(await reencryptAll(service.services.db, service.services.keyRing)).toEqual({ reencrypted: 0 });
 
-    // The merchant can still send the message again, but it carries no card data any more: the attempt
-    // says why, and nothing reaches the receiver.
+    // Nor can the merchant send the message again: it would carry the removed card.
     const { messageId } = (await requestState(requestId)).webhook;
     const received = receiver.received.length;
     const resent = await service.call('POST', `/webhooks/messages/${messageId}/resend`, {
       apiKey: processor.apiKey,
     });
-    expect(resent.status).toBe(200);
-    const attempt = await until(async () => {
-      const message = await service.call('GET', `/webhooks/messages/${messageId}`, {
-        apiKey: processor.apiKey,
-      });
-      return message.json.attempts.find((tried: { error: string | null }) => tried.error !== null);
-    });
-    expect(attempt.error).toContain('the card number was erased');
-    expect(attempt.error).not.toContain(pan);
+    expect([resent.status, resent.json.errorCode]).toEqual([409, 'WEBHOOK_NOT_RESENDABLE']);
     expect(receiver.received.length).toBe(received);
 
     // Typed again, the number is stored anew, as a new card.
@@ -180,6 +171,42 @@ describe.each(engines())('erasure of removed cards on %s', (engine) => {
     expect(body.credentials.find((entry) => entry.type === 'PAN')?.pan).toBe(pan);
     expect(await erasedBy(LATER)).toBe(0);
     expect(await erasedBy(LATER + RECHECK_AFTER_MS)).toBe(1);
+  });
+
+  it('sends a removed card again neither by resend nor recovery, so nothing can put its erasure off', async () => {
+    const pan = visaNumber(503);
+    const delivered = (await saveCard(pan)).card;
+    const deliveredId = await askCredentials(delivered.id, 'resent-after-removal');
+    await until(async () => (await requestState(deliveredId)).state === 'DELIVERED');
+    const failing = (await saveCard(visaNumber(504))).card;
+    receiver.respondWith(500, 500, 500, 500, 500, 500);
+    const since = new Date(service.services.clock.now()).toISOString();
+    const failedId = await askCredentials(failing.id, 'failed-before-removal');
+    await until(async () => (await requestState(failedId)).state === 'FAILED', 15_000);
+    await service.services.wallet.removeCard(shopper.id, delivered.id);
+    await service.services.wallet.removeCard(shopper.id, failing.id);
+    const received = receiver.received.length;
+
+    const { messageId } = (await requestState(deliveredId)).webhook;
+    const resent = await service.call('POST', `/webhooks/messages/${messageId}/resend`, {
+      apiKey: processor.apiKey,
+    });
+    expect([resent.status, resent.json]).toEqual([
+      409,
+      {
+        errorCode: 'WEBHOOK_NOT_RESENDABLE',
+        errorMessage:
+          'The shopper has removed the card this message carries: its card data is not sent again.',
+      },
+    ]);
+    const recovered = await service.call('POST', '/webhooks/messages/recover', {
+      apiKey: processor.apiKey,
+      body: { since },
+    });
+    expect(recovered.json).toEqual({ recovered: 0, hasMore: false });
+    expect((await requestState(failedId)).state).toBe('FAILED');
+    expect(receiver.received.length).toBe(received);
+    expect(await erasedBy(LATER)).toBe(2);
   });
 
   it('schedules, as it migrates, the cards removed before erasure existed', async () => {

@@ -6,10 +6,11 @@
  * token: results are written only while the row still carries it, so a dispatcher that overran its
  * lease cannot overwrite the outcome of the one that took the message over.
  */
-import { type Kysely, sql } from 'kysely';
+import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
 import { batchInsert, batchStatement, chunks, type Database, type Db, rowStatement } from '../db/index.js';
 import type { WebhookMessagesTable } from '../db/schema.js';
 import { DomainError } from '../errors.js';
+import { PAYMENT_CREDENTIALS } from '../payments/credentials.js';
 import type { RetrySchedule } from './outbox.js';
 import { type MessageState, transition } from './state.js';
 
@@ -209,6 +210,25 @@ const updateMessage = rowStatement<AttemptResult>(
     `.compile(executor),
 );
 
+/**
+ * A PAYMENT_CREDENTIALS message whose card the shopper has removed, which is never sent again. Its number
+ * stays in the vault only for the deliveries acknowledged before the removal (vault/erasure.ts waits for
+ * those); a resend would carry it out once more and, repeated, put its erasure off for good.
+ */
+function carriesRemovedCard(eb: ExpressionBuilder<Database, 'webhook_messages'>) {
+  return eb.and([
+    eb('webhook_messages.event_name', '=', PAYMENT_CREDENTIALS),
+    eb.exists(
+      eb
+        .selectFrom('credentials_requests')
+        .innerJoin('cards', 'cards.id', 'credentials_requests.payment_id')
+        .select('cards.id')
+        .whereRef('credentials_requests.id', '=', 'webhook_messages.subject_id')
+        .where('cards.removed_at', 'is not', null),
+    ),
+  ]);
+}
+
 export class WebhookRepo {
   constructor(private readonly db: Db) {}
 
@@ -390,6 +410,7 @@ export class WebhookRepo {
    * DELIVERED or FAILED → PENDING, due now, with the attempt count back to 0 so the whole schedule
    * applies again; earlier attempts stay in the history. The lease is left free for any dispatcher.
    * `q` may be the caller's transaction.
+   * @throws DomainError WEBHOOK_NOT_RESENDABLE while PENDING, or for card data the shopper has removed.
    */
   async resend(
     merchantId: string,
@@ -399,6 +420,19 @@ export class WebhookRepo {
   ): Promise<MessageSummary> {
     // An optimistic update guarded by the state read: a concurrent resend or delivery makes it miss,
     // and the state is read again so the state machine judges the new one.
+    const removed = await q
+      .selectFrom('webhook_messages')
+      .select('id')
+      .where('id', '=', messageId)
+      .where('merchant_id', '=', merchantId)
+      .where(carriesRemovedCard)
+      .executeTakeFirst();
+    if (removed) {
+      throw new DomainError(
+        'WEBHOOK_NOT_RESENDABLE',
+        'The shopper has removed the card this message carries: its card data is not sent again.',
+      );
+    }
     for (;;) {
       const current = await this.#find(merchantId, messageId, q);
       const state = transition(current.state, 'RESEND');
@@ -433,7 +467,8 @@ export class WebhookRepo {
         .select('id')
         .$if(merchantId !== undefined, (q) => q.where('merchant_id', '=', merchantId as string))
         .where('state', '=', 'FAILED')
-        .where('updated_at', '>=', since);
+        .where('updated_at', '>=', since)
+        .where((eb) => eb.not(carriesRemovedCard(eb)));
     const recovered = await kysely
       .updateTable('webhook_messages')
       .set({
