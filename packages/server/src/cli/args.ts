@@ -53,11 +53,14 @@ export interface CommandSpec<Input = unknown> {
 }
 
 export interface Command<Input = unknown> extends CommandSpec<Input> {
-  /** Runs with an open context; returns the exit code (0 when nothing is returned). */
-  execute(context: Context, input: Input): Promise<number | undefined>;
   /**
-   * For an input that needs neither the configuration nor the database (`webhooks listen --secret`), what
-   * runs instead of `execute`, opening nothing: no data folder, key ring or database file is made.
+   * Runs with an open context; returns the exit code (0 when nothing is returned). Absent for a command
+   * whose `alone` runs every input.
+   */
+  execute?(context: Context, input: Input): Promise<number | undefined>;
+  /**
+   * For an input that needs no database (`webhooks listen --secret`, `smtp test`), what runs instead of
+   * `execute`, opening nothing: no data folder, key ring or database file is made.
    */
   alone?(input: Input): ((output: Output) => Promise<number | undefined>) | undefined;
 }

@@ -5,11 +5,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type Actor, AuditTrail, operatorActor } from '../audit/index.js';
-import { type Config, loadConfig } from '../config.js';
+import { type Config, ConfigError, loadConfig } from '../config.js';
 import { createDb, type Db } from '../db/index.js';
 import { migrate } from '../db/migrate.js';
 import { Merchants } from '../merchants/index.js';
-import { type KeyRing, loadKeyRing } from '../vault/keyring.js';
+import { type KeyRing, loadKeyRing, STAGING_KEYS_FILE } from '../vault/keyring.js';
 import { toJson } from './output.js';
 
 export interface CliIo {
@@ -43,8 +43,12 @@ export interface Context extends Output {
   audit: AuditTrail;
   /** Migrations applied by this run (usually none). */
   migrated: string[];
-  /** Closes the database; a second call does nothing. */
-  close(): Promise<void>;
+  /**
+   * Closes the database; a second call does nothing. With `failed`, a database this command made is
+   * taken away again, with its data folder and key ring if it made them too: a refused `merchant create`
+   * run from the wrong folder must leave nothing behind for the next command to find.
+   */
+  close(failed?: boolean): Promise<void>;
 }
 
 /** A command that works on the service's data was pointed at an embedded database that does not exist. */
@@ -55,7 +59,7 @@ export class MissingDatabaseError extends Error {
       ? 'check DATABASE_URL'
       : 'run the command from the folder the service runs in, or set DATABASE_URL';
     super(
-      `no database at ${file} (DATABASE_URL ${where}): ${remedy}; \`wallet-checkout migrate\` creates a new one`,
+      `no database at ${file} (DATABASE_URL ${where}): ${remedy}; for a new installation, \`wallet-checkout migrate\` makes one there`,
     );
     this.name = 'MissingDatabaseError';
   }
@@ -65,7 +69,34 @@ export class MissingDatabaseError extends Error {
 function sqliteFile(databaseUrl: string): string | undefined {
   if (!databaseUrl.startsWith('sqlite:')) return undefined;
   const file = databaseUrl.slice('sqlite:'.length);
-  return file === ':memory:' ? undefined : path.resolve(file);
+  if (file === ':memory:') return undefined;
+  const absolute = path.resolve(file);
+  if (fs.existsSync(absolute) && fs.statSync(absolute).isDirectory()) {
+    throw new ConfigError('DATABASE_URL', `must name a file, got the folder ${absolute}`);
+  }
+  return absolute;
+}
+
+/** What making a new database at `file` may create, of what is not there yet: files first, then folders. */
+function notYetThere(file: string, dataDir: string): string[] {
+  const files = [
+    file,
+    `${file}-wal`,
+    `${file}-shm`,
+    `${file}-journal`,
+    path.join(dataDir, STAGING_KEYS_FILE),
+  ];
+  const folders = [path.dirname(file), path.resolve(dataDir)].sort((a, b) => b.length - a.length);
+  return [...files, ...folders].filter((entry) => !fs.existsSync(entry));
+}
+
+/** Removes what `notYetThere` listed and the command made; a folder only once it is empty. */
+function takeAway(made: string[]): void {
+  for (const entry of made) {
+    if (!fs.existsSync(entry)) continue;
+    if (!fs.statSync(entry).isDirectory()) fs.rmSync(entry);
+    else if (fs.readdirSync(entry).length === 0) fs.rmdirSync(entry);
+  }
 }
 
 /**
@@ -85,6 +116,8 @@ export async function openContext(
   if (isNew && !options.createsDatabase) {
     throw new MissingDatabaseError(file, config.databaseUrl, !io.env.DATABASE_URL);
   }
+  const made = isNew ? notYetThere(file, config.dataDir) : [];
+  const note = () => io.stderr(`note: created a new database at ${file}\n`);
   // Before the database: a bad key ring must stop the command before it creates or migrates anything.
   const keyRing = loadKeyRing({
     vaultKeys: config.vaultKeys,
@@ -98,7 +131,8 @@ export async function openContext(
       db,
       options.quiet ? undefined : (warning) => io.stderr(`warning: ${warning}\n`),
     );
-    if (isNew) io.stderr(`note: created a new database at ${file}\n`);
+    // A service says it at once; any other command once it has done its work, and made it for good.
+    if (isNew && options.quiet) note();
     // The CLI is short-lived and must see its own writes at once: no caching.
     const merchants = new Merchants({ db, keyRing, env: config.env, cacheTtlMs: 0 });
     return {
@@ -110,14 +144,17 @@ export async function openContext(
       actor: operatorActor(config.operator, io.env),
       audit: new AuditTrail(db),
       migrated,
-      close: async () => {
+      close: async (failed = false) => {
         if (closed) return;
         closed = true;
         await db.close();
+        if (failed) takeAway(made);
+        else if (isNew && !options.quiet) note();
       },
     };
   } catch (error) {
     await db.close();
+    takeAway(made);
     throw error;
   }
 }

@@ -694,6 +694,8 @@ describe('wallet-checkout CLI without a database', () => {
 
 /** Every command but these works on the service's data, and needs its database to be there. */
 const MAKING_A_DATABASE = ['serve', 'start', 'migrate', 'merchant create'];
+/** These need no database at all. */
+const ALONE = ['smtp test'];
 
 const NEVER_WRITTEN = path.join(os.tmpdir(), `never-written-${randomBytes(6).toString('hex')}.db`);
 
@@ -721,7 +723,6 @@ const ON_THE_SERVICES_DATA: Record<string, string[]> = {
   backup: ['--to', NEVER_WRITTEN],
   'audit list': [],
   'audit verify': [],
-  'smtp test': ['--to', 'ops@shop.example'],
 };
 
 const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
@@ -743,17 +744,19 @@ describe('wallet-checkout CLI where the embedded database is not', () => {
   });
   afterEach(() => fs.rmSync(folder, { recursive: true, force: true }));
 
-  it("classes every command: one on the service's data, or one that may make its database", async () => {
+  it("classes every command: one on the service's data, one that may make its database, or one alone", async () => {
     const overview = (await runCli({}, ['--help'])).stdout;
     const names = [...overview.matchAll(/^ {2}(\S+(?: [a-z-]+)?) {2,}/gm)].map((match) => match[1]);
     expect(names).toContain('merchant approve-credentials');
-    expect([...MAKING_A_DATABASE, ...Object.keys(ON_THE_SERVICES_DATA)].sort()).toEqual(names.sort());
+    expect([...MAKING_A_DATABASE, ...ALONE, ...Object.keys(ON_THE_SERVICES_DATA)].sort()).toEqual(
+      names.sort(),
+    );
   });
 
   it("refuses every command on the service's data in one line naming the file, and makes nothing", async () => {
     const file = path.join(folder, 'data', 'wallet.db');
     const env = { DATABASE_URL: `sqlite:${file}` };
-    const message = `no database at ${file} (DATABASE_URL sqlite:${file}): check DATABASE_URL; \`wallet-checkout migrate\` creates a new one`;
+    const message = `no database at ${file} (DATABASE_URL sqlite:${file}): check DATABASE_URL; for a new installation, \`wallet-checkout migrate\` makes one there`;
     for (const [name, args] of Object.entries(ON_THE_SERVICES_DATA)) {
       expect(await runCli(env, [...name.split(' '), ...args]), name).toEqual({
         code: 1,
@@ -773,10 +776,41 @@ describe('wallet-checkout CLI where the embedded database is not', () => {
     expect(outcome).toEqual({
       code: 1,
       stdout: '',
-      stderr: `error: no database at ${folder}/data/wallet.db (DATABASE_URL sqlite:./data/wallet.db, the default): run the command from the folder the service runs in, or set DATABASE_URL; \`wallet-checkout migrate\` creates a new one\n`,
+      stderr: `error: no database at ${folder}/data/wallet.db (DATABASE_URL sqlite:./data/wallet.db, the default): run the command from the folder the service runs in, or set DATABASE_URL; for a new installation, \`wallet-checkout migrate\` makes one there\n`,
     });
     expect(fs.readdirSync(folder)).toEqual([]);
   }, 30_000);
+
+  it('takes away the database, data folder and key ring a refused merchant create made, saying nothing of them', async () => {
+    const refused = await cliIn(folder, ['merchant', 'create', '--name', 'A', '--webhook-url', 'ftp://x']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).not.toContain('note:');
+    expect(refused.stderr).toMatch(
+      /\nerror: webhookUrl must be an absolute http\(s\) URL, got "ftp:\/\/x"\n$/,
+    );
+    expect(fs.readdirSync(folder)).toEqual([]);
+    // A database that was there already stays, with what it held.
+    expect((await cliIn(folder, ['migrate'])).code).toBe(0);
+    const before = fs.readdirSync(path.join(folder, 'data')).sort();
+    expect(
+      (await cliIn(folder, ['merchant', 'create', '--name', 'A', '--webhook-url', 'ftp://x'])).code,
+    ).toBe(1);
+    expect(fs.readdirSync(path.join(folder, 'data')).sort()).toEqual(before);
+  }, 30_000);
+
+  it('names a DATABASE_URL that is a folder, before making anything', async () => {
+    fs.mkdirSync(path.join(folder, 'db'));
+    const outcome = await runCli({ DATABASE_URL: `sqlite:${folder}/db`, DATA_DIR: `${folder}/keys` }, [
+      'merchant',
+      'list',
+    ]);
+    expect(outcome).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `error: DATABASE_URL: must name a file, got the folder ${folder}/db\n`,
+    });
+    expect(fs.readdirSync(folder)).toEqual(['db']);
+  });
 
   it('on a fresh machine, merchant create makes the database and says so on stderr, once; stdout is the JSON', async () => {
     const first = await cliIn(folder, ['merchant', 'create', '--name', 'First', '--json']);

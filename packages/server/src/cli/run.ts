@@ -138,14 +138,17 @@ async function runCommand(argv: string[], io: CliIo): Promise<number> {
   const input = command.prepare(parsed);
   const alone = command.alone?.(input);
   if (alone) return (await alone(outputOf(io, parsed.json))) ?? 0;
+  if (!command.execute) throw new Error(`${command.name} gave nothing to run for this input`);
   const context = await openContext(io, parsed.json, {
     quiet: command.startsService === true,
     createsDatabase: command.createsDatabase === true,
   });
+  let code = 1;
   try {
-    return (await command.execute(context, input)) ?? 0;
+    code = (await command.execute(context, input)) ?? 0;
+    return code;
   } finally {
-    await context.close();
+    await context.close(code !== 0);
   }
 }
 

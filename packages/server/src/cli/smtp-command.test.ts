@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, runCli } from '../test-support/cli.js';
 import { type TestDatabase, testDatabase } from '../test-support/db.js';
@@ -19,7 +20,6 @@ describe('wallet-checkout smtp test', () => {
       SMTP_URL: smtp.url,
       SMTP_FROM: 'Wallet Checkout <codes@pay.example>',
     };
-    expect((await runCli(env, ['migrate'])).code).toBe(0);
   });
   afterAll(async () => {
     await smtp.close();
@@ -31,7 +31,7 @@ describe('wallet-checkout smtp test', () => {
   const smtpTest = (changes: Record<string, string | undefined>, ...flags: string[]) =>
     runCli({ ...env, ...changes }, ['smtp', 'test', '--to', 'ops@shop.example', ...flags]);
 
-  it('sends one message through SMTP_URL, signed in, from SMTP_FROM', async () => {
+  it('sends one message through SMTP_URL, signed in, from SMTP_FROM, and opens no database', async () => {
     const sent = json(await smtpTest({}, '--json'));
     expect(sent).toMatchObject({ server: server(), to: 'ops@shop.example' });
     expect(smtp.received).toHaveLength(1);
@@ -48,6 +48,8 @@ describe('wallet-checkout smtp test', () => {
       new RegExp(`^Sent a test message to ops@shop\\.example through ${server()} \\(\\d+ ms\\)\\.\\n$`),
     );
     expect(text.stdout).not.toContain(PASSWORD);
+    // Before the service ever started: nothing was made in its data folder.
+    expect(fs.readdirSync(database.dataDir)).toEqual([]);
   });
 
   it('fails with the server answer, never the password, when the sign-in is refused', async () => {

@@ -1,9 +1,42 @@
 /** `smtp test`: sends one message through `SMTP_URL`, as one-time codes are sent. */
-import { ConfigError } from '../config.js';
+import { ConfigError, loadConfig } from '../config.js';
 import { DomainError } from '../errors.js';
 import { scrub } from '../log.js';
 import { isEmail, SmtpSender } from '../shopper-auth/index.js';
 import { type Command, defineCommand, requiredOption, UsageError } from './args.js';
+import type { Output } from './context.js';
+
+/** Sends the test message with the environment's SMTP settings and says how it went. */
+async function sendTest(output: Output, to: string): Promise<number> {
+  const { smtpUrl, smtpFrom } = loadConfig(output.io.env);
+  if (!smtpUrl || !smtpFrom) {
+    throw new ConfigError('SMTP_URL', 'is not set: set SMTP_URL and SMTP_FROM to send e-mail');
+  }
+  const sender = new SmtpSender({ url: smtpUrl, from: smtpFrom });
+  const started = performance.now();
+  try {
+    await sender.send({
+      to,
+      subject: 'Wallet Checkout: test message',
+      text: [
+        'This message was sent by `npx wallet-checkout smtp test`.',
+        'Shoppers get their one-time codes the same way, from this sender.',
+      ].join('\n'),
+    });
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new DomainError('MESSAGE_NOT_SENT', `${sender.server} did not take the message: ${scrub(reason)}`);
+  } finally {
+    sender.close();
+  }
+  const milliseconds = Math.round(performance.now() - started);
+  output.print(`Sent a test message to ${to} through ${sender.server} (${milliseconds} ms).`, {
+    server: sender.server,
+    to,
+    milliseconds,
+  });
+  return 0;
+}
 
 const smtpTest = defineCommand<{ to: string }>({
   name: 'smtp test',
@@ -21,39 +54,11 @@ const smtpTest = defineCommand<{ to: string }>({
     if (!isEmail(to)) throw new UsageError(`--to: must be an e-mail address, got "${to}"`, 'smtp test');
     return { to };
   },
-  async execute(context, { to }) {
-    const { smtpUrl, smtpFrom } = context.config;
-    if (!smtpUrl || !smtpFrom) {
-      throw new ConfigError('SMTP_URL', 'is not set: set SMTP_URL and SMTP_FROM to send e-mail');
-    }
-    const sender = new SmtpSender({ url: smtpUrl, from: smtpFrom });
-    const started = performance.now();
-    try {
-      await sender.send({
-        to,
-        subject: 'Wallet Checkout: test message',
-        text: [
-          'This message was sent by `npx wallet-checkout smtp test`.',
-          'Shoppers get their one-time codes the same way, from this sender.',
-        ].join('\n'),
-      });
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new DomainError(
-        'MESSAGE_NOT_SENT',
-        `${sender.server} did not take the message: ${scrub(reason)}`,
-      );
-    } finally {
-      sender.close();
-    }
-    const milliseconds = Math.round(performance.now() - started);
-    context.print(`Sent a test message to ${to} through ${sender.server} (${milliseconds} ms).`, {
-      server: sender.server,
-      to,
-      milliseconds,
-    });
-    return 0;
-  },
+  // The settings are all it needs: it runs before the service has ever started, or on another machine.
+  alone:
+    ({ to }) =>
+    (output) =>
+      sendTest(output, to),
 });
 
 export const SMTP_COMMANDS: Command[] = [smtpTest];

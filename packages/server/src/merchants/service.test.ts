@@ -186,7 +186,7 @@ describe.each(engines())('merchants on %s', (engine) => {
       expect(local.merchant.allowedOrigins).toEqual(['http://localhost:8000']);
       // Saved where http was allowed, it keeps working in production, and the start warns of it.
       expect(await production.productionWarnings()).toContain(
-        `merchant ${local.merchant.id} allows http origins (http://localhost:8000); production accepts https origins only: set them again with npx wallet-checkout merchant update ${local.merchant.id} --origin https://…`,
+        `merchant ${local.merchant.id} allows http origins (http://localhost:8000); production accepts https origins only: list every origin it should keep, https, with npx wallet-checkout merchant update ${local.merchant.id} --origin https://… (one --origin each; they replace the list)`,
       );
       expect((await production.productionWarnings()).join()).not.toContain(secure.merchant.id);
     });

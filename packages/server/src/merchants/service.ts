@@ -173,7 +173,7 @@ export class Merchants {
       const http = merchant.allowedOrigins.filter((origin) => origin.startsWith('http:'));
       if (http.length === 0) continue;
       warnings.push(
-        `merchant ${merchant.id} allows http origins (${http.join(', ')}); production accepts https origins only: set them again with npx wallet-checkout merchant update ${merchant.id} --origin https://…`,
+        `merchant ${merchant.id} allows http origins (${http.join(', ')}); production accepts https origins only: list every origin it should keep, https, with npx wallet-checkout merchant update ${merchant.id} --origin https://… (one --origin each; they replace the list)`,
       );
     }
     return warnings;
