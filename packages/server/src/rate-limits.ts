@@ -1,4 +1,4 @@
-import { isIPv6 } from 'node:net';
+import { isIPv4, isIPv6 } from 'node:net';
 import { sql } from 'kysely';
 import type { Db } from './db/index.js';
 import { DomainError } from './errors.js';
@@ -14,13 +14,29 @@ export class RateLimitedError extends DomainError {
 }
 
 /**
- * The key a client is counted under: its IPv4 address, or the /64 network of an IPv6 one, since a
- * single IPv6 host commonly holds a whole /64.
+ * The key of every client address that cannot be read as one: behind a trusted proxy the address comes
+ * from X-Forwarded-For, and a value spelt anew each time must not get a fresh count each time.
  */
-export function clientKey(ip: string): string {
+const UNREADABLE_CLIENT = 'unreadable';
+
+/** `203.0.113.7:1234` and `[2001:db8::1]:1234`, as some proxies write X-Forwarded-For, without the port. */
+function withoutPort(ip: string): string {
+  const v4 = /^(\d+\.\d+\.\d+\.\d+):\d+$/.exec(ip);
+  if (v4?.[1]) return v4[1];
+  return /^\[([^\]]+)\](?::\d+)?$/.exec(ip)?.[1] ?? ip;
+}
+
+/**
+ * The key a client is counted under: its IPv4 address, or the /64 network of an IPv6 one, since a
+ * single IPv6 host commonly holds a whole /64; a port is dropped, and whatever is no address shares
+ * one key.
+ */
+export function clientKey(client: string): string {
+  const ip = withoutPort(client.trim());
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (mapped?.[1]) return mapped[1];
-  if (!isIPv6(ip)) return ip;
+  const v4 = mapped?.[1] ?? ip;
+  if (isIPv4(v4)) return v4;
+  if (!isIPv6(ip)) return UNREADABLE_CLIENT;
   const [head = '', tail = ''] = ip.split('::');
   const left = head ? head.split(':') : [];
   const right = tail ? tail.split(':') : [];
