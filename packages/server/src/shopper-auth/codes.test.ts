@@ -42,6 +42,7 @@ describe('emails', () => {
     ['ab@example.com', 'a***@example.com'],
     ['a@example.com', 'a***@example.com'],
     ['Ada.Lovelace@Example.COM', 'A***e@Example.COM'],
+    ['😀zoë😀@exämple.com', '😀***😀@exämple.com'],
   ])('masks %s as %s', (email, masked) => {
     expect(maskEmail(email)).toBe(masked);
   });

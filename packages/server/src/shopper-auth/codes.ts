@@ -54,7 +54,8 @@ export function isEmail(email: string): boolean {
  */
 export function maskEmail(email: string): string {
   const at = email.lastIndexOf('@');
-  const local = email.slice(0, at);
-  const last = local.length > 2 ? local.slice(-1) : '';
-  return `${local.slice(0, 1)}***${last}@${email.slice(at + 1)}`;
+  // By code point: a character outside the BMP (an emoji) must not be cut in half.
+  const local = [...email.slice(0, at)];
+  const last = local.length > 2 ? local.at(-1) : '';
+  return `${local[0] ?? ''}***${last}@${email.slice(at + 1)}`;
 }
