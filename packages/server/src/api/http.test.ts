@@ -75,6 +75,17 @@ describe.each(engines())('HTTP edges on %s', (engine) => {
     expect(response.json).toEqual({ errorCode: 'NOT_FOUND', errorMessage: 'No route GET /nothing/here.' });
   });
 
+  it('answers NOT_FOUND for a file a route of files does not have, whatever the route takes', async () => {
+    for (const path of ['/docs/static/nothing.js', '/checkout/assets/nothing.js']) {
+      const response = await service.call('GET', path);
+      expect([path, response.status, response.json]).toEqual([
+        path,
+        404,
+        { errorCode: 'NOT_FOUND', errorMessage: `No route GET ${path}.` },
+      ]);
+    }
+  });
+
   it('answers a method the route does not take with METHOD_NOT_ALLOWED and the methods it does', async () => {
     const wrong = await service.call('GET', '/payments/externalresponse', { apiKey });
     expect(wrong.status).toBe(405);

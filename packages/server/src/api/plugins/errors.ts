@@ -104,7 +104,10 @@ export const errorsPlugin = fp(async (app: FastifyInstance) => {
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] as string;
     const allowed = [...new Set(routes.filter((route) => route.path.test(path)).flatMap((r) => r.methods))];
-    if (allowed.length === 0) return sendError(reply, 'NOT_FOUND', `No route ${request.method} ${path}.`);
+    // A route that takes the method and still found nothing (a file that is not there): not found.
+    if (allowed.length === 0 || allowed.includes(request.method)) {
+      return sendError(reply, 'NOT_FOUND', `No route ${request.method} ${path}.`);
+    }
     reply.header('allow', allowed.join(', '));
     return sendError(
       reply,
