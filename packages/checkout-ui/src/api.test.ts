@@ -51,7 +51,7 @@ describe('the checkout API client', () => {
       { body: { shopperToken: 'tok_secret', expiresAt: '2030-01-01T00:00:00Z' } },
       { body: { email: 'a@b.example', phone: null, cards: [], addresses: [] } },
     ]);
-    const api = createApi('ord_1', fetch);
+    const api = createApi('ord_1', { fetch });
     expect(api.signedIn).toBe(false);
     await api.verifyCode('a@b.example', '123456');
     expect(api.signedIn).toBe(true);
@@ -73,7 +73,7 @@ describe('the checkout API client', () => {
       { body: { shopperToken: 'tok_other', expiresAt: '2030-01-01T00:00:00.000Z' } },
       { status: 503, body: { errorCode: 'INTERNAL_ERROR', errorMessage: 'down' } },
     ]);
-    const api = createApi('ord_1', fetch);
+    const api = createApi('ord_1', { fetch });
     await api.verifyCode('a@b.example', '123456');
     await api.signOut();
     expect([calls[1]?.url, calls[1]?.init?.method]).toEqual(['/checkout/api/sign-out', 'POST']);
@@ -90,7 +90,7 @@ describe('the checkout API client', () => {
       { body: { status: 'enrol' } },
       { body: { status: 'sent', destination: 'n***@x.example' } },
     ]);
-    const api = createApi('ord 1', fetch);
+    const api = createApi('ord 1', { fetch });
     expect(await api.requestCode('new@x.example')).toEqual({ status: 'enrol' });
     const input = {
       email: 'new@x.example',
@@ -135,7 +135,7 @@ describe('the checkout API client', () => {
       { status: 201, body: saved },
       { status: 200, body: { ...saved, expYear: 2031 } },
     ]);
-    const api = createApi('ord_1', fetch);
+    const api = createApi('ord_1', { fetch });
     await api.verifyCode('a@b.example', '123456');
     const input = {
       number: '4111111111111111',
@@ -164,7 +164,7 @@ describe('the checkout API client', () => {
       },
       { status: 409, body: { errorCode: 'WALLET_FULL', errorMessage: 'The wallet is full.' } },
     ]);
-    const api = createApi('ord_1', fetch);
+    const api = createApi('ord_1', { fetch });
     const input = {
       number: '4111111111111111',
       expMonth: 1,
@@ -197,7 +197,7 @@ describe('the checkout API client', () => {
         body: { errorCode: 'PAYMENT_METHOD_NOT_FOUND', errorMessage: 'No such card in this wallet.' },
       },
     ]);
-    const api = createApi('ord_1', fetch);
+    const api = createApi('ord_1', { fetch });
     await api.verifyCode('a@b.example', '123456');
     expect(await api.removeCard('pm/1 2')).toEqual(after);
     expect(calls[1]?.url).toBe('/checkout/api/wallet/cards/pm%2F1%202');
@@ -225,7 +225,7 @@ describe('the checkout API client', () => {
       },
       { status: 401, body: { errorCode: 'OTP_INVALID', errorMessage: 'Wrong.', triesLeft: 1 } },
     ]);
-    const api = createApi('ord_1', fetch);
+    const api = createApi('ord_1', { fetch });
     await expect(api.verifyCode('a@b.example', '000000')).rejects.toMatchObject({
       errorCode: 'OTP_INVALID',
       status: 401,
@@ -247,14 +247,14 @@ describe('the checkout API client', () => {
         body: { errorCode: 'OTP_THROTTLED', errorMessage: 'wait 12 seconds before asking for another.' },
       },
     ]);
-    const api = createApi('ord_1', fetch);
+    const api = createApi('ord_1', { fetch });
     await expect(api.requestCode('a@b.example')).rejects.toMatchObject({ retryAfterSeconds: 17 });
     await expect(api.requestCode('a@b.example')).rejects.toMatchObject({ retryAfterSeconds: 12 });
   });
 
   it('turns a network failure or a non-JSON answer into an ApiError', async () => {
     const { fetch } = fakeFetch([new TypeError('Failed to fetch'), { status: 502 }]);
-    const api = createApi('ord_1', fetch);
+    const api = createApi('ord_1', { fetch });
     const offline = await api.getOrder().catch((error: unknown) => error);
     expect(offline).toBeInstanceOf(ApiError);
     expect(offline).toMatchObject({ status: 0, errorCode: 'NETWORK_ERROR' });
@@ -265,7 +265,7 @@ describe('the checkout API client', () => {
     const { fetch, calls } = fakeFetch([
       { body: { outcome: 'error', errorCode: '990', errorMessage: 'Card was declined' } },
     ]);
-    const api = createApi('ord_1', fetch);
+    const api = createApi('ord_1', { fetch });
     const result = await api.pay(
       { paymentId: 'pm_1', shippingAddressId: 3, shippingMethodId: 'std', cvv: '123' },
       'key-1',
@@ -284,7 +284,7 @@ describe('the checkout API client', () => {
 
   it('reports closing with a request that outlives the frame', async () => {
     const { fetch, calls } = fakeFetch([{ status: 204 }]);
-    createApi('ord_1', fetch).close();
+    createApi('ord_1', { fetch }).close();
     await Promise.resolve();
     expect(calls[0]).toMatchObject({
       url: '/checkout/api/orders/ord_1/close',
@@ -300,7 +300,7 @@ describe('the checkout API client', () => {
       { body: { shopperToken: 'tok_later', expiresAt: '2030-01-01T00:00:00.000Z' } },
       { body: { email: 'a@b.example', phone: null, cards: [], addresses: [] } },
     ]);
-    const first = createApi('ord_1', fetch, '/checkout/api', device);
+    const first = createApi('ord_1', { fetch, device });
     await first.verifyCode('a@b.example', '123456');
     expect(bodyOf(calls[0])).toEqual({ email: 'a@b.example', code: '123456' });
     expect([device.token, first.remembersDevice]).toEqual([null, false]);
@@ -308,7 +308,7 @@ describe('the checkout API client', () => {
     expect(bodyOf(calls[1])).toEqual({ email: 'a@b.example', code: '123456', rememberDevice: true });
     expect(device.token).toBe('dev_secret');
 
-    const later = createApi('ord_2', fetch, '/checkout/api', device);
+    const later = createApi('ord_2', { fetch, device });
     expect([later.remembersDevice, later.signedIn]).toEqual([true, false]);
     expect(await later.resume('a@b.example')).toBe(true);
     expect(calls[2]?.url).toBe('/checkout/api/orders/ord_2/resume');
@@ -324,7 +324,7 @@ describe('the checkout API client', () => {
       new TypeError('Failed to fetch'),
       { status: 401, body: { errorCode: 'DEVICE_NOT_RECOGNIZED', errorMessage: 'Not remembered.' } },
     ]);
-    const api = createApi('ord_1', fetch, '/checkout/api', device);
+    const api = createApi('ord_1', { fetch, device });
     expect(await api.resume()).toBe(false);
     expect(device.token).toBe('dev_secret');
     expect(await api.resume()).toBe(false);
@@ -340,7 +340,7 @@ describe('the checkout API client', () => {
       { body: GRANT },
       { body: { deleted: true } },
     ]);
-    const api = createApi('ord_1', fetch, '/checkout/api', device);
+    const api = createApi('ord_1', { fetch, device });
     await api.resume();
     await api.signOut();
     expect(bodyOf(calls[1])).toEqual({ deviceToken: 'dev_secret' });
@@ -353,24 +353,33 @@ describe('the checkout API client', () => {
   });
 
   it('offers no remembering where the browser refuses storage', () => {
-    const refused = storedDeviceMemory(() => {
+    const refused = storedDeviceMemory('mch_1', () => {
       throw new DOMException('The operation is insecure.', 'SecurityError');
     });
     expect([refused.available, refused.get()]).toEqual([false, null]);
     expect(() => refused.set('dev_secret')).not.toThrow();
+  });
+
+  it('keeps one device token per shop, reading the one of every shop from before until the shop has its own', () => {
     const store = new Map<string, string>();
-    const working = storedDeviceMemory(
-      () =>
-        ({
-          getItem: (key: string) => store.get(key) ?? null,
-          setItem: (key: string, value: string) => void store.set(key, value),
-          removeItem: (key: string) => void store.delete(key),
-        }) as unknown as Storage,
-    );
-    expect(working.available).toBe(true);
-    working.set('dev_secret');
-    expect([working.get(), [...store.keys()]]).toEqual(['dev_secret', ['wallet-checkout.device']]);
-    working.clear();
-    expect(working.get()).toBeNull();
+    const storage = () =>
+      ({
+        getItem: (key: string) => store.get(key) ?? null,
+        setItem: (key: string, value: string) => void store.set(key, value),
+        removeItem: (key: string) => void store.delete(key),
+      }) as unknown as Storage;
+    const [shopA, shopB] = [storedDeviceMemory('mch_a', storage), storedDeviceMemory('mch_b', storage)];
+    expect(shopA.available).toBe(true);
+    store.set('wallet-checkout.device', 'dev_before');
+    expect([shopA.get(), shopB.get()]).toEqual(['dev_before', 'dev_before']);
+    shopA.set('dev_a');
+    expect([shopA.get(), shopB.get()]).toEqual(['dev_a', 'dev_before']);
+    // B's checkout forgets what it read: the token from before, not A's.
+    shopB.clear();
+    expect([shopA.get(), shopB.get()]).toEqual(['dev_a', null]);
+    shopB.set('dev_b');
+    shopA.clear();
+    expect([shopA.get(), shopB.get()]).toEqual([null, 'dev_b']);
+    expect([...store.keys()]).toEqual(['wallet-checkout.device.mch_b']);
   });
 });

@@ -246,7 +246,8 @@ async function toApiError(response: Response): Promise<ApiError> {
 
 /**
  * Where "Remember me on this device" keeps its device token: the checkout's own `localStorage`, which
- * browsers partition by the shop's site, so a device is remembered per shop.
+ * browsers partition by the shop's site, under a key of the shop's own, since several shops may share a
+ * site and the service signs a device in at the shop that remembered it only.
  */
 export interface DeviceMemory {
   /** False where the page may keep nothing (storage blocked): the checkbox is not offered. */
@@ -256,10 +257,26 @@ export interface DeviceMemory {
   clear(): void;
 }
 
-const DEVICE_KEY = 'wallet-checkout.device';
+/** The one key of every shop, from before devices were remembered per shop; read when a shop has none. */
+const LEGACY_DEVICE_KEY = 'wallet-checkout.device';
 
-/** DeviceMemory in `localStorage`; a browser that refuses storage (it throws) remembers nothing. */
-export function storedDeviceMemory(storage: () => Storage = () => window.localStorage): DeviceMemory {
+/** Where nothing can be kept: the checkbox is not offered. */
+const NO_DEVICE_MEMORY: DeviceMemory = {
+  available: false,
+  get: () => null,
+  set: () => undefined,
+  clear: () => undefined,
+};
+
+/**
+ * DeviceMemory in `localStorage` for `merchantId`'s checkout; a browser that refuses storage (it throws)
+ * remembers nothing.
+ */
+export function storedDeviceMemory(
+  merchantId: string,
+  storage: () => Storage = () => window.localStorage,
+): DeviceMemory {
+  const key = `${LEGACY_DEVICE_KEY}.${merchantId}`;
   const attempt = <T>(action: (store: Storage) => T, otherwise: T): T => {
     try {
       return action(storage());
@@ -269,13 +286,15 @@ export function storedDeviceMemory(storage: () => Storage = () => window.localSt
   };
   return {
     available: attempt((store) => {
-      store.setItem(`${DEVICE_KEY}.probe`, '1');
-      store.removeItem(`${DEVICE_KEY}.probe`);
+      store.setItem(`${LEGACY_DEVICE_KEY}.probe`, '1');
+      store.removeItem(`${LEGACY_DEVICE_KEY}.probe`);
       return true;
     }, false),
-    get: () => attempt((store) => store.getItem(DEVICE_KEY), null),
-    set: (deviceToken) => attempt((store) => store.setItem(DEVICE_KEY, deviceToken), undefined),
-    clear: () => attempt((store) => store.removeItem(DEVICE_KEY), undefined),
+    get: () => attempt((store) => store.getItem(key) ?? store.getItem(LEGACY_DEVICE_KEY), null),
+    set: (deviceToken) => attempt((store) => store.setItem(key, deviceToken), undefined),
+    // The token `get` gave: the shop's own, else the one from before.
+    clear: () =>
+      attempt((store) => store.removeItem(store.getItem(key) === null ? LEGACY_DEVICE_KEY : key), undefined),
   };
 }
 
@@ -283,10 +302,13 @@ export type CheckoutApi = ReturnType<typeof createApi>;
 
 export function createApi(
   orderId: string,
-  fetchImpl: Fetch = (input, init) => fetch(input, init),
-  base = '/checkout/api',
-  device: DeviceMemory = storedDeviceMemory(),
+  options: { fetch?: Fetch; base?: string; device?: DeviceMemory } = {},
 ) {
+  const {
+    fetch: fetchImpl = (input, init) => fetch(input, init),
+    base = '/checkout/api',
+    device = NO_DEVICE_MEMORY,
+  } = options;
   let token: string | null = null;
   const order = `${base}/orders/${encodeURIComponent(orderId)}`;
 

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { isOrigin, parseConfig } from './config.js';
 
-const shell = JSON.stringify({ orderId: 'ord_1', parentOrigin: 'https://shop.example' });
+const shell = JSON.stringify({ orderId: 'ord_1', merchantId: 'mch_1', parentOrigin: 'https://shop.example' });
 
 describe('parseConfig', () => {
-  it('reads the order and the parent origin from the page', () => {
+  it('reads the order, its merchant and the parent origin from the page', () => {
     expect(parseConfig(shell, '', '')).toEqual({
       orderId: 'ord_1',
+      merchantId: 'mch_1',
       parentOrigin: 'https://shop.example',
       email: null,
       theme: null,
@@ -21,7 +22,12 @@ describe('parseConfig', () => {
   });
 
   it('takes a theme from the query, then from the config', () => {
-    const dark = JSON.stringify({ orderId: 'o', parentOrigin: 'http://localhost:3000', theme: 'dark' });
+    const dark = JSON.stringify({
+      orderId: 'o',
+      merchantId: 'm',
+      parentOrigin: 'http://localhost:3000',
+      theme: 'dark',
+    });
     expect(parseConfig(dark, '', '').theme).toBe('dark');
     expect(parseConfig(dark, '', '?theme=light').theme).toBe('light');
     expect(parseConfig(shell, '', '?theme=purple').theme).toBeNull();
@@ -30,7 +36,10 @@ describe('parseConfig', () => {
   it('refuses a page without a usable config', () => {
     expect(() => parseConfig(null, '', '')).toThrow(/configuration/);
     expect(() => parseConfig('{"parentOrigin":"https://a.example"}', '', '')).toThrow(/order id/);
-    expect(() => parseConfig('{"orderId":"o","parentOrigin":"*"}', '', '')).toThrow(/address/);
+    expect(() => parseConfig('{"orderId":"o","parentOrigin":"https://a.example"}', '', '')).toThrow(/shop/);
+    expect(() => parseConfig('{"orderId":"o","merchantId":"m","parentOrigin":"*"}', '', '')).toThrow(
+      /address/,
+    );
   });
 });
 

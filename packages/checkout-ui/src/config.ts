@@ -1,5 +1,5 @@
 /**
- * What the page knows before any request: the order id and the merchant page's origin, written by the server
+ * What the page knows before any request: the order id, its merchant and the merchant page's origin, written by the server
  * into `<script type="application/json" id="checkout-config">`, and the shopper's email from the URL fragment
  * (`#email=`, set by the SDK's guestRedirect; a fragment never reaches a server log).
  */
@@ -7,6 +7,8 @@ export type Theme = 'light' | 'dark';
 
 export interface CheckoutConfig {
   orderId: string;
+  /** The shop whose checkout this is: its device memory is its own. */
+  merchantId: string;
   /** The only origin this page ever posts messages to. */
   parentOrigin: string;
   email: string | null;
@@ -28,7 +30,7 @@ export function isOrigin(value: unknown): value is string {
 }
 
 export function parseConfig(json: string | null | undefined, hash: string, search: string): CheckoutConfig {
-  let raw: { orderId?: unknown; parentOrigin?: unknown; theme?: unknown };
+  let raw: { orderId?: unknown; merchantId?: unknown; parentOrigin?: unknown; theme?: unknown };
   try {
     raw = JSON.parse(json ?? '');
   } catch {
@@ -36,12 +38,15 @@ export function parseConfig(json: string | null | undefined, hash: string, searc
   }
   if (typeof raw?.orderId !== 'string' || raw.orderId === '')
     throw new Error('The checkout has no order id.');
+  if (typeof raw.merchantId !== 'string' || raw.merchantId === '')
+    throw new Error('The checkout does not know its shop.');
   if (!isOrigin(raw.parentOrigin)) throw new Error('The checkout does not know the shop’s address.');
   const fragment = new URLSearchParams(hash.replace(/^#/, ''));
   const query = new URLSearchParams(search);
   const email = fragment.get('email')?.trim() || null;
   return {
     orderId: raw.orderId,
+    merchantId: raw.merchantId,
     parentOrigin: raw.parentOrigin,
     email: email?.includes('@') ? email : null,
     theme: asTheme(query.get('theme')) ?? asTheme(raw.theme),

@@ -1,5 +1,5 @@
 import { render } from 'preact';
-import { createApi } from './api.js';
+import { createApi, storedDeviceMemory } from './api.js';
 import { App } from './app.js';
 import { parseConfig } from './config.js';
 import { createMessenger } from './messages.js';
@@ -21,7 +21,7 @@ try {
   render(
     <App
       config={config}
-      api={createApi(config.orderId)}
+      api={createApi(config.orderId, { device: storedDeviceMemory(config.merchantId) })}
       messenger={createMessenger(parent, config.parentOrigin)}
     />,
     root,

@@ -33,11 +33,20 @@ describe.each(engines())('GET /checkout/{orderId} on %s', (engine) => {
     const csp = response.headers['content-security-policy'] as string;
     expect(csp.split('; ')).toContain(`frame-ancestors ${SHOP}`);
     expect(csp.split('; ')).toContain("default-src 'self'");
+    // Scripts run by the page's nonce only, new on every answer, which its script elements carry.
+    const nonce = /script-src 'nonce-([A-Za-z0-9+/=]{24})'/.exec(csp)?.[1];
+    expect(nonce).toBeDefined();
+    expect(response.text).not.toMatch(/<script type="module"(?! nonce="[^"]+")/);
+    for (const [, value] of response.text.matchAll(/<script type="module" nonce="([^"]+)"/g)) {
+      expect(value).toBe(nonce);
+    }
+    const again = await service.call('GET', `/checkout/${orderId}`);
+    expect(again.headers['content-security-policy']).not.toContain(`'nonce-${nonce}'`);
     expect(response.text).toContain('<main id="checkout"');
     const config = /<script type="application\/json" id="checkout-config">(.*?)<\/script>/.exec(
       response.text,
     )?.[1];
-    expect(JSON.parse(config as string)).toEqual({ orderId, parentOrigin: SHOP });
+    expect(JSON.parse(config as string)).toEqual({ orderId, merchantId, parentOrigin: SHOP });
   });
 
   it('answers an unknown order with a small HTML 404', async () => {
@@ -62,16 +71,18 @@ describe('checkoutPage', () => {
   const order = { id: 'ord_1', origin: 'https://shop.example' } as Order;
 
   it('injects the checkout UI bundle, escaped', () => {
-    const html = checkoutPage(order, {
+    const html = checkoutPage(order, 'n0nce', {
       scripts: ['/checkout/assets/index-abc.js'],
       styles: ['/checkout/assets/a"b.css'],
     });
-    expect(html).toContain('<script type="module" src="/checkout/assets/index-abc.js"></script>');
+    expect(html).toContain(
+      '<script type="module" nonce="n0nce" src="/checkout/assets/index-abc.js"></script>',
+    );
     expect(html).toContain('<link rel="stylesheet" href="/checkout/assets/a&#34;b.css">');
   });
 
   it('cannot be broken out of by a value in the configuration', () => {
-    const html = checkoutPage({ ...order, id: '</script><script>alert(1)' } as Order);
+    const html = checkoutPage({ ...order, id: '</script><script>alert(1)' } as Order, 'n0nce');
     expect(html).not.toContain('</script><script>alert(1)');
     expect(html).toContain('\\u003c/script>');
   });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ERROR_STATUS } from '../../errors.js';
@@ -17,12 +18,14 @@ export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (char) => `
 const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
 
 /**
- * Only the order's page origin may frame the checkout (DESIGN.md §3); scripts, styles and requests stay
- * on our origin.
+ * Only the order's page origin may frame the checkout (DESIGN.md §3); styles and requests stay on our
+ * origin. Scripts run only with the page's `nonce`: not every script our origin serves (the API
+ * reference's, for one) may run in the checkout, should anything ever slip markup into it.
  */
-export function checkoutCsp(frameAncestor: string): string {
+export function checkoutCsp(frameAncestor: string, nonce: string): string {
   return [
     "default-src 'self'",
+    `script-src 'nonce-${nonce}'`,
     "img-src 'self' data:",
     "base-uri 'none'",
     "form-action 'none'",
@@ -35,8 +38,8 @@ export function checkoutCsp(frameAncestor: string): string {
  * The checkout page shell: the order id and the parent origin in a JSON element the UI reads
  * (`#checkout-config`), a loading state in `#checkout`, and the UI bundle's files from `assets`.
  */
-export function checkoutPage(order: Order, assets: CheckoutAssets = NO_ASSETS): string {
-  const config = { orderId: order.id, parentOrigin: order.origin };
+export function checkoutPage(order: Order, nonce: string, assets: CheckoutAssets = NO_ASSETS): string {
+  const config = { orderId: order.id, merchantId: order.merchantId, parentOrigin: order.origin };
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -49,7 +52,7 @@ ${assets.styles.map((href) => `<link rel="stylesheet" href="${escapeHtml(href)}"
 <body>
 <main id="checkout" aria-busy="true"><p role="status">Loading checkout…</p></main>
 <script type="application/json" id="checkout-config">${scriptJson(config)}</script>
-${assets.scripts.map((src) => `<script type="module" src="${escapeHtml(src)}"></script>`).join('\n')}
+${assets.scripts.map((src) => `<script type="module" nonce="${nonce}" src="${escapeHtml(src)}"></script>`).join('\n')}
 </body>
 </html>
 `;
@@ -96,9 +99,10 @@ export const checkoutPageRoute =
               ),
             );
         }
+        const nonce = randomBytes(16).toString('base64');
         return reply
-          .header('content-security-policy', checkoutCsp(order.origin))
-          .send(checkoutPage(order, deps.assets));
+          .header('content-security-policy', checkoutCsp(order.origin, nonce))
+          .send(checkoutPage(order, nonce, deps.assets));
       },
     );
   };
