@@ -1,5 +1,5 @@
 /** `merchant …`, `apikey …` and `webhook-secret rotate`: operator tasks on merchant accounts. */
-import { NotFoundError } from '../errors.js';
+import { NotFoundError, ValidationError } from '../errors.js';
 import {
   type CreateMerchantInput,
   type CredentialType,
@@ -61,6 +61,30 @@ const SETTINGS_OPTIONS: Record<string, OptionSpec> = {
     description: 'whether the checkout offers "Remember me on this device" (default on)',
   },
 };
+
+/**
+ * The service's refusals name its fields (`allowedOrigins[1] must use https…`); the person at the command
+ * line typed flags, so a refusal names the flag instead. `credentials` is the flag of the credential types.
+ */
+function inFlags(error: unknown, credentials: string): unknown {
+  if (!(error instanceof ValidationError)) return error;
+  // Replacement strings: `$1` is the state a tax rate was refused for.
+  const flags: [RegExp, string][] = [
+    [/^name\b/, '--name'],
+    [/^webhookUrl\b/, '--webhook-url'],
+    [/^allowedOrigins(\[\d+\])?/, '--origin'],
+    [/^variant\b/, '--variant'],
+    [/^authorizationMode\b/, '--authorization-mode'],
+    [/^shippingMethods(\[\d+\])?(\.\w+)?/, '--shipping-method'],
+    [/^taxSettings\.ratesByState\.([^ ]+)/, '--tax-rate $1'],
+    [/^taxSettings(\.ratesByState)?/, '--tax-rate'],
+    [/^rememberDevices\b/, '--remember-devices'],
+    [/^credentialTypes(\[\d+\])?/, credentials],
+  ];
+  const flag = flags.find(([field]) => field.test(error.message));
+  if (!flag) return error;
+  return new ValidationError(error.message.replace(...flag));
+}
 
 /** The settings flags that were given, as service input (validated by the service). */
 function settingsFrom(values: OptionValues, command: string): MerchantPatch {
@@ -124,7 +148,9 @@ const merchantCreate = defineCommand<CreateMerchantInput>({
     return input;
   },
   async execute(context, input) {
-    const { merchant, apiKey, webhookSecret } = await context.merchants.create(input, context.actor);
+    const { merchant, apiKey, webhookSecret } = await context.merchants
+      .create(input, context.actor)
+      .catch((error: unknown) => Promise.reject(inFlags(error, '--approve-credentials')));
     context.print(
       [
         `Created merchant ${merchant.id} (${merchant.name}).`,
@@ -202,7 +228,9 @@ const merchantUpdate = defineCommand<{ id: string; patch: MerchantPatch }>({
     return { id: positionals[0] as string, patch };
   },
   async execute(context, { id, patch }) {
-    const merchant = await context.merchants.update(id, patch, context.actor);
+    const merchant = await context.merchants
+      .update(id, patch, context.actor)
+      .catch((error: unknown) => Promise.reject(inFlags(error, '--approve-credentials')));
     context.print(`Updated merchant ${merchant.id}.\n${describeMerchant(merchant)}`, merchant);
     return 0;
   },
@@ -224,7 +252,9 @@ const merchantApprove = defineCommand<{ id: string; types: CredentialType[] }>({
     return { id: positionals[0] as string, types: types as CredentialType[] };
   },
   async execute(context, { id, types }) {
-    const merchant = await context.merchants.approveCredentials(id, types, context.actor);
+    const merchant = await context.merchants
+      .approveCredentials(id, types, context.actor)
+      .catch((error: unknown) => Promise.reject(inFlags(error, '--types')));
     const text =
       merchant.credentialTypes.length > 0
         ? `Merchant ${merchant.id} is approved for ${merchant.credentialTypes.join(', ')}.`

@@ -215,15 +215,28 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     const cases: [string[], RegExp][] = [
       [
         ['merchant', 'update', merchantId, '--webhook-url', 'ftp://x'],
-        /^error: webhookUrl must be an absolute/,
+        /^error: --webhook-url must be an absolute/,
       ],
       [
-        ['merchant', 'update', merchantId, '--origin', 'https://a.example/path'],
-        /^error: allowedOrigins\[0\]/,
+        [
+          'merchant',
+          'update',
+          merchantId,
+          '--origin',
+          'https://b.example',
+          '--origin',
+          'https://a.example/path',
+        ],
+        /^error: --origin must be scheme:\/\/host\[:port\] with an http or https scheme and no path, got "https:\/\/a\.example\/path"$/,
       ],
-      [['merchant', 'update', merchantId, '--variant', 'premium'], /^error: variant must be one of/],
-      [['merchant', 'create', '--name', ''], /^error: name must be 1 to 200 characters/],
-      [['merchant', 'approve-credentials', merchantId, '--types', 'CVV'], /^error: credentialTypes\[0\]/],
+      [['merchant', 'update', merchantId, '--variant', 'premium'], /^error: --variant must be one of/],
+      [['merchant', 'update', merchantId, '--tax-rate', 'TX=10001'], /^error: --tax-rate TX must be/],
+      [['merchant', 'create', '--name', ''], /^error: --name must be 1 to 200 characters/],
+      [
+        ['merchant', 'create', '--name', 'A', '--approve-credentials', 'CVV'],
+        /^error: --approve-credentials must be/,
+      ],
+      [['merchant', 'approve-credentials', merchantId, '--types', 'CVV'], /^error: --types must be/],
       [['merchant', 'show', 'mch_missing'], /^error: merchant mch_missing does not exist$/],
       [['merchant', 'update', 'mch_missing', '--name', 'X'], /^error: merchant mch_missing does not exist$/],
       [['apikey', 'create', 'mch_missing'], /^error: merchant mch_missing does not exist$/],
@@ -249,7 +262,7 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     expect(JSON.parse(invalid.stderr)).toEqual({
       error: {
         code: 'VALIDATION_ERROR',
-        message: expect.stringMatching(/^name must be 1 to 200 characters/),
+        message: expect.stringMatching(/^--name must be 1 to 200 characters/),
       },
     });
   });
@@ -786,7 +799,7 @@ describe('wallet-checkout CLI where the embedded database is not', () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).not.toContain('note:');
     expect(refused.stderr).toMatch(
-      /\nerror: webhookUrl must be an absolute http\(s\) URL, got "ftp:\/\/x"\n$/,
+      /\nerror: --webhook-url must be an absolute http\(s\) URL, got "ftp:\/\/x"\n$/,
     );
     expect(fs.readdirSync(folder)).toEqual([]);
     // A database that was there already stays, with what it held.
