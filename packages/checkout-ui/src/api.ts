@@ -292,9 +292,8 @@ export function storedDeviceMemory(
     }, false),
     get: () => attempt((store) => store.getItem(key) ?? store.getItem(LEGACY_DEVICE_KEY), null),
     set: (deviceToken) => attempt((store) => store.setItem(key, deviceToken), undefined),
-    // The token `get` gave: the shop's own, else the one from before.
-    clear: () =>
-      attempt((store) => store.removeItem(store.getItem(key) === null ? LEGACY_DEVICE_KEY : key), undefined),
+    // The shop's own only: the key from before may hold another shop's token on this site, left to it.
+    clear: () => attempt((store) => store.removeItem(key), undefined),
   };
 }
 
@@ -394,6 +393,8 @@ export function createApi(
           ...(email ? { email } : {}),
         });
         token = grant.shopperToken;
+        // Kept as this shop's own from now on, should it have come from the key from before.
+        device.set(deviceToken);
         return true;
       } catch (error) {
         if (error instanceof ApiError && error.errorCode === 'DEVICE_NOT_RECOGNIZED') device.clear();

@@ -260,6 +260,7 @@ export class Checkout {
       await shopperAuth.forgetDevice(deviceToken, {
         actor: SERVICE_ACTOR,
         orderId,
+        merchantId: merchant.id,
         reason: 'another email was typed on the device',
       });
       throw new DomainError(
@@ -289,7 +290,8 @@ export class Checkout {
 
   /**
    * "Not you?": the token's sign-in ends, whoever it was, and the device given stops remembering its
-   * shopper; without a token there is nothing to end.
+   * shopper, if it was remembered at the sign-in's shop (a page of another shop on the same site may
+   * hold a token of that shop's); without a token there is nothing to end.
    */
   async signOut(token: string | undefined, deviceToken?: string): Promise<void> {
     if (!token) throw unauthorized('Send the shopper token as "Authorization: Bearer <shopperToken>".');
@@ -297,9 +299,11 @@ export class Checkout {
     const identity = await shopperAuth.authenticate(token);
     await shopperAuth.signOut(token);
     if (deviceToken !== undefined) {
+      const order = identity && (await this.deps.orders.find(identity.orderId));
       await shopperAuth.forgetDevice(deviceToken, {
         actor: identity ? shopperActor(identity.shopperId) : SERVICE_ACTOR,
         ...(identity ? { orderId: identity.orderId } : {}),
+        ...(order ? { merchantId: order.merchantId } : {}),
         reason: 'signed out on the device',
       });
     }

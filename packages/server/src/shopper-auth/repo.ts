@@ -186,11 +186,21 @@ export function useLiveDevice(
     .executeTakeFirst();
 }
 
-/** Forgets one device, live or not; the shopper it remembered, if it was known. */
-export async function deleteDevice(db: Q, tokenHash: string): Promise<string | undefined> {
+/**
+ * Forgets one device, live or not, and with `merchantId` only one remembered there (or before devices
+ * were remembered per merchant); the shopper it remembered, if it was known.
+ */
+export async function deleteDevice(
+  db: Q,
+  tokenHash: string,
+  merchantId?: string,
+): Promise<string | undefined> {
   const row = await db
     .deleteFrom('remembered_devices')
     .where('token_hash', '=', tokenHash)
+    .$if(merchantId !== undefined, (q) =>
+      q.where((eb) => eb.or([eb('merchant_id', '=', merchantId as string), eb('merchant_id', 'is', null)])),
+    )
     .returning('shopper_id')
     .executeTakeFirst();
   return row?.shopper_id;

@@ -431,16 +431,17 @@ export class ShopperAuth {
 
   /**
    * The device no longer signs anyone in; the audit trail records who made it forget, and why, with the
-   * shopper it remembered as the subject. An unknown or expired token changes nothing.
+   * shopper it remembered as the subject. An unknown or expired token changes nothing, nor does, given
+   * `merchantId`, a device remembered at another merchant's checkout.
    */
   async forgetDevice(
     deviceToken: string,
-    by: { actor: Actor; orderId?: string; reason: string },
+    by: { actor: Actor; orderId?: string; reason: string; merchantId?: string },
   ): Promise<void> {
+    const { actor, merchantId, ...details } = by;
     await this.#db.kysely.transaction().execute(async (trx) => {
-      const shopperId = await repo.deleteDevice(trx, hashToken(deviceToken));
+      const shopperId = await repo.deleteDevice(trx, hashToken(deviceToken), merchantId);
       if (shopperId === undefined) return;
-      const { actor, ...details } = by;
       await recordDeviceEvent(trx, 'device.forgotten', shopperId, actor, details, this.#now());
     });
   }

@@ -29,8 +29,8 @@ describe.each(engines())('checkout page API: "Remember me on this device" on %s'
   };
 
   /** Signs the test shopper in to a new order with its code; `rememberDevice` as given. */
-  const signIn = async (rememberDevice?: boolean) => {
-    const orderId = await newOrder();
+  const signIn = async (rememberDevice?: boolean, at = merchantId) => {
+    const orderId = await newOrder(at);
     const email = TEST_SHOPPER_EMAIL;
     await service.call('POST', `/checkout/api/orders/${orderId}/otp`, { body: { email } });
     const verified = await service.call('POST', `/checkout/api/orders/${orderId}/otp/verify`, {
@@ -130,6 +130,13 @@ describe.each(engines())('checkout page API: "Remember me on this device" on %s'
     expect(elsewhere.json.errorMessage).toBe(
       'This device is not remembered at this shop (any more); sign in with a one-time code.',
     );
+    expect((await resume(deviceToken)).status).toBe(200);
+    // "Not you?" at the other shop, whose page on the same site may hold this token, leaves it alone.
+    const there = await signIn(undefined, other);
+    await service.call('POST', '/checkout/api/sign-out', {
+      headers: { authorization: `Bearer ${there.shopperToken}` },
+      body: { deviceToken },
+    });
     expect((await resume(deviceToken)).status).toBe(200);
 
     // Remembered before devices were bound to a shop (migration 022): it signs in at any, until it expires.
