@@ -86,8 +86,13 @@ function notYetThere(file: string, dataDir: string): string[] {
     `${file}-journal`,
     path.join(dataDir, STAGING_KEYS_FILE),
   ];
-  const folders = [path.dirname(file), path.resolve(dataDir)].sort((a, b) => b.length - a.length);
-  return [...files, ...folders].filter((entry) => !fs.existsSync(entry));
+  const folders = new Set<string>();
+  for (let folder of [path.dirname(file), path.resolve(dataDir)]) {
+    for (; !fs.existsSync(folder); folder = path.dirname(folder)) folders.add(folder);
+  }
+  // Deepest first, so each is empty by the time it is looked at.
+  const deepestFirst = [...folders].sort((a, b) => b.length - a.length);
+  return [...files.filter((entry) => !fs.existsSync(entry)), ...deepestFirst];
 }
 
 /** Removes what `notYetThere` listed and the command made; a folder only once it is empty. */

@@ -795,6 +795,16 @@ describe('wallet-checkout CLI where the embedded database is not', () => {
   }, 30_000);
 
   it('takes away the database, data folder and key ring a refused merchant create made, saying nothing of them', async () => {
+    const deep = await runCli({ DATABASE_URL: `sqlite:${folder}/x/y/w.db`, DATA_DIR: `${folder}/d/e` }, [
+      'merchant',
+      'create',
+      '--name',
+      'A',
+      '--webhook-url',
+      'ftp://x',
+    ]);
+    expect(deep.code).toBe(1);
+    expect(fs.readdirSync(folder)).toEqual([]);
     const refused = await cliIn(folder, ['merchant', 'create', '--name', 'A', '--webhook-url', 'ftp://x']);
     expect(refused.code).toBe(1);
     expect(refused.stderr).not.toContain('note:');
