@@ -257,6 +257,16 @@ function smtpFrom(raw: string | undefined, withSmtpUrl: boolean): string | undef
   return raw;
 }
 
+/**
+ * SMTP_URL and SMTP_FROM alone, checked as `loadConfig` checks them: for `smtp test`, which needs nothing
+ * else and runs where the service's other settings (its keys, in production) may not be.
+ */
+export function loadSmtpSettings(
+  env: Record<string, string | undefined>,
+): Pick<Config, 'smtpUrl' | 'smtpFrom'> {
+  return { smtpUrl: smtpUrl(env.SMTP_URL), smtpFrom: smtpFrom(env.SMTP_FROM, Boolean(env.SMTP_URL)) };
+}
+
 /** 100 characters: a name or an e-mail address, never a paragraph. */
 const MAX_OPERATOR_LENGTH = 100;
 
@@ -372,8 +382,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(env.TRUST_PROXY),
     sandboxGatewayUrl: url('SANDBOX_GATEWAY_URL', env.SANDBOX_GATEWAY_URL || 'http://127.0.0.1:4010'),
     demoStorePort: integer(env, 'DEMO_STORE_PORT', 4001, 1, 65_535),
-    smtpUrl: smtpUrl(env.SMTP_URL),
-    smtpFrom: smtpFrom(env.SMTP_FROM, Boolean(env.SMTP_URL)),
+    ...loadSmtpSettings(env),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     retentionDays: daysOrOff(env, 'RETENTION_DAYS', DEFAULT_RETENTION_DAYS, 3650),
     rememberDeviceDays: daysOrOff(env, 'REMEMBER_DEVICE_DAYS', DEFAULT_REMEMBER_DEVICE_DAYS, 365),

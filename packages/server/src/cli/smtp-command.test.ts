@@ -50,6 +50,10 @@ describe('wallet-checkout smtp test', () => {
     expect(text.stdout).not.toContain(PASSWORD);
     // Before the service ever started: nothing was made in its data folder.
     expect(fs.readdirSync(database.dataDir)).toEqual([]);
+    // Nor does it ask for settings it does not use, such as production's keys.
+    const production = await smtpTest({ WALLET_ENV: 'production', PUBLIC_URL: 'http://localhost:4000' });
+    expect([production.code, production.stderr]).toEqual([0, '']);
+    expect(smtp.received).toHaveLength(3);
   });
 
   it('fails with the server answer, never the password, when the sign-in is refused', async () => {

@@ -1,5 +1,5 @@
 /** `smtp test`: sends one message through `SMTP_URL`, as one-time codes are sent. */
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError, loadSmtpSettings } from '../config.js';
 import { DomainError } from '../errors.js';
 import { scrub } from '../log.js';
 import { isEmail, SmtpSender } from '../shopper-auth/index.js';
@@ -8,7 +8,7 @@ import type { Output } from './context.js';
 
 /** Sends the test message with the environment's SMTP settings and says how it went. */
 async function sendTest(output: Output, to: string): Promise<number> {
-  const { smtpUrl, smtpFrom } = loadConfig(output.io.env);
+  const { smtpUrl, smtpFrom } = loadSmtpSettings(output.io.env);
   if (!smtpUrl || !smtpFrom) {
     throw new ConfigError('SMTP_URL', 'is not set: set SMTP_URL and SMTP_FROM to send e-mail');
   }
