@@ -66,7 +66,12 @@ const SETTINGS_OPTIONS: Record<string, OptionSpec> = {
  * The service's refusals name its fields (`allowedOrigins[1] must use https…`); the person at the command
  * line typed flags, so a refusal names the flag instead. `credentials` is the flag of the credential types.
  */
-function inFlags(error: unknown, credentials: string): unknown {
+function inFlags<T>(work: Promise<T>, credentials: string): Promise<T> {
+  return work.catch((error: unknown) => Promise.reject(withFlagNames(error, credentials)));
+}
+
+/** A ValidationError whose message starts with a field, with the flag in its place; else `error`. */
+function withFlagNames(error: unknown, credentials: string): unknown {
   if (!(error instanceof ValidationError)) return error;
   // Replacement strings: `$1` is the state a tax rate was refused for.
   const flags: [RegExp, string][] = [
@@ -148,9 +153,10 @@ const merchantCreate = defineCommand<CreateMerchantInput>({
     return input;
   },
   async execute(context, input) {
-    const { merchant, apiKey, webhookSecret } = await context.merchants
-      .create(input, context.actor)
-      .catch((error: unknown) => Promise.reject(inFlags(error, '--approve-credentials')));
+    const { merchant, apiKey, webhookSecret } = await inFlags(
+      context.merchants.create(input, context.actor),
+      '--approve-credentials',
+    );
     context.print(
       [
         `Created merchant ${merchant.id} (${merchant.name}).`,
@@ -228,9 +234,10 @@ const merchantUpdate = defineCommand<{ id: string; patch: MerchantPatch }>({
     return { id: positionals[0] as string, patch };
   },
   async execute(context, { id, patch }) {
-    const merchant = await context.merchants
-      .update(id, patch, context.actor)
-      .catch((error: unknown) => Promise.reject(inFlags(error, '--approve-credentials')));
+    const merchant = await inFlags(
+      context.merchants.update(id, patch, context.actor),
+      '--approve-credentials',
+    );
     context.print(`Updated merchant ${merchant.id}.\n${describeMerchant(merchant)}`, merchant);
     return 0;
   },
@@ -252,9 +259,7 @@ const merchantApprove = defineCommand<{ id: string; types: CredentialType[] }>({
     return { id: positionals[0] as string, types: types as CredentialType[] };
   },
   async execute(context, { id, types }) {
-    const merchant = await context.merchants
-      .approveCredentials(id, types, context.actor)
-      .catch((error: unknown) => Promise.reject(inFlags(error, '--types')));
+    const merchant = await inFlags(context.merchants.approveCredentials(id, types, context.actor), '--types');
     const text =
       merchant.credentialTypes.length > 0
         ? `Merchant ${merchant.id} is approved for ${merchant.credentialTypes.join(', ')}.`

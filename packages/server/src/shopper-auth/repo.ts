@@ -2,7 +2,7 @@
  * The tables this folder owns: one_time_codes, one_time_code_sends, shopper_tokens, remembered_devices,
  * shopper_notices, sandbox_messages.
  */
-import type { Kysely, Selectable } from 'kysely';
+import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { Database, Db } from '../db/index.js';
 import type {
   OneTimeCodesTable,
@@ -168,6 +168,12 @@ export async function insertDevice(db: Q, row: DeviceRow): Promise<void> {
   await db.insertInto('remembered_devices').values(row).execute();
 }
 
+/** A device remembered at `merchantId`'s checkout, or before devices were remembered per merchant (022). */
+function rememberedAt(merchantId: string) {
+  return (eb: ExpressionBuilder<Database, 'remembered_devices'>) =>
+    eb.or([eb('merchant_id', '=', merchantId), eb('merchant_id', 'is', null)]);
+}
+
 /**
  * The live device of a token remembered at `merchantId` (or before devices were remembered per merchant),
  * marked used at `now`; undefined for an unknown or expired one, or one of another merchant.
@@ -181,7 +187,7 @@ export function useLiveDevice(
     .set({ last_used_at: input.now })
     .where('token_hash', '=', input.tokenHash)
     .where('expires_at', '>', input.now)
-    .where((eb) => eb.or([eb('merchant_id', '=', input.merchantId), eb('merchant_id', 'is', null)]))
+    .where(rememberedAt(input.merchantId))
     .returningAll()
     .executeTakeFirst();
 }
@@ -198,9 +204,7 @@ export async function deleteDevice(
   const row = await db
     .deleteFrom('remembered_devices')
     .where('token_hash', '=', tokenHash)
-    .$if(merchantId !== undefined, (q) =>
-      q.where((eb) => eb.or([eb('merchant_id', '=', merchantId as string), eb('merchant_id', 'is', null)])),
-    )
+    .$if(merchantId !== undefined, (q) => q.where(rememberedAt(merchantId as string)))
     .returning('shopper_id')
     .executeTakeFirst();
   return row?.shopper_id;

@@ -197,6 +197,7 @@ export class ShopperAuth {
     if (!shopper && !options.enrol) return { status: 'enrol' };
 
     const now = this.#now();
+    const client = options.client ?? UNKNOWN_CLIENT;
     const testShopper = this.#isTestShopper(normalized);
     // The test shopper's code never changes, so throttling it guards nothing and would only make
     // checkouts in end-to-end tests, which sign it in many times a minute, wait.
@@ -205,7 +206,7 @@ export class ShopperAuth {
       if (!send.claimed) {
         throw new OtpThrottledError(Math.ceil((send.lastSentAt + RESEND_GAP_MS - now) / 1000));
       }
-      await this.#countDaily(normalized, options.client ?? UNKNOWN_CLIENT, now);
+      await this.#countDaily(normalized, client, now);
     }
     const code = testShopper ? TEST_SHOPPER_CODE : newCode();
     const codeHash = hashCode(this.#codeKeys[0] as Buffer, { orderId, email: normalized, code });
@@ -227,7 +228,7 @@ export class ShopperAuth {
       await repo.deleteCode(this.#db.kysely, orderId, normalized, codeHash);
       if (!testShopper) {
         await repo.releaseSend(this.#db.kysely, normalized, now);
-        await this.#limits.giveBack(dailyKey(normalized, options.client ?? UNKNOWN_CLIENT));
+        await this.#limits.giveBack(dailyKey(normalized, client));
         await this.#limits.giveBack(dailyKey(normalized));
       }
       if (error instanceof DomainError) throw error;
