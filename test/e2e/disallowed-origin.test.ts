@@ -33,8 +33,8 @@ describe('a disallowed origin in real Chromium', () => {
         }`,
       }),
     });
-    // The same server under another name: http://localhost:port is not the allowed http://127.0.0.1:port.
-    url = path.replace('://127.0.0.1:', '://localhost:');
+    // The same server under another name: http://127.0.0.1:port is not the allowed http://localhost:port.
+    url = path.replace('://localhost:', '://127.0.0.1:');
   });
   afterAll(async () => {
     await harness?.close();

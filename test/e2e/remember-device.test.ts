@@ -6,7 +6,9 @@
  * new address, and delete the wallet, only after a one-time code; the link in the e-mail about a
  * remembered device forgets it. Screenshots to docs/screenshots/remember-device-01-code.png,
  * remember-device-02-delete-code.png, remember-device-03-address-code.png and
- * remember-device-04-forget.png.
+ * remember-device-04-forget.png. The shop is on another site than the service, as a real shop is, so the
+ * checkout keeps its device token in a partitioned cookie (Chromium gives a frame of another site no
+ * storage); a shop on the service's site has it kept in the checkout's storage.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../packages/server/src/audit/index.js';
@@ -49,6 +51,21 @@ async function rememberAndReopen(shopUrl: string, { page, checkout }: Tab): Prom
   const orderId = await pressWalletButton(page);
   await checkout.getByText(`Signed in as ${TEST_SHOPPER_EMAIL}.`).waitFor();
   return orderId;
+}
+
+/**
+ * Where the open checkout keeps the shop's device token: what its `localStorage` holds under the shop's
+ * key (or the name of the error the browser refuses it with), and the browser's cookies of that name.
+ */
+async function deviceKept(tab: Tab, serviceUrl: string, merchantId: string) {
+  const key = `wallet-checkout.device.${merchantId}`;
+  const frame = tab.page.frames().find((frame) => frame.url().startsWith(`${serviceUrl}/checkout/`));
+  if (!frame) throw new Error('no checkout is open');
+  const storage = (await frame.evaluate(
+    `(() => { try { return localStorage.getItem(${JSON.stringify(key)}); } catch (error) { return error.name; } })()`,
+  )) as string | null;
+  const cookies = (await tab.context.cookies()).filter((cookie) => cookie.name === key);
+  return { storage, cookies };
 }
 
 /** The shop's page again and its wallet button: the checkout asks for the email, signed in as no one. */
@@ -100,6 +117,25 @@ describe('a shopper is remembered on this device in real Chromium', () => {
       const secondOrder = await pressWalletButton(page);
       await checkout.getByText(`Signed in as ${TEST_SHOPPER_EMAIL}.`).waitFor();
       expect(codeRequests).toHaveLength(2);
+      // Framed by another site, the checkout gets no storage from Chromium: its partitioned cookie keeps
+      // the token, until the device's expiry.
+      const { merchantId } = harness.merchant;
+      const kept = await deviceKept(tab, service.url, merchantId);
+      expect(kept.storage).toBe('SecurityError');
+      expect(kept.cookies).toEqual([
+        expect.objectContaining({
+          path: '/checkout/',
+          secure: true,
+          sameSite: 'None',
+          partitionKey: 'http://localhost',
+        }),
+      ]);
+      const [device] = await service.services.db.kysely
+        .selectFrom('remembered_devices')
+        .select('expires_at')
+        .where('shopper_id', '=', shopper.id)
+        .execute();
+      expect(kept.cookies[0]?.expires).toBe(Math.floor(Number(device?.expires_at) / 1000));
       // The sign-in times out on the way: the remembered device signs the shopper in again.
       await service.services.db.kysely
         .updateTable('shopper_tokens')
@@ -123,6 +159,7 @@ describe('a shopper is remembered on this device in real Chromium', () => {
       await checkout.getByRole('button', { name: 'Not you? Sign out' }).click();
       await checkout.getByLabel('Email').waitFor();
       await expect.poll(remembered).toBe(0);
+      expect((await deviceKept(tab, service.url, merchantId)).cookies).toEqual([]);
       await expectNoSignIn(shop.url, tab);
       // The one error logged is the timed-out sign-in's refused request.
       expect(consoleErrors.filter((error) => !error.includes('401'))).toEqual([]);
@@ -232,6 +269,33 @@ describe('a shopper is remembered on this device in real Chromium', () => {
       expect(event).toMatchObject({ actor: `shopper:${shopper.id}`, subject: shopper.id });
       // The one error logged is the refused deletion (403 CODE_REQUIRED).
       expect(consoleErrors.filter((error) => !error.includes('403'))).toEqual([]);
+    } finally {
+      await tab.close();
+    }
+  }, 60_000);
+});
+
+describe('a shopper is remembered on this device in real Chromium, the shop on the same site', () => {
+  let harness: Harness | undefined;
+
+  beforeAll(async () => {
+    harness = await startHarness({}, '127.0.0.1');
+  });
+
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  it("keeps the device token in the checkout's storage, and no cookie", async () => {
+    if (!harness) throw new Error('setup did not finish');
+    const { service, shop, merchant } = harness;
+    const tab = await openTab(harness.browser, { width: 1024, height: 900 });
+    try {
+      await rememberAndReopen(shop.url, tab);
+      const kept = await deviceKept(tab, service.url, merchant.merchantId);
+      expect(kept.storage).toMatch(/^[\w-]{43}$/);
+      expect(kept.cookies).toEqual([]);
+      expect(tab.consoleErrors).toEqual([]);
     } finally {
       await tab.close();
     }

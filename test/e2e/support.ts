@@ -1,6 +1,7 @@
 /**
  * What the real-Chromium tests share: the service (via startTestService), the sandbox gateway, a merchant
- * page on its own 127.0.0.1 origin, the system Chromium, and the steps a shopper takes in the checkout.
+ * page on another site than the service's, as a real shop's is, the system Chromium, and the steps a
+ * shopper takes in the checkout.
  * No sleeps: every wait is on something the page shows or records.
  */
 import fs from 'node:fs';
@@ -131,7 +132,14 @@ export interface MerchantSite {
   close(): Promise<void>;
 }
 
-export async function startMerchantSite(): Promise<MerchantSite> {
+/**
+ * The shop's pages, on 127.0.0.1 like every server of a test, named by `hostname`: `localhost` (the
+ * default) is another site than the service's `127.0.0.1`, so the checkout is framed cross-site, as on a
+ * real shop; `127.0.0.1` is the same site.
+ */
+export async function startMerchantSite(
+  hostname: 'localhost' | '127.0.0.1' = 'localhost',
+): Promise<MerchantSite> {
   const pages = new Map<string, string>();
   const server = http.createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0] as string;
@@ -146,7 +154,7 @@ export async function startMerchantSite(): Promise<MerchantSite> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as NetAddress;
-  const origin = `http://127.0.0.1:${port}`;
+  const origin = `http://${hostname}:${port}`;
   return {
     url: `${origin}/`,
     origin,
@@ -216,11 +224,15 @@ export async function signInsOf(
 }
 
 /**
- * Starts the sandbox gateway, the service (sqlite) wired to it, a merchant site on another origin, a
- * merchant allowing that origin (Ground shipping, 8.25 % tax in Texas unless `merchantInput` says
- * otherwise), and Chromium. The standard merchant page is served at `/`.
+ * Starts the sandbox gateway, the service (sqlite) wired to it, a merchant site on another site (or, with
+ * `shopHostname` 127.0.0.1, on the service's site), a merchant allowing that origin (Ground shipping,
+ * 8.25 % tax in Texas unless `merchantInput` says otherwise), and Chromium. The standard merchant page is
+ * served at `/`.
  */
-export async function startHarness(merchantInput: Partial<CreateMerchantInput> = {}): Promise<Harness> {
+export async function startHarness(
+  merchantInput: Partial<CreateMerchantInput> = {},
+  shopHostname?: Parameters<typeof startMerchantSite>[0],
+): Promise<Harness> {
   const closers: Array<() => Promise<void>> = [];
   const close = async () => {
     for (const closer of closers.reverse()) await closer();
@@ -230,7 +242,7 @@ export async function startHarness(merchantInput: Partial<CreateMerchantInput> =
     closers.push(() => gateway.close());
     const service = await startTestService('sqlite', { SANDBOX_GATEWAY_URL: gateway.url });
     closers.push(() => service.close());
-    const shop = await startMerchantSite();
+    const shop = await startMerchantSite(shopHostname);
     closers.push(() => shop.close());
     const merchant = await service.merchant({
       name: 'Test Shop',

@@ -27,15 +27,19 @@ const headers = (call: Call | undefined) => (call?.init?.headers ?? {}) as Recor
 const bodyOf = (call: Call | undefined) => JSON.parse(String(call?.init?.body));
 
 /** A fake boundary: DeviceMemory in a variable instead of the browser's storage. */
-function memoryDevice(initial: string | null = null): DeviceMemory & { token: string | null } {
+function memoryDevice(
+  initial: string | null = null,
+): DeviceMemory & { token: string | null; expiresAt: string | null } {
   return {
     token: initial,
+    expiresAt: null,
     available: true,
     get() {
       return this.token;
     },
-    set(deviceToken) {
+    set(deviceToken, expiresAt) {
       this.token = deviceToken;
+      this.expiresAt = expiresAt;
     },
     clear() {
       this.token = null;
@@ -43,7 +47,52 @@ function memoryDevice(initial: string | null = null): DeviceMemory & { token: st
   };
 }
 
+/**
+ * A fake boundary: `document.cookie` over a Map, keeping a cookie until it is written expired (or with
+ * `Max-Age=0`) as a browser does, or keeping none (a browser refusing it, as over plain http). Every
+ * line written is recorded.
+ */
+function fakeCookieJar({ keeps = true } = {}) {
+  const cookies = new Map<string, string>();
+  const written: string[] = [];
+  return {
+    written,
+    get cookie() {
+      return [...cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+    },
+    set cookie(line: string) {
+      written.push(line);
+      if (!keeps) return;
+      const [pair = '', ...attributes] = line.split('; ');
+      const [name = '', value = ''] = pair.split('=', 2);
+      const expired = attributes.some(
+        (attribute) =>
+          attribute === 'Max-Age=0' ||
+          (attribute.startsWith('Expires=') && Date.parse(attribute.slice('Expires='.length)) <= Date.now()),
+      );
+      if (expired) cookies.delete(name);
+      else cookies.set(name, value);
+    },
+  };
+}
+
+/** A fake boundary: `localStorage` over a Map. */
+function fakeStorage(store = new Map<string, string>()) {
+  return () =>
+    ({
+      getItem: (key: string) => store.get(key) ?? null,
+      setItem: (key: string, value: string) => void store.set(key, value),
+      removeItem: (key: string) => void store.delete(key),
+    }) as unknown as Storage;
+}
+
+/** A fake boundary: the `localStorage` of a frame the browser refuses storage to. */
+const refusedStorage = () => {
+  throw new DOMException('The operation is insecure.', 'SecurityError');
+};
+
 const GRANT = { shopperToken: 'tok_secret', expiresAt: '2030-01-01T00:00:00.000Z' };
+const DEVICE_EXPIRY = '2030-01-01T00:00:00.000Z';
 
 describe('the checkout API client', () => {
   it('keeps the shopper token in memory and sends it as a bearer token, never a cookie', async () => {
@@ -296,8 +345,14 @@ describe('the checkout API client', () => {
     const device = memoryDevice();
     const { fetch, calls } = fakeFetch([
       { body: GRANT },
-      { body: { ...GRANT, deviceToken: 'dev_secret', deviceExpiresAt: '2030-01-01T00:00:00.000Z' } },
-      { body: { shopperToken: 'tok_later', expiresAt: '2030-01-01T00:00:00.000Z' } },
+      { body: { ...GRANT, deviceToken: 'dev_secret', deviceExpiresAt: DEVICE_EXPIRY } },
+      {
+        body: {
+          shopperToken: 'tok_later',
+          expiresAt: DEVICE_EXPIRY,
+          deviceExpiresAt: '2030-02-01T00:00:00.000Z',
+        },
+      },
       { body: { email: 'a@b.example', phone: null, cards: [], addresses: [] } },
     ]);
     const first = createApi('ord_1', { fetch, device });
@@ -306,7 +361,7 @@ describe('the checkout API client', () => {
     expect([device.token, first.remembersDevice]).toEqual([null, false]);
     await first.verifyCode('a@b.example', '123456', true);
     expect(bodyOf(calls[1])).toEqual({ email: 'a@b.example', code: '123456', rememberDevice: true });
-    expect(device.token).toBe('dev_secret');
+    expect([device.token, device.expiresAt]).toEqual(['dev_secret', DEVICE_EXPIRY]);
 
     const later = createApi('ord_2', { fetch, device });
     expect([later.remembersDevice, later.signedIn]).toEqual([true, false]);
@@ -314,6 +369,8 @@ describe('the checkout API client', () => {
     expect(calls[2]?.url).toBe('/checkout/api/orders/ord_2/resume');
     expect(bodyOf(calls[2])).toEqual({ deviceToken: 'dev_secret', email: 'a@b.example' });
     expect(headers(calls[2]).authorization).toBeUndefined();
+    // Kept again as this shop's own, until the expiry the service answered.
+    expect(device.expiresAt).toBe('2030-02-01T00:00:00.000Z');
     await later.getWallet();
     expect(headers(calls[3]).authorization).toBe('Bearer tok_later');
   });
@@ -346,40 +403,56 @@ describe('the checkout API client', () => {
     expect(bodyOf(calls[1])).toEqual({ deviceToken: 'dev_secret' });
     expect([device.token, api.signedIn]).toEqual([null, false]);
 
-    device.set('dev_again');
+    device.set('dev_again', DEVICE_EXPIRY);
     await api.resume();
     await api.deleteWallet();
     expect(device.token).toBeNull();
   });
 
-  it('offers no remembering where the browser refuses storage', () => {
-    const refused = storedDeviceMemory('mch_1', () => {
-      throw new DOMException('The operation is insecure.', 'SecurityError');
-    });
+  it('offers no remembering where the browser refuses storage and cookies (fake storage, fake cookie jar)', () => {
+    const cookies = fakeCookieJar({ keeps: false });
+    const refused = storedDeviceMemory('mch_1', { storage: refusedStorage, cookies });
     expect([refused.available, refused.get()]).toEqual([false, null]);
-    expect(() => refused.set('dev_secret')).not.toThrow();
+    refused.set('dev_secret', DEVICE_EXPIRY);
+    expect(cookies.written.some((line) => line.includes('dev_secret'))).toBe(false);
   });
 
-  it('keeps one device token per shop, reading the one of every shop from before until the shop has its own', () => {
+  it('keeps the token in a partitioned cookie until it expires where the frame gets no storage (fake storage, fake cookie jar)', () => {
+    const cookies = fakeCookieJar();
+    const [shopA, shopB] = ['mch_a', 'mch_b'].map((merchantId) =>
+      storedDeviceMemory(merchantId, { storage: refusedStorage, cookies }),
+    ) as [DeviceMemory, DeviceMemory];
+    expect([shopA.available, shopA.get(), cookies.cookie]).toEqual([true, null, '']);
+    shopA.set('dev_a/+=', DEVICE_EXPIRY);
+    expect(cookies.written.at(-1)).toBe(
+      'wallet-checkout.device.mch_a=dev_a%2F%2B%3D; Expires=Tue, 01 Jan 2030 00:00:00 GMT; Path=/checkout/; Secure; SameSite=None; Partitioned',
+    );
+    shopB.set('dev_b', DEVICE_EXPIRY);
+    expect([shopA.get(), shopB.get()]).toEqual(['dev_a/+=', 'dev_b']);
+    shopA.clear();
+    expect([shopA.get(), shopB.get()]).toEqual([null, 'dev_b']);
+    expect(cookies.cookie).toBe('wallet-checkout.device.mch_b=dev_b');
+  });
+
+  it('keeps one device token per shop, reading the one of every shop from before until the shop has its own (fake storage)', () => {
     const store = new Map<string, string>();
-    const storage = () =>
-      ({
-        getItem: (key: string) => store.get(key) ?? null,
-        setItem: (key: string, value: string) => void store.set(key, value),
-        removeItem: (key: string) => void store.delete(key),
-      }) as unknown as Storage;
-    const [shopA, shopB] = [storedDeviceMemory('mch_a', storage), storedDeviceMemory('mch_b', storage)];
+    const cookies = fakeCookieJar();
+    const [shopA, shopB] = ['mch_a', 'mch_b'].map((merchantId) =>
+      storedDeviceMemory(merchantId, { storage: fakeStorage(store), cookies }),
+    ) as [DeviceMemory, DeviceMemory];
     expect(shopA.available).toBe(true);
     store.set('wallet-checkout.device', 'dev_before');
     expect([shopA.get(), shopB.get()]).toEqual(['dev_before', 'dev_before']);
-    shopA.set('dev_a');
+    shopA.set('dev_a', DEVICE_EXPIRY);
     expect([shopA.get(), shopB.get()]).toEqual(['dev_a', 'dev_before']);
     // A shop forgets its own token only: the one from before may be another shop's on this site.
     shopB.clear();
     expect([shopA.get(), shopB.get()]).toEqual(['dev_a', 'dev_before']);
-    shopB.set('dev_b');
+    shopB.set('dev_b', DEVICE_EXPIRY);
     shopA.clear();
     expect([shopA.get(), shopB.get()]).toEqual(['dev_before', 'dev_b']);
     expect([...store.keys()].sort()).toEqual(['wallet-checkout.device', 'wallet-checkout.device.mch_b']);
+    // Where storage is kept, no cookie is.
+    expect(cookies.written.filter((line) => line.includes('dev_'))).toEqual([]);
   });
 });

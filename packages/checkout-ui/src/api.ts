@@ -245,15 +245,15 @@ async function toApiError(response: Response): Promise<ApiError> {
 }
 
 /**
- * Where "Remember me on this device" keeps its device token: the checkout's own `localStorage`, which
- * browsers partition by the shop's site, under a key of the shop's own, since several shops may share a
- * site and the service signs a device in at the shop that remembered it only.
+ * Where "Remember me on this device" keeps its device token, under a key of the shop's own, since several
+ * shops may share a site and the service signs a device in at the shop that remembered it only.
  */
 export interface DeviceMemory {
-  /** False where the page may keep nothing (storage blocked): the checkbox is not offered. */
+  /** False where the page may keep nothing: the checkbox is not offered. */
   readonly available: boolean;
   get(): string | null;
-  set(deviceToken: string): void;
+  /** Keeps the token until `expiresAt` (ISO 8601), when the service stops recognizing it. */
+  set(deviceToken: string, expiresAt: string): void;
   clear(): void;
 }
 
@@ -268,32 +268,88 @@ const NO_DEVICE_MEMORY: DeviceMemory = {
   clear: () => undefined,
 };
 
+/** One place a page can keep a value in; any of its methods may throw where the browser refuses it. */
+interface Place {
+  get(key: string): string | null;
+  set(key: string, value: string, expiresAt: string): void;
+  remove(key: string): void;
+}
+
+/** The page's `localStorage`, which browsers partition by the top-level site; it keeps no expiry. */
+function localStoragePlace(storage: () => Storage): Place {
+  return {
+    get: (key) => storage().getItem(key),
+    set: (key, value) => storage().setItem(key, value),
+    remove: (key) => storage().removeItem(key),
+  };
+}
+
 /**
- * DeviceMemory in `localStorage` for `merchantId`'s checkout; a browser that refuses storage (it throws)
- * remembers nothing.
+ * Cookies of the checkout's pages, for a browser that refuses storage to a frame of another site (as one
+ * that blocks third-party cookies does) but keeps a `Partitioned` cookie (CHIPS), apart for each top-level
+ * site as that storage would be. `Secure`: kept over https, and over http on localhost only. The
+ * checkout's API calls omit credentials, so never carry it; its page and asset requests do, and the
+ * service reads it nowhere (its logs redact cookies).
+ */
+function cookiePlace(jar: { cookie: string }): Place {
+  const attributes = 'Path=/checkout/; Secure; SameSite=None; Partitioned';
+  return {
+    get(key) {
+      const pair = jar.cookie.split('; ').find((cookie) => cookie.startsWith(`${key}=`));
+      return pair === undefined ? null : decodeURIComponent(pair.slice(key.length + 1));
+    },
+    set(key, value, expiresAt) {
+      jar.cookie = `${key}=${encodeURIComponent(value)}; Expires=${new Date(expiresAt).toUTCString()}; ${attributes}`;
+    },
+    remove(key) {
+      jar.cookie = `${key}=; Max-Age=0; ${attributes}`;
+    },
+  };
+}
+
+/**
+ * DeviceMemory for `merchantId`'s checkout: in `localStorage`, else in a partitioned cookie where the
+ * browser refuses that storage to the frame, else nowhere. A token is read from either, then from the
+ * key every shop shared before.
  */
 export function storedDeviceMemory(
   merchantId: string,
-  storage: () => Storage = () => window.localStorage,
+  browser: { storage: () => Storage; cookies: { cookie: string } } = {
+    storage: () => window.localStorage,
+    cookies: document,
+  },
 ): DeviceMemory {
   const key = `${LEGACY_DEVICE_KEY}.${merchantId}`;
-  const attempt = <T>(action: (store: Storage) => T, otherwise: T): T => {
+  const local = localStoragePlace(browser.storage);
+  const cookies = cookiePlace(browser.cookies);
+  const attempt = <T>(action: () => T, otherwise: T): T => {
     try {
-      return action(storage());
+      return action();
     } catch {
       return otherwise;
     }
   };
+  const keeps = (place: Place) =>
+    attempt(() => {
+      const probe = `${LEGACY_DEVICE_KEY}.probe`;
+      place.set(probe, '1', new Date(Date.now() + 60_000).toISOString());
+      const kept = place.get(probe) === '1';
+      place.remove(probe);
+      return kept;
+    }, false);
+  const keeper = [local, cookies].find(keeps);
   return {
-    available: attempt((store) => {
-      store.setItem(`${LEGACY_DEVICE_KEY}.probe`, '1');
-      store.removeItem(`${LEGACY_DEVICE_KEY}.probe`);
-      return true;
-    }, false),
-    get: () => attempt((store) => store.getItem(key) ?? store.getItem(LEGACY_DEVICE_KEY), null),
-    set: (deviceToken) => attempt((store) => store.setItem(key, deviceToken), undefined),
+    available: keeper !== undefined,
+    get: () =>
+      attempt(() => local.get(key), null) ??
+      attempt(() => cookies.get(key), null) ??
+      attempt(() => local.get(LEGACY_DEVICE_KEY), null),
+    set: (deviceToken, expiresAt) => attempt(() => keeper?.set(key, deviceToken, expiresAt), undefined),
     // The shop's own only: the key from before may hold another shop's token on this site, left to it.
-    clear: () => attempt((store) => store.removeItem(key), undefined),
+    clear: () => {
+      attempt(() => local.remove(key), undefined);
+      attempt(() => cookies.remove(key), undefined);
+    },
   };
 }
 
@@ -388,13 +444,13 @@ export function createApi(
       const deviceToken = device.get();
       if (!deviceToken) return false;
       try {
-        const grant = await call<ShopperTokenGrant>('POST', `${order}/resume`, {
+        const grant = await call<ShopperTokenGrant & { deviceExpiresAt: string }>('POST', `${order}/resume`, {
           deviceToken,
           ...(email ? { email } : {}),
         });
         token = grant.shopperToken;
         // Kept as this shop's own from now on, should it have come from the key from before.
-        device.set(deviceToken);
+        device.set(deviceToken, grant.deviceExpiresAt);
         return true;
       } catch (error) {
         if (error instanceof ApiError && error.errorCode === 'DEVICE_NOT_RECOGNIZED') device.clear();
@@ -408,13 +464,13 @@ export function createApi(
     enrol: (input: EnrolmentInput) => call<CodeRequest>('POST', `${order}/enrol`, input),
     /** With `rememberDevice`, the device token answered is kept for later checkouts on this device. */
     async verifyCode(email: string, code: string, rememberDevice = false): Promise<void> {
-      const grant = await call<ShopperTokenGrant & { deviceToken?: string }>('POST', `${order}/otp/verify`, {
-        email,
-        code,
-        ...(rememberDevice ? { rememberDevice } : {}),
-      });
+      const grant = await call<ShopperTokenGrant & { deviceToken?: string; deviceExpiresAt?: string }>(
+        'POST',
+        `${order}/otp/verify`,
+        { email, code, ...(rememberDevice ? { rememberDevice } : {}) },
+      );
       token = grant.shopperToken;
-      if (grant.deviceToken) device.set(grant.deviceToken);
+      if (grant.deviceToken && grant.deviceExpiresAt) device.set(grant.deviceToken, grant.deviceExpiresAt);
     },
     getWallet: () => call<Wallet>('GET', `${base}/wallet`),
     addAddress: (input: AddressInput) => call<WalletAddress>('POST', `${base}/wallet/addresses`, input),

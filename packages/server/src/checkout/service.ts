@@ -239,7 +239,11 @@ export class Checkout {
    * or what the shopper typed), the device must remember that shopper: one that remembers another is
    * forgotten, as someone else now checks out on it.
    */
-  async resume(orderId: string, deviceToken: string, email?: string): Promise<ShopperTokenGrant> {
+  async resume(
+    orderId: string,
+    deviceToken: string,
+    email?: string,
+  ): Promise<ShopperTokenGrant & { deviceExpiresAt: string }> {
     const { shopperAuth, wallet } = this.deps;
     const order = await findOpenOrder(this.deps.orders, orderId);
     const merchant = await findMerchant(this.deps.merchants, order);
@@ -249,13 +253,14 @@ export class Checkout {
         'This shop asks for a one-time code at every checkout; sign in with a code.',
       );
     }
-    const shopperId = await shopperAuth.recognizeDevice(deviceToken, merchant.id);
-    if (!shopperId) {
+    const device = await shopperAuth.recognizeDevice(deviceToken, merchant.id);
+    if (!device) {
       throw new DomainError(
         'DEVICE_NOT_RECOGNIZED',
         'This device is not remembered at this shop (any more); sign in with a one-time code.',
       );
     }
+    const { shopperId, expiresAt: deviceExpiresAt } = device;
     if (email !== undefined && (await wallet.findShopperByEmail(email))?.id !== shopperId) {
       await shopperAuth.forgetDevice(deviceToken, {
         actor: SERVICE_ACTOR,
@@ -269,7 +274,8 @@ export class Checkout {
       );
     }
     const shopper = await wallet.getShopper(shopperId);
-    return shopperAuth.signIn(orderId, { id: shopperId, email: shopper.email });
+    const grant = await shopperAuth.signIn(orderId, { id: shopperId, email: shopper.email });
+    return { ...grant, deviceExpiresAt };
   }
 
   /** The shopper a token signs in; with `orderId`, the token must have been issued for that order. */

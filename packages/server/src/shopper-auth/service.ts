@@ -67,7 +67,7 @@ export interface ShopperTokenGrant {
 }
 
 export interface DeviceGrant {
-  /** Kept by the checkout page in its own storage, partitioned per shop by the browser. */
+  /** Kept by the checkout page in its own storage (or cookie), partitioned per shop's site by the browser. */
   deviceToken: string;
   /** ISO 8601. */
   expiresAt: string;
@@ -417,17 +417,20 @@ export class ShopperAuth {
   }
 
   /**
-   * The shopper a live device token remembers at `merchantId`, its use recorded; undefined when it is not
-   * (any more), or was remembered at another merchant's checkout.
+   * The shopper a live device token remembers at `merchantId`, and until when, its use recorded;
+   * undefined when it is not (any more), or was remembered at another merchant's checkout.
    */
-  async recognizeDevice(deviceToken: string, merchantId: string): Promise<string | undefined> {
+  async recognizeDevice(
+    deviceToken: string,
+    merchantId: string,
+  ): Promise<{ shopperId: string; expiresAt: string } | undefined> {
     if (this.#deviceTtlMs === undefined) return undefined;
     const row = await repo.useLiveDevice(this.#db.kysely, {
       tokenHash: hashToken(deviceToken),
       merchantId,
       now: this.#now(),
     });
-    return row?.shopper_id;
+    return row && { shopperId: row.shopper_id, expiresAt: new Date(row.expires_at).toISOString() };
   }
 
   /**

@@ -35,6 +35,12 @@ const DeviceToken = Type.String({
   description: 'The `deviceToken` of a sign-in that asked to remember the device.',
 });
 
+const DeviceExpiresAt = Type.String({
+  format: 'date-time',
+  description:
+    'Until when the device signs the shopper in at this checkout: a `deviceToken` kept in a cookie expires then.',
+});
+
 const CodeProof = Type.Object({
   email: Email,
   code: Type.String({ pattern: '^[0-9]{6}$', description: '6 digits.' }),
@@ -51,10 +57,15 @@ const CodeProofAnswer = Type.Object({
   deviceToken: Type.Optional(
     Type.String({
       description:
-        "Only when `rememberDevice` was asked: keep it in the page's own storage, and send it to `POST …/resume`.",
+        "Only when `rememberDevice` was asked: keep it in the page's own storage (or, where a frame of another site gets none, a partitioned cookie of the page's), and send it to `POST …/resume`.",
     }),
   ),
-  deviceExpiresAt: Type.Optional(Type.String({ format: 'date-time' })),
+  deviceExpiresAt: Type.Optional(DeviceExpiresAt),
+});
+
+const ResumeAnswer = Type.Object({
+  ...ShopperTokenGrant.properties,
+  deviceExpiresAt: DeviceExpiresAt,
 });
 
 /** Sign-in with a one-time code sent to the shopper's email, for one order, and sign-out. */
@@ -143,7 +154,7 @@ export const otpRoutes =
           params: OrderParams,
           body: Type.Object({ deviceToken: DeviceToken, email: Type.Optional(Email) }),
           response: {
-            200: ShopperTokenGrant,
+            200: ResumeAnswer,
             ...errorResponses([
               'VALIDATION_ERROR',
               'DEVICE_NOT_RECOGNIZED',

@@ -68,10 +68,12 @@ describe.each(engines())('checkout page API: "Remember me on this device" on %s'
   });
 
   it('signs the remembered shopper in to another order without a code, and records when', async () => {
-    const { deviceToken } = await signIn(true);
+    const { deviceToken, deviceExpiresAt } = await signIn(true);
     const resumed = await resume(deviceToken);
     expect(resumed.status).toBe(200);
-    expect(Object.keys(resumed.json).sort()).toEqual(['expiresAt', 'shopperToken']);
+    expect(Object.keys(resumed.json).sort()).toEqual(['deviceExpiresAt', 'expiresAt', 'shopperToken']);
+    // Until when the device remembers the shopper: as when it was remembered, not moved by its use.
+    expect(resumed.json.deviceExpiresAt).toBe(deviceExpiresAt);
     const headers = { authorization: `Bearer ${resumed.json.shopperToken}` };
     const wallet = await service.call('GET', '/checkout/api/wallet', { headers });
     expect([wallet.status, wallet.json.email]).toEqual([200, TEST_SHOPPER_EMAIL]);
