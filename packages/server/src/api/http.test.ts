@@ -4,6 +4,7 @@ import { TEST_ACTOR } from '../test-support/actor.js';
 import { engines } from '../test-support/db.js';
 import { startTestService, type TestService } from '../test-support/service.js';
 import { until } from '../test-support/wait.js';
+import { DOCS_CSP } from './docs.js';
 
 /** How the service answers what is wrong at the HTTP level, before any domain code runs. */
 describe.each(engines())('HTTP edges on %s', (engine) => {
@@ -310,5 +311,22 @@ describe.each(engines())('HTTP edges on %s', (engine) => {
     const docs = await service.call('GET', '/docs/');
     expect(docs.status).toBe(200);
     expect(docs.text).toContain('<html');
+  });
+
+  it("keeps /docs to its own files, out of frames, with no validator's address", async () => {
+    for (const path of ['/docs/', '/docs/static/swagger-initializer.js']) {
+      const answer = await service.call('GET', path);
+      expect([path, answer.status, answer.headers['content-security-policy']]).toEqual([path, 200, DOCS_CSP]);
+    }
+    const initializer = await service.call('GET', '/docs/static/swagger-initializer.js');
+    expect(initializer.text).toMatch(/"validatorUrl":\s*null/);
+    expect(initializer.text).not.toContain('swagger.io');
+  });
+
+  it('tells browsers not to guess a type on every answer: JSON, errors, HTML, scripts', async () => {
+    for (const path of ['/healthz', '/nothing/here', '/docs/', '/sdk/wallet-sdk.js', '/checkout/ord_none']) {
+      const answer = await service.call('GET', path);
+      expect([path, answer.headers['x-content-type-options']]).toEqual([path, 'nosniff']);
+    }
   });
 });

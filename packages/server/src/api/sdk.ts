@@ -64,7 +64,6 @@ function publicAsset(reply: FastifyReply, cacheControl: string): FastifyReply {
 function send(request: FastifyRequest, reply: FastifyReply, bundle: Bundle, cacheControl: string) {
   publicAsset(reply, cacheControl)
     .header('etag', bundle.etag)
-    .header('x-content-type-options', 'nosniff')
     // Loaded by merchants' pages, some of which require cross-origin resources to opt in (COEP).
     .header('cross-origin-resource-policy', 'cross-origin')
     .type('application/javascript; charset=utf-8');

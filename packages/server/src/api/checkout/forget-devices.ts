@@ -30,12 +30,10 @@ function page(title: string, body: string): string {
 `;
 }
 
-/** An HTML answer, kept out of caches and frames. */
+/** An HTML answer, kept out of frames (and, as every answer is, out of caches). */
 function html(reply: FastifyReply, status: number, body: string): FastifyReply {
   return reply
     .status(status)
-    .header('cache-control', 'no-store')
-    .header('x-content-type-options', 'nosniff')
     .header('referrer-policy', 'no-referrer')
     .header('content-security-policy', CSP)
     .type('text/html; charset=utf-8')

@@ -81,11 +81,7 @@ export const checkoutPageRoute =
       },
       async (request, reply) => {
         const order = await deps.orders.find(request.params.orderId);
-        reply
-          .header('cache-control', 'no-store')
-          .header('x-content-type-options', 'nosniff')
-          .header('referrer-policy', 'no-referrer')
-          .type('text/html; charset=utf-8');
+        reply.header('referrer-policy', 'no-referrer').type('text/html; charset=utf-8');
         if (!order || !deps.orders.isOpen(order)) {
           // An unknown order has no origin to name; the page says only that it cannot be shown.
           return reply

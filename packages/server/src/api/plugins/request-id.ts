@@ -8,12 +8,16 @@ export function newRequestId(): string {
 }
 
 /**
- * Every answer carries its request id; and `Cache-Control: no-store` unless its route says otherwise (the
- * SDK and the checkout's hashed assets do): answers to a key or a shopper token hold orders, wallets and
- * addresses, which no browser or proxy cache may keep.
+ * Every answer carries its request id; `Cache-Control: no-store` unless its route says otherwise (the SDK
+ * and the checkout's hashed assets do): answers to a key or a shopper token hold orders, wallets and
+ * addresses, which no browser or proxy cache may keep; and `X-Content-Type-Options: nosniff`, so that a
+ * browser runs or styles with nothing whose type does not say it is a script or a style sheet.
  */
 export const requestIdPlugin = fp(async (app: FastifyInstance) => {
   app.addHook('onRequest', async (request, reply) => {
-    reply.header('request-id', request.id).header('cache-control', 'no-store');
+    reply
+      .header('request-id', request.id)
+      .header('cache-control', 'no-store')
+      .header('x-content-type-options', 'nosniff');
   });
 });
