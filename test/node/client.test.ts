@@ -216,6 +216,7 @@ describe.each(engines())('the merchant library against the service on %s', (engi
     expect(await wallet.webhooks.recover({ since: new Date(Date.now() - 60_000).toISOString() })).toEqual({
       recovered: 0,
       hasMore: false,
+      notSent: 0,
     });
 
     const actions: string[] = [];

@@ -870,7 +870,7 @@ export interface paths {
         put?: never;
         /**
          * Send again every message given up since a time
-         * @description After your endpoint was down for longer than the retry schedule: every message of yours that ended FAILED at or after `since` goes out again, oldest first, each with its original `webhook-id` (receivers that de-duplicate on it see a message they already took as such) and a fresh retry schedule. At most 1000 a call; call again while `hasMore` is true. A call that sends any again is recorded in the service's audit trail.
+         * @description After your endpoint was down for longer than the retry schedule: every message of yours that ended FAILED at or after `since` goes out again, oldest first, each with its original `webhook-id` (receivers that de-duplicate on it see a message they already took as such) and a fresh retry schedule. At most 1000 a call; call again while `hasMore` is true. A `PAYMENT_CREDENTIALS` message whose card the shopper has since removed is never sent again (its card data is to be erased); `notSent` counts those. A call that sends any again is recorded in the service's audit trail.
          */
         post: {
             parameters: {
@@ -905,6 +905,8 @@ export interface paths {
                             recovered: number;
                             /** @description Whether more such messages are left: call again. */
                             hasMore: boolean;
+                            /** @description Messages given up since `since` that are never sent again, because the shopper has removed the card they carry: the same on every call. */
+                            notSent: number;
                         };
                     };
                 };

@@ -118,6 +118,7 @@ describe.each(engines())('wallet-checkout webhooks … on %s', (engine) => {
 
     expect(json(await cli('webhooks', 'recover', '--since', iso, '--merchant', 'mch_b', '--json'))).toEqual({
       recovered: 1,
+      notSent: 0,
     });
     expect(await stateOf(rows.b.id)).toBe('PENDING');
     expect(await stateOf(rows.a[0]?.id as string)).toBe('FAILED');
@@ -130,7 +131,10 @@ describe.each(engines())('wallet-checkout webhooks … on %s', (engine) => {
     });
     for (const row of rows.a) expect(await stateOf(row.id)).toBe('PENDING');
     expect(await stateOf(rows.bBefore.id)).toBe('FAILED');
-    expect(json(await cli('webhooks', 'recover', '--since', iso, '--json'))).toEqual({ recovered: 0 });
+    expect(json(await cli('webhooks', 'recover', '--since', iso, '--json'))).toEqual({
+      recovered: 0,
+      notSent: 0,
+    });
 
     for (const bad of ['yesterday', '2026-11-25T08:00:00', '2026-11-25']) {
       const refused = await cli('webhooks', 'recover', '--since', bad);

@@ -86,7 +86,8 @@ const webhooksRecover = defineCommand<RecoverInput>({
   details: [
     'For an outage longer than the retry schedule, of a receiver or of the service itself. Each message keeps',
     'its webhook-id and starts a fresh schedule; running processes deliver them (on SQLite within a poll, 5 s).',
-    'With --json: {"recovered": <count>}.',
+    'A PAYMENT_CREDENTIALS message whose card the shopper has since removed is never sent again; the',
+    'answer counts those too. With --json: {"recovered": <count>, "notSent": <count>}.',
   ],
   prepare({ values }) {
     requiredOption(values, 'since', 'webhooks recover');
@@ -99,20 +100,24 @@ const webhooksRecover = defineCommand<RecoverInput>({
     }
     const { webhooks } = await webhooksOf(context);
     let recovered = 0;
+    let notSent = 0;
     for (;;) {
       const batch = await webhooks.recover(merchantId, since, context.actor);
       recovered += batch.recovered;
+      ({ notSent } = batch);
       // None taken although some are left: another recovery holds them (PostgreSQL); they are its.
       if (!batch.hasMore || batch.recovered === 0) break;
     }
     if (recovered > 0)
       await new WakeUps({ db: context.db, log: createLogger('silent'), onWake: () => undefined }).notify();
     const whose = merchantId === undefined ? 'every merchant' : `merchant ${merchantId}`;
+    const passedBy =
+      notSent > 0
+        ? ` Not sent again: ${notSent} carrying a card the shopper has removed, whose card data is not sent any more.`
+        : '';
     context.print(
-      `Sent again ${recovered} webhook message(s) of ${whose} given up since ${isoTime(since)}.`,
-      {
-        recovered,
-      },
+      `Sent again ${recovered} webhook message(s) of ${whose} given up since ${isoTime(since)}.${passedBy}`,
+      { recovered, notSent },
     );
     return 0;
   },

@@ -5,6 +5,7 @@ import { up as addErasure } from '../db/migrations/012_vault_erasure.js';
 import { Retention } from '../retention.js';
 import { TEST_SHOPPER_EMAIL } from '../sandbox/seed.js';
 import { visaNumber } from '../test-support/cards.js';
+import { runCli } from '../test-support/cli.js';
 import { engines, openTestDb } from '../test-support/db.js';
 import { type Receiver, startReceiver, verifiedBody } from '../test-support/receiver.js';
 import { credentialsBody, startTestService, type TestService } from '../test-support/service.js';
@@ -203,7 +204,17 @@ describe.each(engines())('erasure of removed cards on %s', (engine) => {
       apiKey: processor.apiKey,
       body: { since },
     });
-    expect(recovered.json).toEqual({ recovered: 0, hasMore: false });
+    expect(recovered.json).toEqual({ recovered: 0, hasMore: false, notSent: 1 });
+    const { databaseUrl, dataDir } = service.services.config;
+    const cli = await runCli({ DATABASE_URL: databaseUrl, DATA_DIR: dataDir }, [
+      'webhooks',
+      'recover',
+      '--since',
+      since,
+    ]);
+    expect(cli.stdout).toBe(
+      `Sent again 0 webhook message(s) of every merchant given up since ${since}. Not sent again: 1 carrying a card the shopper has removed, whose card data is not sent any more.\n`,
+    );
     expect((await requestState(failedId)).state).toBe('FAILED');
     expect(receiver.received.length).toBe(received);
     expect(await erasedBy(LATER)).toBe(2);

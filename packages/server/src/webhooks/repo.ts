@@ -96,6 +96,16 @@ export interface Backlog {
   mostBehind: { merchantId: string; due: number; oldestDueAt: number }[];
 }
 
+/** What one call of a recovery did. */
+export interface RecoveryBatch {
+  /** Messages sent again by this call. */
+  recovered: number;
+  /** Whether others are left to send again: call again. */
+  hasMore: boolean;
+  /** Messages given up since the time asked that are never sent again: the shopper removed their card. */
+  notSent: number;
+}
+
 /** One page of a merchant's messages, newest first. */
 export interface MessagePage {
   data: MessageSummary[];
@@ -451,7 +461,8 @@ export class WebhookRepo {
   /**
    * Sends again, as `resend` does, the merchant's FAILED messages given up at or after `since` (every
    * merchant's when `merchantId` is undefined), oldest first, at most `limit`; `hasMore` says whether
-   * others are left for another call. `kysely` may be the caller's transaction.
+   * others are left for another call. Those carrying a card the shopper removed are never sent again:
+   * `notSent` counts them all. `kysely` may be the caller's transaction.
    */
   async recoverFailed(
     merchantId: string | undefined,
@@ -459,15 +470,17 @@ export class WebhookRepo {
     now: number,
     limit: number,
     kysely: Kysely<Database> = this.db.kysely,
-  ): Promise<{ recovered: number; hasMore: boolean }> {
+  ): Promise<RecoveryBatch> {
     const { engine } = this.db;
-    const failed = () =>
+    const givenUp = () =>
       kysely
         .selectFrom('webhook_messages')
-        .select('id')
         .$if(merchantId !== undefined, (q) => q.where('merchant_id', '=', merchantId as string))
         .where('state', '=', 'FAILED')
-        .where('updated_at', '>=', since)
+        .where('updated_at', '>=', since);
+    const failed = () =>
+      givenUp()
+        .select('id')
         .where((eb) => eb.not(carriesRemovedCard(eb)));
     const recovered = await kysely
       .updateTable('webhook_messages')
@@ -490,7 +503,11 @@ export class WebhookRepo {
       .returning('id')
       .execute();
     const left = await failed().limit(1).executeTakeFirst();
-    return { recovered: recovered.length, hasMore: left !== undefined };
+    const { notSent } = await givenUp()
+      .select((eb) => eb.fn.countAll<number>().as('notSent'))
+      .where(carriesRemovedCard)
+      .executeTakeFirstOrThrow();
+    return { recovered: recovered.length, hasMore: left !== undefined, notSent: Number(notSent) };
   }
 
   /**

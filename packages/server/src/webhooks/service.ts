@@ -7,6 +7,7 @@ import {
   type MessagePage,
   type MessageSummary,
   type MessageWithAttempts,
+  type RecoveryBatch,
   WebhookRepo,
 } from './repo.js';
 import type { MessageState } from './state.js';
@@ -81,13 +82,10 @@ export class Webhooks {
    * Sends again the merchant's messages given up (FAILED) at or after `since`, after an outage longer
    * than the retry schedule: the oldest `RECOVER_BATCH` per call, each with the same webhook-id and a
    * fresh schedule. Call again while `hasMore` is true. Without a merchant, every merchant's: for an
-   * operator after an outage of the service's own.
+   * operator after an outage of the service's own. A message carrying a card the shopper removed is
+   * passed by, and counted in `notSent`.
    */
-  async recover(
-    merchantId: string | undefined,
-    since: number,
-    by: Actor,
-  ): Promise<{ recovered: number; hasMore: boolean }> {
+  async recover(merchantId: string | undefined, since: number, by: Actor): Promise<RecoveryBatch> {
     const now = this.#now();
     const outcome = await this.#db.kysely.transaction().execute(async (trx) => {
       const batch = await this.#repo.recoverFailed(merchantId, since, now, RECOVER_BATCH, trx);

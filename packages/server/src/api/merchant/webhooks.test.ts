@@ -193,7 +193,7 @@ describe.each(engines())('POST /webhooks/messages/recover on %s', (engine) => {
       body: { since },
     });
     expect(response.status, response.text).toBe(200);
-    expect(response.json).toEqual({ recovered: 1, hasMore: false });
+    expect(response.json).toEqual({ recovered: 1, hasMore: false, notSent: 0 });
     const webhook = await recovered;
     expect(webhook.headers['webhook-id']).toBe(receiver.received[0]?.headers['webhook-id']);
     expect(verifiedBody<{ merchantReference: string }>(shop.webhookSecret, webhook).merchantReference).toBe(
@@ -261,9 +261,9 @@ describe.each(engines())('which messages POST /webhooks/messages/recover takes, 
     );
     await insertMessages(service.services.db.kysely, [before, delivered, others, ...taken]);
 
-    expect((await recover(since)).json).toEqual({ recovered: RECOVER_BATCH, hasMore: true });
-    expect((await recover(since)).json).toEqual({ recovered: 1, hasMore: false });
-    expect((await recover(since)).json).toEqual({ recovered: 0, hasMore: false });
+    expect((await recover(since)).json).toEqual({ recovered: RECOVER_BATCH, hasMore: true, notSent: 0 });
+    expect((await recover(since)).json).toEqual({ recovered: 1, hasMore: false, notSent: 0 });
+    expect((await recover(since)).json).toEqual({ recovered: 0, hasMore: false, notSent: 0 });
 
     for (const row of [taken[0], taken.at(-1)] as WebhookMessageRow[]) {
       expect(await stateOf(row.id)).toMatchObject({ state: 'PENDING', attemptCount: 0 });

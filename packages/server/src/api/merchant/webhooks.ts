@@ -162,7 +162,7 @@ export const webhookRoutes =
         schema: {
           tags: ['Webhooks'],
           summary: 'Send again every message given up since a time',
-          description: `After your endpoint was down for longer than the retry schedule: every message of yours that ended FAILED at or after \`since\` goes out again, oldest first, each with its original \`webhook-id\` (receivers that de-duplicate on it see a message they already took as such) and a fresh retry schedule. At most ${RECOVER_BATCH} a call; call again while \`hasMore\` is true. A call that sends any again is recorded in the service's audit trail.`,
+          description: `After your endpoint was down for longer than the retry schedule: every message of yours that ended FAILED at or after \`since\` goes out again, oldest first, each with its original \`webhook-id\` (receivers that de-duplicate on it see a message they already took as such) and a fresh retry schedule. At most ${RECOVER_BATCH} a call; call again while \`hasMore\` is true. A \`PAYMENT_CREDENTIALS\` message whose card the shopper has since removed is never sent again (its card data is to be erased); \`notSent\` counts those. A call that sends any again is recorded in the service's audit trail.`,
           security: BEARER_SECURITY,
           headers: IdempotencyHeaders,
           body: Type.Object({
@@ -176,6 +176,10 @@ export const webhookRoutes =
             200: Type.Object({
               recovered: Type.Integer({ description: 'Messages sent again by this call.' }),
               hasMore: Type.Boolean({ description: 'Whether more such messages are left: call again.' }),
+              notSent: Type.Integer({
+                description:
+                  'Messages given up since `since` that are never sent again, because the shopper has removed the card they carry: the same on every call.',
+              }),
             }),
             ...errorResponses(COMMON_POST_ERRORS),
           },
