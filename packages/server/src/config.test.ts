@@ -116,6 +116,7 @@ describe('loadConfig', () => {
     [{ PORT: '70000' }, 'PORT: must be between 0 and 65535, got 70000'],
     [{ WALLET_ENV: 'prod' }, 'WALLET_ENV: must be one of staging, production, got "prod"'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL: must be sqlite:<file> or postgres://…'],
+    [{ DATABASE_URL: 'sqlite:./data/' }, 'DATABASE_URL: must name a file, got the folder ./data/'],
     [{ PUBLIC_URL: 'ftp://x' }, 'PUBLIC_URL: must be an http(s) URL, got "ftp://x"'],
     [
       { WEBHOOK_RETRY_DELAYS_MS: '1,two' },

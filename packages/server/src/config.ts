@@ -305,7 +305,15 @@ function trustProxy(raw: string | undefined): boolean | number | string[] {
 }
 
 function databaseUrl(raw: string): string {
-  if (raw.startsWith('sqlite:') && raw.length > 'sqlite:'.length) return raw;
+  if (raw.startsWith('sqlite:') && raw.length > 'sqlite:'.length) {
+    if (/[\\/]$/.test(raw)) {
+      throw new ConfigError(
+        'DATABASE_URL',
+        `must name a file, got the folder ${raw.slice('sqlite:'.length)}`,
+      );
+    }
+    return raw;
+  }
   if (!/^postgres(ql)?:\/\/./.test(raw)) {
     throw new ConfigError('DATABASE_URL', 'must be sqlite:<file> or postgres://…');
   }

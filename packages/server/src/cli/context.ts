@@ -129,7 +129,13 @@ export async function openContext(
     dataDir: config.dataDir,
     warn: (message) => io.stderr(`warning: ${message}\n`),
   });
-  const db = createDb(config.databaseUrl);
+  let db: Db;
+  try {
+    db = createDb(config.databaseUrl);
+  } catch (error) {
+    takeAway(made);
+    throw error;
+  }
   let closed = false;
   try {
     const migrated = await migrate(

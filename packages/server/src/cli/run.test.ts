@@ -835,6 +835,29 @@ describe('wallet-checkout CLI where the embedded database is not', () => {
     expect(fs.readdirSync(folder)).toEqual(['db']);
   });
 
+  it('names a DATABASE_URL written as a folder that is not there yet, making nothing', async () => {
+    const outcome = await runCli({ DATABASE_URL: `sqlite:${folder}/new/`, DATA_DIR: `${folder}/keys` }, [
+      'migrate',
+    ]);
+    expect(outcome).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `error: DATABASE_URL: must name a file, got the folder ${folder}/new/\n`,
+    });
+    expect(fs.readdirSync(folder)).toEqual([]);
+  });
+
+  it('names a SQLite file that cannot be made, and takes away the key ring it made for it', async () => {
+    const outcome = await runCli({ DATABASE_URL: 'sqlite:/proc/wallet.db', DATA_DIR: `${folder}/keys` }, [
+      'migrate',
+    ]);
+    expect([outcome.code, outcome.stdout]).toEqual([1, '']);
+    expect(outcome.stderr).toContain(
+      'error: DATABASE_URL: cannot open the SQLite file /proc/wallet.db: unable to open database file\n',
+    );
+    expect(fs.readdirSync(folder)).toEqual([]);
+  });
+
   it('on a fresh machine, merchant create makes the database and says so on stderr, once; stdout is the JSON', async () => {
     const first = await cliIn(folder, ['merchant', 'create', '--name', 'First', '--json']);
     expect(first.code).toBe(0);

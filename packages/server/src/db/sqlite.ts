@@ -24,6 +24,7 @@ import {
   SqliteIntrospector,
   SqliteQueryCompiler,
 } from 'kysely';
+import { ConfigError } from '../config.js';
 import { Checkpointer, WalFlush } from './sqlite-wal.js';
 
 /** Prepared statements kept; multi-row inserts of different sizes are distinct statements. */
@@ -38,8 +39,7 @@ export interface SqliteOptions {
 }
 
 export function openSqlite(file: string, options: SqliteOptions = {}): SqliteAccess {
-  if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-  const connection = new SQLite(file);
+  const connection = openFile(file);
   connection.pragma('journal_mode = WAL');
   // NORMAL: commits write the WAL without syncing it; the driver syncs it before it reports a commit
   // (WalFlush), so an acknowledgement sent after a commit survives a crash of the process or of the
@@ -61,6 +61,17 @@ export function openSqlite(file: string, options: SqliteOptions = {}): SqliteAcc
     connection.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
   }
   return sqliteAccess(connection, onDisk ? new WalFlush(connection.name) : undefined, checkpointer);
+}
+
+/** The database file, made with its folders if need be; one that cannot be is named, with the reason. */
+function openFile(file: string): SQLite.Database {
+  try {
+    if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    return new SQLite(file);
+  } catch (error) {
+    const reason = (error as Error).message.replace(/^[A-Z]+: /, '');
+    throw new ConfigError('DATABASE_URL', `cannot open the SQLite file ${path.resolve(file)}: ${reason}`);
+  }
 }
 
 /** What the WAL file is trimmed to once it is reused. */
