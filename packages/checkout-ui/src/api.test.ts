@@ -375,6 +375,15 @@ describe('the checkout API client', () => {
     expect(headers(calls[3]).authorization).toBe('Bearer tok_later');
   });
 
+  it('keeps the device as it is when the service tells no expiry, as one of the version before does (fake storage)', async () => {
+    const device = memoryDevice('dev_secret');
+    device.expiresAt = DEVICE_EXPIRY;
+    const { fetch } = fakeFetch([{ body: GRANT }]);
+    const api = createApi('ord_1', { fetch, device });
+    expect(await api.resume()).toBe(true);
+    expect([device.token, device.expiresAt, api.signedIn]).toEqual(['dev_secret', DEVICE_EXPIRY, true]);
+  });
+
   it('forgets a device the server no longer recognizes, and keeps it when the server cannot be reached (fake storage)', async () => {
     const device = memoryDevice('dev_secret');
     const { fetch } = fakeFetch([

@@ -444,13 +444,18 @@ export function createApi(
       const deviceToken = device.get();
       if (!deviceToken) return false;
       try {
-        const grant = await call<ShopperTokenGrant & { deviceExpiresAt: string }>('POST', `${order}/resume`, {
-          deviceToken,
-          ...(email ? { email } : {}),
-        });
+        const grant = await call<ShopperTokenGrant & { deviceExpiresAt?: string }>(
+          'POST',
+          `${order}/resume`,
+          {
+            deviceToken,
+            ...(email ? { email } : {}),
+          },
+        );
         token = grant.shopperToken;
-        // Kept as this shop's own from now on, should it have come from the key from before.
-        device.set(deviceToken, grant.deviceExpiresAt);
+        // Kept as this shop's own from now on, should it have come from the key from before; a process of
+        // the version before (a rolling upgrade) tells no expiry, and what is kept is left as it is.
+        if (grant.deviceExpiresAt) device.set(deviceToken, grant.deviceExpiresAt);
         return true;
       } catch (error) {
         if (error instanceof ApiError && error.errorCode === 'DEVICE_NOT_RECOGNIZED') device.clear();
