@@ -105,7 +105,8 @@ function takeAway(made: string[]): void {
 }
 
 /**
- * `quiet`: the migration's warnings are left to the service the command starts, which logs them.
+ * `quiet`: the command starts the service, which logs the migration's warnings itself; only such a
+ * command runs on an in-memory database, which no other could share.
  * `createsDatabase`: the command may make a new embedded database, and says so on stderr; without it, a
  * missing one stops the command before anything is made (no data folder, key ring or database file), as
  * it is most likely the service's database looked for from the wrong folder.
@@ -116,6 +117,12 @@ export async function openContext(
   options: { quiet?: boolean; createsDatabase?: boolean } = {},
 ): Promise<Context> {
   const config = loadConfig(io.env);
+  if (config.databaseUrl === 'sqlite::memory:' && !options.quiet) {
+    throw new ConfigError(
+      'DATABASE_URL',
+      "sqlite::memory: is a database of one process, gone when it ends: only a service started with it has one; name the service's file or PostgreSQL database",
+    );
+  }
   const file = sqliteFile(config.databaseUrl);
   const isNew = file !== undefined && !fs.existsSync(file);
   if (isNew && !options.createsDatabase) {

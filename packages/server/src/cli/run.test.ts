@@ -835,6 +835,22 @@ describe('wallet-checkout CLI where the embedded database is not', () => {
     expect(fs.readdirSync(folder)).toEqual(['db']);
   });
 
+  it('refuses an in-memory database but to a service, making nothing', async () => {
+    const outcome = await runCli({ DATABASE_URL: 'sqlite::memory:', DATA_DIR: `${folder}/keys` }, [
+      'merchant',
+      'create',
+      '--name',
+      'Gone',
+    ]);
+    expect(outcome).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        "error: DATABASE_URL: sqlite::memory: is a database of one process, gone when it ends: only a service started with it has one; name the service's file or PostgreSQL database\n",
+    });
+    expect(fs.readdirSync(folder)).toEqual([]);
+  });
+
   it('names a DATABASE_URL written as a folder that is not there yet, making nothing', async () => {
     const outcome = await runCli({ DATABASE_URL: `sqlite:${folder}/new/`, DATA_DIR: `${folder}/keys` }, [
       'migrate',
