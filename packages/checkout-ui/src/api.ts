@@ -287,9 +287,9 @@ function localStoragePlace(storage: () => Storage): Place {
 /**
  * Cookies of the checkout's pages, for a browser that refuses storage to a frame of another site (as one
  * that blocks third-party cookies does) but keeps a `Partitioned` cookie (CHIPS), apart for each top-level
- * site as that storage would be. `Secure`: kept over https, and over http on localhost only. The
- * checkout's API calls omit credentials, so never carry it; its page and asset requests do, and the
- * service reads it nowhere (its logs redact cookies).
+ * site as that storage would be. `Secure`: kept over https, and over http on localhost or a loopback
+ * address only. The checkout's API calls omit credentials, so never carry it; its page and asset requests
+ * do, and the service reads it nowhere (its logs redact cookies).
  */
 function cookiePlace(jar: { cookie: string }): Place {
   const attributes = 'Path=/checkout/; Secure; SameSite=None; Partitioned';
