@@ -320,7 +320,11 @@ export async function createApp(services: Services): Promise<FastifyInstance> {
     auditEventsRoute(services),
     createOrderRoute(services),
     shopperLookupRoute(services),
-    checkoutPageRoute({ orders: services.orders, assets: readCheckoutAssets() }),
+    checkoutPageRoute({
+      orders: services.orders,
+      merchants: services.merchants,
+      assets: readCheckoutAssets(),
+    }),
     forgetDevicesRoutes(services),
     checkoutAssetRoutes(),
     ...checkoutApiRoutes(services),

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Order } from '../../orders/index.js';
+import { TEST_ACTOR } from '../../test-support/actor.js';
 import { engines } from '../../test-support/db.js';
 import { startTestService, type TestService } from '../../test-support/service.js';
 import { checkoutPage } from './page.js';
@@ -55,6 +56,24 @@ describe.each(engines())('GET /checkout/{orderId} on %s', (engine) => {
     expect(response.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(response.text).toContain('This checkout does not exist.');
     expect(response.headers['content-security-policy']).toBe("default-src 'none'; frame-ancestors *");
+  });
+
+  it('answers an open order whose origin the merchant has since removed with a small HTML 403', async () => {
+    const orderId = await createOrder();
+    await service.services.merchants.update(
+      merchantId,
+      { allowedOrigins: ['https://elsewhere.example'] },
+      TEST_ACTOR,
+    );
+    try {
+      const response = await service.call('GET', `/checkout/${orderId}`);
+      expect(response.status).toBe(403);
+      expect(response.text).toContain('This shop no longer offers its checkout on this site.');
+      expect(response.headers['content-security-policy']).toBe(`default-src 'none'; frame-ancestors ${SHOP}`);
+    } finally {
+      await service.services.merchants.update(merchantId, { allowedOrigins: [SHOP] }, TEST_ACTOR);
+    }
+    expect((await service.call('GET', `/checkout/${orderId}`)).status).toBe(200);
   });
 
   it('answers a closed order with a small HTML 404, still framable by its origin', async () => {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ERROR_STATUS } from '../../errors.js';
+import type { Merchant } from '../../merchants/index.js';
 import type { Order, Orders } from '../../orders/index.js';
 
 /** The checkout UI's built files (packages/checkout-ui), as same-origin URLs, in load order. */
@@ -67,9 +68,17 @@ function unavailablePage(message: string): string {
 `;
 }
 
-/** `GET /checkout/:orderId`: the page the SDK opens in its iframe, while the order is open. */
+/**
+ * `GET /checkout/:orderId`: the page the SDK opens in its iframe, while the order is open and its origin
+ * is still one of the merchant's: one taken off the list (a site the merchant gave up, or lost) frames
+ * no checkout from then on, even of an order it created before.
+ */
 export const checkoutPageRoute =
-  (deps: { orders: Orders; assets?: CheckoutAssets }): FastifyPluginAsyncTypebox =>
+  (deps: {
+    orders: Orders;
+    merchants: { get(id: string): Promise<Merchant | undefined> };
+    assets?: CheckoutAssets;
+  }): FastifyPluginAsyncTypebox =>
   async (app) => {
     app.get(
       '/checkout/:orderId',
@@ -82,18 +91,25 @@ export const checkoutPageRoute =
       async (request, reply) => {
         const order = await deps.orders.find(request.params.orderId);
         reply.header('referrer-policy', 'no-referrer').type('text/html; charset=utf-8');
-        if (!order || !deps.orders.isOpen(order)) {
-          // An unknown order has no origin to name; the page says only that it cannot be shown.
-          return reply
-            .status(ERROR_STATUS.ORDER_NOT_FOUND)
+        // A page that cannot be shown says why, framable where the checkout would have been (an unknown
+        // order has no origin to name).
+        const unavailable = (status: number, message: string) =>
+          reply
+            .status(status)
             .header('content-security-policy', `default-src 'none'; frame-ancestors ${order?.origin ?? '*'}`)
-            .send(
-              unavailablePage(
-                order
-                  ? 'This checkout has ended. Close this window and start again from the shop.'
-                  : 'This checkout does not exist.',
-              ),
-            );
+            .send(unavailablePage(message));
+        if (!order) return unavailable(ERROR_STATUS.ORDER_NOT_FOUND, 'This checkout does not exist.');
+        if (!deps.orders.isOpen(order)) {
+          return unavailable(
+            ERROR_STATUS.ORDER_NOT_FOUND,
+            'This checkout has ended. Close this window and start again from the shop.',
+          );
+        }
+        if (!(await deps.merchants.get(order.merchantId))?.allowedOrigins.includes(order.origin)) {
+          return unavailable(
+            ERROR_STATUS.ORIGIN_NOT_ALLOWED,
+            'This shop no longer offers its checkout on this site. Close this window and start again from the shop.',
+          );
         }
         const nonce = randomBytes(16).toString('base64');
         return reply
