@@ -49,6 +49,7 @@ describe('loadConfig', () => {
       METRICS_PORT: '9464',
       METRICS_HOST: '0.0.0.0',
       RETENTION_DAYS: '90',
+      WEBHOOK_ALLOWED_NETWORKS: '10.20.0.0/16, fd00:1::/32,192.168.1.7',
     });
     expect(config).toMatchObject({
       port: 5000,
@@ -65,7 +66,9 @@ describe('loadConfig', () => {
       trustProxy: ['10.0.0.0/8', '192.168.1.7', '::1'],
       metrics: { host: '0.0.0.0', port: 9464 },
       retentionDays: 90,
+      webhookAllowedNetworks: ['10.20.0.0/16', 'fd00:1::/32', '192.168.1.7'],
     });
+    expect(loadConfig({}).webhookAllowedNetworks).toEqual([]);
     expect(loadConfig({ RETENTION_DAYS: 'off' }).retentionDays).toBeUndefined();
     expect(loadConfig({ RETENTION_DAYS: '1' }).retentionDays).toBe(1);
     expect(loadConfig({ RETENTION_DAYS: '3650' }).retentionDays).toBe(3650);
@@ -168,6 +171,14 @@ describe('loadConfig', () => {
     [
       { TRUST_PROXY: '10.0.0.0/33' },
       'TRUST_PROXY: must be true, false, a number of proxy hops, or comma-separated addresses and CIDR ranges, got "10.0.0.0/33"',
+    ],
+    [
+      { WEBHOOK_ALLOWED_NETWORKS: '10.0.0.0/8,intranet' },
+      'WEBHOOK_ALLOWED_NETWORKS: must be comma-separated addresses and CIDR ranges such as 10.20.0.0/16, got "intranet"',
+    ],
+    [
+      { WEBHOOK_ALLOWED_NETWORKS: 'fd00::/129' },
+      'WEBHOOK_ALLOWED_NETWORKS: must be comma-separated addresses and CIDR ranges such as 10.20.0.0/16, got "fd00::/129"',
     ],
     [
       { WEBHOOK_TIMEOUT_MS: '20000', WEBHOOK_LEASE_MS: '20000' },

@@ -3,6 +3,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Secret } from './secret.js';
+import { parseNetwork } from './webhooks/url-guard.js';
 
 export type WalletEnv = 'staging' | 'production';
 
@@ -31,6 +32,8 @@ export interface Config {
   webhookTimeoutMs: number;
   /** How long a process owns a message it took before another may take it over (after a crash), in ms. */
   webhookLeaseMs: number;
+  /** Non-public networks (CIDR blocks) webhooks may be delivered to besides public addresses. */
+  webhookAllowedNetworks: string[];
   /** Life of a payment-carousel session, in seconds. */
   sessionTtlSeconds: number;
   /** Largest request body accepted, in bytes. */
@@ -289,13 +292,7 @@ function trustProxy(raw: string | undefined): boolean | number | string[] {
   if (value === 'true') return true;
   if (/^\d+$/.test(value)) return Number(value);
   const entries = value.split(',').map((entry) => entry.trim());
-  const valid = (entry: string) => {
-    const [address = '', bits, ...rest] = entry.split('/');
-    const version = net.isIP(address);
-    if (version === 0 || rest.length > 0) return false;
-    return bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (version === 4 ? 32 : 128));
-  };
-  if (!entries.every(valid)) {
+  if (!entries.every((entry) => parseNetwork(entry) !== undefined)) {
     throw new ConfigError(
       'TRUST_PROXY',
       `must be true, false, a number of proxy hops, or comma-separated addresses and CIDR ranges, got "${value}"`,
@@ -328,6 +325,21 @@ function databaseUrl(raw: string): string {
   }
   if (parsed.port === '0') throw new ConfigError('DATABASE_URL', rule);
   return raw;
+}
+
+/** A comma-separated list of address blocks (`10.0.0.0/8, fd00::/8`); empty when unset. */
+function networks(env: Env, name: string): string[] {
+  const value = env[name]?.trim() ?? '';
+  if (value === '') return [];
+  const entries = value.split(',').map((entry) => entry.trim());
+  const wrong = entries.find((entry) => parseNetwork(entry) === undefined);
+  if (wrong !== undefined) {
+    throw new ConfigError(
+      name,
+      `must be comma-separated addresses and CIDR ranges such as 10.20.0.0/16, got "${wrong}"`,
+    );
+  }
+  return entries;
 }
 
 /** The data folder: DATA_DIR, else the SQLite file's folder, else `./data` (PostgreSQL, in-memory SQLite). */
@@ -385,6 +397,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookWorkers: workerThreads(env, 'WEBHOOK_WORKER'),
     webhookTimeoutMs,
     webhookLeaseMs,
+    webhookAllowedNetworks: networks(env, 'WEBHOOK_ALLOWED_NETWORKS'),
     sessionTtlSeconds: integer(env, 'SESSION_TTL_SECONDS', 30 * 60, 10, 7 * 24 * 3600),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 64 * 1024, 1024, 10 * 1024 * 1024),
     trustProxy: trustProxy(env.TRUST_PROXY),

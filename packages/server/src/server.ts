@@ -54,6 +54,7 @@ import {
   type NewMessage,
   newMessage,
   SpreadSender,
+  WebhookDestinations,
   Webhooks,
   WebhookTester,
   WorkerSender,
@@ -121,7 +122,13 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     dataDir: config.dataDir,
     warn: (message) => log.warn(message),
   });
-  const merchants = new Merchants({ db, keyRing, env: config.env });
+  const merchants = new Merchants({
+    db,
+    keyRing,
+    env: config.env,
+    allowedWebhookNetworks: config.webhookAllowedNetworks,
+  });
+  const destinations = new WebhookDestinations(config.env, config.webhookAllowedNetworks);
   if (config.env === 'production') {
     for (const warning of await merchants.productionWarnings()) log.warn(warning);
   }
@@ -151,6 +158,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
           vaultKeys: config.vaultKeys,
           dataDir: config.dataDir,
           env: config.env,
+          allowedNetworks: config.webhookAllowedNetworks,
           timeoutMs: config.webhookTimeoutMs,
           connectionsPerOrigin: Math.floor(CONNECTIONS_PER_ORIGIN / config.webhookWorkers),
         },
@@ -172,7 +180,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   };
   const rateLimits = new RateLimits(db, clock.now);
   const webhookTester = new WebhookTester({
-    env: config.env,
+    destinations,
     timeoutMs: config.webhookTimeoutMs,
     endpoints,
     limits: rateLimits,
@@ -181,7 +189,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     db,
     log,
     metrics,
-    env: config.env,
+    destinations,
     timeoutMs: config.webhookTimeoutMs,
     retryDelaysMs: { default: config.webhookRetryDelaysMs, credentials: config.credentialsRetryDelaysMs },
     leaseMs: config.webhookLeaseMs,

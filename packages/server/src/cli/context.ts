@@ -152,7 +152,13 @@ export async function openContext(
     // A service says it at once; any other command once it has done its work, and made it for good.
     if (isNew && options.quiet) note();
     // The CLI is short-lived and must see its own writes at once: no caching.
-    const merchants = new Merchants({ db, keyRing, env: config.env, cacheTtlMs: 0 });
+    const merchants = new Merchants({
+      db,
+      keyRing,
+      env: config.env,
+      allowedWebhookNetworks: config.webhookAllowedNetworks,
+      cacheTtlMs: 0,
+    });
     return {
       ...outputOf(io, json),
       config,

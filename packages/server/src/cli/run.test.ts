@@ -251,6 +251,22 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     }
   });
 
+  it('keeps webhooks off private networks unless WEBHOOK_ALLOWED_NETWORKS opens them', async () => {
+    const { merchantId } = json(await cli('merchant', 'create', '--name', 'Intranet', '--json')) as {
+      merchantId: string;
+    };
+    const update = ['merchant', 'update', merchantId, '--webhook-url', 'http://10.1.2.3/hooks', '--json'];
+    expect(await cli(...update.slice(0, -1))).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        'error: --webhook-url must not point to a private address (staging delivers to public and loopback addresses only), got "10.1.2.3"\n',
+    });
+    const opened = await runCli({ ...env, WEBHOOK_ALLOWED_NETWORKS: '10.1.0.0/16' }, update);
+    expect(opened.code, opened.stderr).toBe(0);
+    expect(json(opened)).toMatchObject({ webhookUrl: 'http://10.1.2.3/hooks' });
+  });
+
   it('with --json, reports a failure as one JSON line on stderr, keeping the exit code', async () => {
     expect(await cli('merchant', 'show', 'nope', '--json')).toEqual({
       code: 1,

@@ -8,6 +8,7 @@ import { until } from '../test-support/wait.js';
 import { Dispatcher } from '../webhooks/dispatcher.js';
 import { insertMessages, newMessage } from '../webhooks/outbox.js';
 import { WebhookRepo } from '../webhooks/repo.js';
+import { WebhookDestinations } from '../webhooks/url-guard.js';
 import { DbClock } from './clock.js';
 
 const MINUTE_FAST = () => Date.now() + 60_000;
@@ -64,7 +65,7 @@ describe.each(engines().filter((engine) => engine === 'postgres'))(
         new Dispatcher({
           db: handle.db,
           log: createLogger('silent'),
-          env: 'staging',
+          destinations: new WebhookDestinations('staging'),
           timeoutMs: 5_000,
           retryDelaysMs: { default: [50], credentials: [50] },
           endpoints: {

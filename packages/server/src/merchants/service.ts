@@ -3,6 +3,7 @@ import type { Db } from '../db/index.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { KeyRing } from '../vault/keyring.js';
+import { WebhookDestinations } from '../webhooks/url-guard.js';
 import { type ApiKeyInfo, ApiKeys, type NewApiKey, type RefusedKey } from './api-keys.js';
 import { TtlCache } from './cache.js';
 import { type MerchantChanges, type MerchantRow, MerchantsRepo, toMerchant } from './repo.js';
@@ -22,6 +23,8 @@ export interface MerchantsOptions {
   db: Db;
   keyRing: KeyRing;
   env: WalletEnv;
+  /** WEBHOOK_ALLOWED_NETWORKS: the non-public networks webhook URLs may point to as well. */
+  allowedWebhookNetworks?: readonly string[];
   /** Milliseconds since the epoch; injected by tests. */
   now?: () => number;
   /** Lifetime of the in-memory key, merchant and webhook-secret caches; 5 s unless said otherwise, 0 turns them off. */
@@ -87,7 +90,7 @@ function notFound(id: string): NotFoundError {
  */
 export class Merchants {
   readonly #repo: MerchantsRepo;
-  readonly #env: WalletEnv;
+  readonly #destinations: WebhookDestinations;
   readonly #now: () => number;
   readonly #apiKeys: ApiKeys;
   readonly #webhookSecrets: WebhookSecrets;
@@ -98,7 +101,7 @@ export class Merchants {
 
   constructor(options: MerchantsOptions) {
     this.#repo = new MerchantsRepo(options.db);
-    this.#env = options.env;
+    this.#destinations = new WebhookDestinations(options.env, options.allowedWebhookNetworks);
     this.#now = options.now ?? Date.now;
     const cache = {
       now: this.#now,
@@ -114,7 +117,7 @@ export class Merchants {
   async create(input: CreateMerchantInput, by: Actor): Promise<CreatedMerchant> {
     if (typeof input !== 'object' || input === null) throw new ValidationError('merchant must be an object');
     const name = validateName(input.name);
-    const settings = validateSettings({ ...input, name }, this.#env);
+    const settings = validateSettings({ ...input, name }, this.#destinations);
     const credentialTypes =
       input.credentialTypes === undefined ? [] : validateCredentialTypes(input.credentialTypes);
     const now = this.#now();
@@ -181,7 +184,7 @@ export class Merchants {
 
   /** Changes the fields present in `patch`, with the same rules as `create`. */
   async update(id: string, patch: MerchantPatch, by: Actor): Promise<Merchant> {
-    const settings = validateSettings(patch, this.#env);
+    const settings = validateSettings(patch, this.#destinations);
     const changes = toChanges(settings);
     if (Object.keys(changes).length === 0) {
       const current = await this.get(id);

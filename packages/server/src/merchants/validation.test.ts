@@ -1,38 +1,41 @@
 import { isIP } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import type { WalletEnv } from '../config.js';
 import { DomainError, ValidationError } from '../errors.js';
-import { checkWebhookUrl, nonPublicRange } from '../webhooks/url-guard.js';
+import { checkWebhookUrl, WebhookDestinations } from '../webhooks/url-guard.js';
 import { validateWebhookUrl } from './validation.js';
 
-/** 'public', or the range a webhook URL is refused for when saved (else the whole message). */
-function onSave(url: string, env: WalletEnv = 'production'): string {
+const PRODUCTION = new WebhookDestinations('production');
+const STAGING = new WebhookDestinations('staging');
+
+/** 'allowed', or the range a webhook URL is refused for when saved (else the whole message). */
+function onSave(url: string, destinations = PRODUCTION): string {
   try {
-    expect(validateWebhookUrl(url, env)).toBe(url);
-    return 'public';
+    expect(validateWebhookUrl(url, destinations)).toBe(url);
+    return 'allowed';
   } catch (error) {
     expect(error).toBeInstanceOf(ValidationError);
     const { message } = error as ValidationError;
-    return /^webhookUrl must not point to .+, got .+ \(([^)]+)\)$/.exec(message)?.[1] ?? message;
+    return /^webhookUrl must not point to an? (.+) address \(.+\), got .+$/.exec(message)?.[1] ?? message;
   }
 }
 
 /** The same, for the check the sender runs before each delivery. */
-function onSend(url: string, env: WalletEnv = 'production'): string {
+function onSend(url: string, destinations = PRODUCTION): string {
   try {
-    checkWebhookUrl(url, env);
-    return 'public';
+    checkWebhookUrl(url, destinations);
+    return 'allowed';
   } catch (error) {
     expect(error).toBeInstanceOf(DomainError);
     expect((error as DomainError).errorCode).toBe('WEBHOOK_URL_NOT_ALLOWED');
-    return /, an? (.+) address;/.exec((error as DomainError).message)?.[1] ?? (error as DomainError).message;
+    const { message } = error as DomainError;
+    return / is an? (.+) address; /.exec(message)?.[1] ?? message;
   }
 }
 
 /** The same, for the address the connector dials when the host is an IP literal (names go through DNS). */
-function onDial(url: string): string | undefined {
+function onDial(url: string, destinations = PRODUCTION): string | undefined {
   const host = new URL(url).hostname.replace(/^\[(.*)\]$/, '$1');
-  return isIP(host) ? (nonPublicRange(host) ?? 'public') : undefined;
+  return isIP(host) ? (destinations.refusedRange(host) ?? 'allowed') : undefined;
 }
 
 describe('production webhook URLs: saved and delivered alike', () => {
@@ -52,9 +55,9 @@ describe('production webhook URLs: saved and delivered alike', () => {
     for (const url of PUBLIC) {
       expect({ url, save: onSave(url), send: onSend(url), dial: onDial(url) }).toEqual({
         url,
-        save: 'public',
-        send: 'public',
-        dial: url.includes('example.com') ? undefined : 'public',
+        save: 'allowed',
+        send: 'allowed',
+        dial: url.includes('example.com') ? undefined : 'allowed',
       });
     }
   });
@@ -114,25 +117,79 @@ describe('staging webhook URLs: saved and delivered alike', () => {
   it.each([
     'http://localhost:3000/h',
     'http://127.0.0.1:9/h',
-    'http://10.0.0.5/h',
-    'http://[fc00::1]/h',
+    'http://[::1]:9/h',
     'http://shop.example.com/h',
+    'https://8.8.8.8/h',
   ])('accepts %s in both places', (url) => {
-    expect({ save: onSave(url, 'staging'), send: onSend(url, 'staging') }).toEqual({
-      save: 'public',
-      send: 'public',
+    expect({ save: onSave(url, STAGING), send: onSend(url, STAGING), dial: onDial(url, STAGING) }).toEqual({
+      save: 'allowed',
+      send: 'allowed',
+      dial: /localhost|example/.test(url) ? undefined : 'allowed',
     });
   });
 
+  // Anyone can open a staging account: what its webhooks reach, they can map.
   it.each([
+    ['http://10.0.0.5/h', 'private'],
+    ['http://192.168.1.1/h', 'private'],
+    ['http://100.64.0.1/h', 'carrier-grade NAT'],
+    ['http://192.0.0.9/h', 'reserved'],
+    ['http://168.63.129.16/h', 'cloud metadata'],
+    ['http://[fc00::1]/h', 'private'],
+    ['http://[::a9fe:a9fe]/h', 'reserved'],
+    ['http://[::127.0.0.1]/h', 'reserved'],
     ['http://169.254.169.254/latest/meta-data/', 'cloud metadata'],
     ['http://[fd00:ec2::254]/', 'cloud metadata'],
     ['http://169.254.1.1/h', 'link-local'],
     ['http://[fe80::1]/h', 'link-local'],
   ])('refuses %s as %s in both places', (url, range) => {
-    expect({ save: onSave(url, 'staging'), send: onSend(url, 'staging') }).toEqual({
+    expect({ save: onSave(url, STAGING), send: onSend(url, STAGING), dial: onDial(url, STAGING) }).toEqual({
       save: range,
       send: range,
+      dial: range,
     });
+  });
+});
+
+describe('networks the operator allowed (WEBHOOK_ALLOWED_NETWORKS)', () => {
+  const staging = new WebhookDestinations('staging', ['10.20.0.0/16', 'fd00:1::/32', '192.168.1.7']);
+  const production = new WebhookDestinations('production', ['10.20.0.0/16']);
+
+  it('opens those networks, and no address beside them', () => {
+    expect(
+      ['http://10.20.3.4/h', 'http://[fd00:1::5]/h', 'http://192.168.1.7/h'].map((url) =>
+        onSave(url, staging),
+      ),
+    ).toEqual(['allowed', 'allowed', 'allowed']);
+    expect(
+      ['http://10.21.0.1/h', 'http://[fd00:2::5]/h', 'http://192.168.1.8/h'].map((url) =>
+        onSend(url, staging),
+      ),
+    ).toEqual(['private', 'private', 'private']);
+    expect(onDial('http://[::ffff:10.20.0.9]/h', staging)).toBe('allowed');
+  });
+
+  it('opens them in production too, over https, and leaves loopback closed there', () => {
+    expect(onSave('https://10.20.0.9/h', production)).toBe('allowed');
+    expect(onSend('https://10.20.0.9/h', production)).toBe('allowed');
+    expect(onSend('https://127.0.0.1/h', production)).toBe('loopback');
+    expect(onSave('http://10.20.0.9/h', production)).toBe('webhookUrl must use https in production');
+  });
+
+  it('never opens link-local addresses or the cloud metadata services', () => {
+    const everything = new WebhookDestinations('production', ['0.0.0.0/0', '::/0']);
+    expect(onSend('https://169.254.169.254/h', everything)).toBe('cloud metadata');
+    expect(onSend('https://169.254.3.3/h', everything)).toBe('link-local');
+    expect(onSend('https://[fe80::1]/h', everything)).toBe('link-local');
+    expect(onSend('https://10.0.0.1/h', everything)).toBe('allowed');
+  });
+
+  it('says in a refusal what is allowed', () => {
+    expect(() => checkWebhookUrl('http://10.21.0.1/h', staging)).toThrow(
+      "The webhook URL's host 10.21.0.1 is a private address; staging delivers to public and loopback addresses and the networks the operator allowed only.",
+    );
+    expect(() => validateWebhookUrl('https://[::]/h', PRODUCTION)).toThrow(
+      'webhookUrl must not point to an unspecified address (production delivers to public addresses only), got "[::]"',
+    );
   });
 });

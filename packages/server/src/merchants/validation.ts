@@ -5,7 +5,7 @@
  */
 import { ValidationError } from '../errors.js';
 import { newUuid } from '../ids.js';
-import { nonPublicHost, refusedRange } from '../webhooks/index.js';
+import { anAddress, type WebhookDestinations } from '../webhooks/index.js';
 import {
   AUTHORIZATION_MODES,
   type AuthorizationMode,
@@ -85,7 +85,7 @@ export function validateName(value: unknown): string {
   return name;
 }
 
-export function validateWebhookUrl(value: unknown, env: WalletEnv): string | null {
+export function validateWebhookUrl(value: unknown, destinations: WebhookDestinations): string | null {
   if (value === null) return null;
   if (typeof value !== 'string' || value.length === 0 || value.length > URL_MAX) {
     throw new ValidationError(`webhookUrl must be an absolute http(s) URL of at most ${URL_MAX} characters`);
@@ -104,17 +104,15 @@ export function validateWebhookUrl(value: unknown, env: WalletEnv): string | nul
     throw new ValidationError('webhookUrl must not contain a user name or password');
   }
   if (url.hash) throw new ValidationError('webhookUrl must not contain a #fragment');
-  if (env === 'production' && url.protocol !== 'https:') {
+  if (destinations.env === 'production' && url.protocol !== 'https:') {
     throw new ValidationError('webhookUrl must use https in production');
   }
   // Delivery's own classification. A name other than localhost is judged on the address it dials.
-  const range = nonPublicHost(url.hostname);
-  if (refusedRange(range, env)) {
-    const rule =
-      env === 'production'
-        ? 'a private, loopback, link-local or other reserved address in production'
-        : 'a link-local or cloud metadata address';
-    throw new ValidationError(`webhookUrl must not point to ${rule}, got ${shown(url.hostname)} (${range})`);
+  const range = destinations.refusedHost(url.hostname);
+  if (range !== undefined) {
+    throw new ValidationError(
+      `webhookUrl must not point to ${anAddress(range)} (${destinations.rule}), got ${shown(url.hostname)}`,
+    );
   }
   return value;
 }
@@ -229,12 +227,14 @@ export function validateTaxSettings(value: unknown): TaxSettings {
 }
 
 /** Checks every field present in `input` (absent ones are left out of the result). */
-export function validateSettings(input: MerchantPatch, env: WalletEnv): MerchantSettings {
+export function validateSettings(input: MerchantPatch, destinations: WebhookDestinations): MerchantSettings {
+  const { env } = destinations;
   if (typeof input !== 'object' || input === null)
     throw new ValidationError('merchant settings must be an object');
   const settings: MerchantSettings = {};
   if (input.name !== undefined) settings.name = validateName(input.name);
-  if (input.webhookUrl !== undefined) settings.webhookUrl = validateWebhookUrl(input.webhookUrl, env);
+  if (input.webhookUrl !== undefined)
+    settings.webhookUrl = validateWebhookUrl(input.webhookUrl, destinations);
   if (input.allowedOrigins !== undefined)
     settings.allowedOrigins = validateAllowedOrigins(input.allowedOrigins, env);
   if (input.variant !== undefined) settings.variant = oneOf('variant', VARIANTS, input.variant);

@@ -23,6 +23,7 @@ import { CardVault } from '../vault/vault.js';
 import { Wallet } from '../wallet/index.js';
 import { openReadOnlyDb } from './read-only-db.js';
 import { type AttemptOutcome, describeFailure, type MessageForPayload, Sender } from './sender.js';
+import { WebhookDestinations } from './url-guard.js';
 import type {
   DeliveryWorkerData,
   FromWorker,
@@ -65,7 +66,7 @@ const orderPayloads = new OrderPayloadBuilder(
   }),
 );
 const sender = new Sender({
-  env: data.env,
+  destinations: new WebhookDestinations(data.env, data.allowedNetworks),
   timeoutMs: data.timeoutMs,
   connectionsPerOrigin: data.connectionsPerOrigin,
   payloads: {

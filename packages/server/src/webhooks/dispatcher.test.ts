@@ -20,6 +20,7 @@ import {
 import { insertMessages, newMessage } from './outbox.js';
 import { WebhookRepo } from './repo.js';
 import { Webhooks } from './service.js';
+import { WebhookDestinations } from './url-guard.js';
 
 const MERCHANT = 'mch_dispatch';
 /** A second merchant, with a receiver of its own. */
@@ -159,7 +160,7 @@ describe.each(engines())('dispatcher on %s', (engine) => {
     const instance = new Dispatcher({
       db,
       log,
-      env: 'staging',
+      destinations: new WebhookDestinations('staging'),
       timeoutMs: 2_000,
       retryDelaysMs: { default: [50, 50, 100, 200, 400, 800], credentials: [50, 50, 100, 200, 400, 800] },
       endpoints: 'resolve' in endpoint ? endpoint : { resolve: async () => endpoint },
@@ -707,8 +708,9 @@ describe.each(engines())('dispatcher on %s', (engine) => {
       statusCode: null,
       latencyMs: 2_000,
       error: 'No complete response within 2000 ms.',
+      timedOut: true,
     };
-    const answered: AttemptOutcome = { statusCode: 200, latencyMs: 1, error: null };
+    const answered: AttemptOutcome = { statusCode: 200, latencyMs: 1, error: null, timedOut: false };
     const instance = dispatcher(
       { url: 'http://127.0.0.1:9/hooks', secrets: [SECRET] },
       { sender, concurrency: 8, perReceiver: 4, perSlowReceiver: 1, pollIntervalMs: 50 },
@@ -747,18 +749,24 @@ describe.each(engines())('dispatcher on %s', (engine) => {
     const hooks = await receiver();
     const sender = dispatcher(
       { url: `https://127.0.0.1:${hooks.port}/hooks`, secrets: [SECRET] },
-      { env: 'production', retryDelaysMs: { default: [], credentials: [] } },
+      {
+        destinations: new WebhookDestinations('production'),
+        retryDelaysMs: { default: [], credentials: [] },
+      },
     );
     const message = await firstAttempt(sender);
     expect(hooks.requests).toHaveLength(0);
     expect(message.state).toBe('FAILED');
-    expect(message.lastError).toMatch(/127\.0\.0\.1, a loopback address/);
+    expect(message.lastError).toMatch(/127\.0\.0\.1 is a loopback address/);
   });
 
   it('refuses in production a plain http URL', async () => {
     const sender = dispatcher(
       { url: 'http://shop.example.com/hooks', secrets: [SECRET] },
-      { env: 'production', retryDelaysMs: { default: [], credentials: [] } },
+      {
+        destinations: new WebhookDestinations('production'),
+        retryDelaysMs: { default: [], credentials: [] },
+      },
     );
     expect((await firstAttempt(sender)).lastError).toMatch(/https in production/);
   });
@@ -773,7 +781,7 @@ describe.each(engines())('dispatcher on %s', (engine) => {
       const process = new Dispatcher({
         db: processDb,
         log,
-        env: 'staging',
+        destinations: new WebhookDestinations('staging'),
         timeoutMs: 2_000,
         retryDelaysMs: { default: [50], credentials: [50] },
         endpoints: { resolve: async () => ({ url: hooks.url(), secrets: [SECRET] }) },

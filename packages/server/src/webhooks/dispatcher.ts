@@ -14,7 +14,6 @@
  * Its delivery slots are shared out among receivers by ReceiverShares (shares.ts), and processes wake
  * each other through WakeUps (wake-ups.ts).
  */
-import type { WalletEnv } from '../config.js';
 import type { Db } from '../db/index.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../log.js';
@@ -25,13 +24,13 @@ import { nextDelayMs } from './schedule.js';
 import {
   type AttemptSender,
   CONNECTIONS_PER_ORIGIN,
-  isTimeout,
   type MessageForPayload,
   Sender,
   type WebhookEndpoint,
 } from './sender.js';
 import { ReceiverShares } from './shares.js';
 import { type MessageState, transition } from './state.js';
+import type { WebhookDestinations } from './url-guard.js';
 import { WakeUps } from './wake-ups.js';
 
 export type { AttemptOutcome, AttemptSender, MessageForPayload, WebhookEndpoint } from './sender.js';
@@ -39,7 +38,8 @@ export type { AttemptOutcome, AttemptSender, MessageForPayload, WebhookEndpoint 
 export interface DispatcherOptions {
   db: Db;
   log: Logger;
-  env: WalletEnv;
+  /** Where webhooks may go; used when no `sender` is given. */
+  destinations: WebhookDestinations;
   /** Time allowed to connect, to receive the response headers, and between body chunks, in ms. */
   timeoutMs: number;
   retryDelaysMs: Record<RetrySchedule, number[]>;
@@ -181,7 +181,11 @@ export class Dispatcher {
     if (sender) {
       this.#sender = sender;
     } else if (payloads) {
-      this.#sender = new Sender({ env: options.env, timeoutMs: options.timeoutMs, payloads });
+      this.#sender = new Sender({
+        destinations: options.destinations,
+        timeoutMs: options.timeoutMs,
+        payloads,
+      });
     } else {
       throw new TypeError('A Dispatcher needs either payloads or a sender.');
     }
@@ -482,8 +486,12 @@ export class Dispatcher {
     endpoint: Promise<WebhookEndpoint>,
   ): Promise<void> {
     const attemptedAt = this.#now();
-    const { statusCode, latencyMs, error } = await this.#sender.attempt(message, endpoint, attemptedAt);
-    this.#shares.answered(receiver, isTimeout(error));
+    const { statusCode, latencyMs, error, timedOut } = await this.#sender.attempt(
+      message,
+      endpoint,
+      attemptedAt,
+    );
+    this.#shares.answered(receiver, timedOut);
     if (error !== null) {
       this.#log.debug({ messageId: message.id, statusCode, error }, 'webhook attempt failed');
     }

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isTimeout, Sender } from './sender.js';
+import { WebhookDestinations } from './url-guard.js';
 
 /** Starts `server` on a free port of 127.0.0.1: its base URL, and a close that drops open connections. */
 async function listening(server: http.Server): Promise<{ base: string; close(): Promise<void> }> {
@@ -19,7 +20,7 @@ async function listening(server: http.Server): Promise<{ base: string; close(): 
 /** A staging Sender whose payload is the message id. */
 function testSender(timeoutMs: number, connectionsPerOrigin: number): Sender {
   return new Sender({
-    env: 'staging',
+    destinations: new WebhookDestinations('staging'),
     timeoutMs,
     connectionsPerOrigin,
     payloads: { build: async (message) => ({ id: message.id }) },
@@ -145,6 +146,7 @@ describe('Sender', () => {
         statusCode: null,
         latencyMs: 0,
         error: 'Not sent: an earlier attempt to this receiver got no complete response within 1000 ms.',
+        timedOut: true,
       });
       expect(isTimeout(refused.error)).toBe(true);
       expect(await later).toMatchObject({ statusCode: 204, error: null });
@@ -155,9 +157,13 @@ describe('Sender', () => {
     }
   });
 
-  it('decides on the status line: a 2xx whose body trickles past the deadline is delivered, a 500 is not', async () => {
+  it('decides on the status line: a 2xx whose body trickles past the deadline is delivered, a 500 is not; both count as timed out', async () => {
     const trickling = http.createServer((request, response) => {
       request.resume();
+      if (request.url === '/quick') {
+        response.writeHead(204).end();
+        return;
+      }
       response.writeHead(request.url === '/ok' ? 200 : 500);
       response.write('accepted');
       setTimeout(() => response.end('.'), 1_000);
@@ -172,9 +178,22 @@ describe('Sender', () => {
       );
     try {
       const [ok, failed] = await Promise.all([attempt('/ok'), attempt('/fail')]);
-      expect(ok).toMatchObject({ statusCode: 200, error: null });
+      // Delivered, but the receiver held the connection for the whole time-out: it gets a slow receiver's
+      // share of delivery slots, as one that never answers does.
+      expect(ok).toMatchObject({ statusCode: 200, error: null, timedOut: true });
       expect(ok.latencyMs).toBeLessThan(1_000);
-      expect(failed).toMatchObject({ statusCode: 500, error: 'HTTP 500' });
+      expect(failed).toMatchObject({ statusCode: 500, error: 'HTTP 500', timedOut: true });
+      const answeredAtOnce = await sender.attempt(
+        { id: 'msg_quick', merchantId: 'mch_a', eventName: 'TEST', subjectId: 's' },
+        Promise.resolve({ url: `${server.base}/quick`, secrets: ['whsec_dGVzdHNlY3JldA=='] }),
+        Date.now(),
+      );
+      expect(answeredAtOnce).toEqual({
+        statusCode: 204,
+        latencyMs: expect.any(Number),
+        error: null,
+        timedOut: false,
+      });
     } finally {
       await sender.close();
       await server.close();

@@ -4,10 +4,9 @@
  */
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
-import type { WalletEnv } from '../config.js';
 import { scrub } from '../log.js';
 import { Signer } from './signing.js';
-import { checkWebhookUrl, guardedConnector } from './url-guard.js';
+import { checkWebhookUrl, guardedConnector, type WebhookDestinations } from './url-guard.js';
 
 export interface WebhookEndpoint {
   url: string | null;
@@ -29,6 +28,11 @@ export interface AttemptOutcome {
   latencyMs: number;
   /** Null exactly when the receiver answered 2xx; otherwise scrubbed text for the attempt record. */
   error: string | null;
+  /**
+   * Whether the receiver kept the attempt for the whole time-out: no complete answer within it, or a 2xx
+   * (which counts) whose body was still coming when it ended. Such a receiver gets fewer delivery slots.
+   */
+  timedOut: boolean;
 }
 
 /**
@@ -49,7 +53,7 @@ export interface AttemptSender {
 }
 
 export interface SenderOptions {
-  env: WalletEnv;
+  destinations: WebhookDestinations;
   timeoutMs: number;
   payloads: { build(message: MessageForPayload): Promise<unknown> };
   /** Connections this sender opens per receiver origin; CONNECTIONS_PER_ORIGIN when absent. */
@@ -119,7 +123,7 @@ export function describeFailure(error: unknown, timeoutMs: number): string {
 }
 
 export class Sender implements AttemptSender {
-  readonly #env: WalletEnv;
+  readonly #destinations: WebhookDestinations;
   readonly #timeoutMs: number;
   readonly #payloads: SenderOptions['payloads'];
   readonly #connections: number;
@@ -128,7 +132,7 @@ export class Sender implements AttemptSender {
   readonly #origins = new Map<string, Origin>();
 
   constructor(options: SenderOptions) {
-    this.#env = options.env;
+    this.#destinations = options.destinations;
     this.#timeoutMs = options.timeoutMs;
     this.#payloads = options.payloads;
     this.#connections = options.connectionsPerOrigin ?? CONNECTIONS_PER_ORIGIN;
@@ -146,13 +150,14 @@ export class Sender implements AttemptSender {
     let statusCode: number | null = null;
     let started: number | undefined;
     let error: string | null = null;
+    let bodyCut = false;
     let deadline: NodeJS.Timeout | undefined;
     let origin: Origin | undefined;
     try {
       const { url, secrets } = await endpoint;
       if (url === null) throw new DeliveryFailure('The merchant has no webhook URL configured.');
       if (secrets.length === 0) throw new DeliveryFailure('The merchant has no active webhook secret.');
-      const target = checkWebhookUrl(url, this.#env);
+      const target = checkWebhookUrl(url, this.#destinations);
       const body = await this.#body(message);
       const queued = performance.now();
       origin = await this.#connection(target.origin);
@@ -178,6 +183,7 @@ export class Sender implements AttemptSender {
       // The status line decides: a receiver that answered 2xx has the message however its body ends (cut
       // off, or trickling past the deadline), and the body is read only to free the connection.
       await response.body.dump({ limit: MAX_RESPONSE_BYTES, signal }).catch(() => undefined);
+      bodyCut = signal.aborted;
       if (statusCode < 200 || statusCode > 299) {
         error =
           statusCode >= 300 && statusCode < 400
@@ -188,10 +194,11 @@ export class Sender implements AttemptSender {
       error = describeFailure(caught, this.#timeoutMs);
     } finally {
       clearTimeout(deadline);
-      if (origin) this.#release(origin, isTimeout(error));
     }
+    const timedOut = bodyCut || isTimeout(error);
+    if (origin) this.#release(origin, timedOut);
     const latencyMs = started === undefined ? 0 : Math.round(performance.now() - started);
-    return { statusCode, latencyMs, error };
+    return { statusCode, latencyMs, error, timedOut };
   }
 
   async #body(message: MessageForPayload): Promise<string> {
@@ -265,7 +272,7 @@ export class Sender implements AttemptSender {
       connections: this.#connections,
       headersTimeout: this.#timeoutMs,
       bodyTimeout: this.#timeoutMs,
-      connect: guardedConnector(this.#env, { timeout: this.#timeoutMs }),
+      connect: guardedConnector(this.#destinations, { timeout: this.#timeoutMs }),
     });
     origin = { pool, active: 0, waiting: [] };
     this.#origins.set(key, origin);

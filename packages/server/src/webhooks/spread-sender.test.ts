@@ -20,7 +20,7 @@ const message = (id: string): MessageForPayload => ({
   subjectId: `crq_${id}`,
 });
 const endpoint: Promise<WebhookEndpoint> = Promise.resolve({ url: 'http://127.0.0.1:1/', secrets: ['s'] });
-const ok: AttemptOutcome = { statusCode: 200, latencyMs: 1, error: null };
+const ok: AttemptOutcome = { statusCode: 200, latencyMs: 1, error: null, timedOut: false };
 
 describe('SpreadSender (fake senders)', () => {
   it('gives each attempt to the sender with the fewest under way', async () => {
@@ -55,8 +55,8 @@ describe('SpreadSender (fake senders)', () => {
     const a = holdingSender();
     const spread = new SpreadSender([a.sender]);
     const outcome = spread.attempt(message('m1'), endpoint, 0);
-    a.held[0]?.({ statusCode: 500, latencyMs: 3, error: 'HTTP 500' });
-    expect(await outcome).toEqual({ statusCode: 500, latencyMs: 3, error: 'HTTP 500' });
+    a.held[0]?.({ statusCode: 500, latencyMs: 3, error: 'HTTP 500', timedOut: false });
+    expect(await outcome).toEqual({ statusCode: 500, latencyMs: 3, error: 'HTTP 500', timedOut: false });
   });
 });
 

@@ -4,10 +4,10 @@
  * first payment, in production too (where there is no sandbox session to ask credentials for). Nothing is
  * stored and nothing is retried: the answer is the report.
  */
-import type { WalletEnv } from '../config.js';
 import { newId } from '../ids.js';
 import type { RateLimits } from '../rate-limits.js';
 import { type AttemptOutcome, Sender, type WebhookEndpoint } from './sender.js';
+import type { WebhookDestinations } from './url-guard.js';
 
 export const WEBHOOK_TEST = 'WEBHOOK_TEST';
 
@@ -26,7 +26,7 @@ export interface WebhookTestResult extends AttemptOutcome {
 }
 
 export interface WebhookTesterOptions {
-  env: WalletEnv;
+  destinations: WebhookDestinations;
   timeoutMs: number;
   endpoints: { resolve(merchantId: string): Promise<WebhookEndpoint> };
   limits: Pick<RateLimits, 'enforce'>;
@@ -47,7 +47,7 @@ export class WebhookTester {
     // The same Sender as deliveries use (URL rules on the address dialled, signature, time-out,
     // redirects refused), its own connections, and a body of its own.
     this.#sender = new Sender({
-      env: options.env,
+      destinations: options.destinations,
       timeoutMs: options.timeoutMs,
       connectionsPerOrigin: 1,
       payloads: {

@@ -9,7 +9,11 @@ import {
   guardedLookup,
   nonPublicHost,
   nonPublicRange,
+  WebhookDestinations,
 } from './url-guard.js';
+
+const PRODUCTION = new WebhookDestinations('production');
+const STAGING = new WebhookDestinations('staging');
 
 describe('address classification', () => {
   it.each([
@@ -103,51 +107,53 @@ describe('nonPublicHost, the check on a URL host before any lookup', () => {
 });
 
 describe('checkWebhookUrl', () => {
-  const refusedWith = (url: string, env: 'staging' | 'production'): string => {
+  const refusedWith = (url: string, destinations: WebhookDestinations): string => {
     try {
-      checkWebhookUrl(url, env);
+      checkWebhookUrl(url, destinations);
     } catch (error) {
       expect(error).toBeInstanceOf(DomainError);
       expect((error as DomainError).errorCode).toBe('WEBHOOK_URL_NOT_ALLOWED');
       return (error as DomainError).message;
     }
-    throw new Error(`${url} was accepted in ${env}`);
+    throw new Error(`${url} was accepted in ${destinations.env}`);
   };
 
-  it('accepts http and https to loopback, private networks and the internet in staging', () => {
-    expect(checkWebhookUrl('http://localhost:3000/hooks', 'staging').origin).toBe('http://localhost:3000');
-    expect(checkWebhookUrl('http://127.0.0.1:9/x', 'staging').pathname).toBe('/x');
-    expect(checkWebhookUrl('https://10.0.0.1/x', 'staging').hostname).toBe('10.0.0.1');
-    expect(checkWebhookUrl('http://shop.example.com/x', 'staging').hostname).toBe('shop.example.com');
+  it('accepts http and https to loopback and the internet in staging', () => {
+    expect(checkWebhookUrl('http://localhost:3000/hooks', STAGING).origin).toBe('http://localhost:3000');
+    expect(checkWebhookUrl('http://127.0.0.1:9/x', STAGING).pathname).toBe('/x');
+    expect(checkWebhookUrl('http://shop.example.com/x', STAGING).hostname).toBe('shop.example.com');
   });
 
-  it('refuses link-local and cloud metadata addresses in staging too', () => {
-    expect(refusedWith('http://169.254.169.254/latest/meta-data/', 'staging')).toMatch(
-      /169\.254\.169\.254, a cloud metadata address; staging delivers anywhere but/,
+  it('refuses private, link-local and cloud metadata addresses in staging', () => {
+    expect(refusedWith('https://10.0.0.1/x', STAGING)).toBe(
+      "The webhook URL's host 10.0.0.1 is a private address; staging delivers to public and loopback addresses only.",
     );
-    expect(refusedWith('http://169.254.1.1/', 'staging')).toMatch(/a link-local address/);
-    expect(refusedWith('http://[fe80::1]/', 'staging')).toMatch(/a link-local address/);
-    expect(refusedWith('http://[fd00:ec2::254]/', 'staging')).toMatch(/a cloud metadata address/);
-    expect(refusedWith('http://100.100.100.200/', 'staging')).toMatch(/a cloud metadata address/);
+    expect(refusedWith('http://169.254.169.254/latest/meta-data/', STAGING)).toMatch(
+      /169\.254\.169\.254 is a cloud metadata address; staging delivers to public and loopback/,
+    );
+    expect(refusedWith('http://169.254.1.1/', STAGING)).toMatch(/a link-local address/);
+    expect(refusedWith('http://[fe80::1]/', STAGING)).toMatch(/a link-local address/);
+    expect(refusedWith('http://[fd00:ec2::254]/', STAGING)).toMatch(/a cloud metadata address/);
+    expect(refusedWith('http://100.100.100.200/', STAGING)).toMatch(/a cloud metadata address/);
   });
 
   it('accepts a public https URL in production', () => {
-    expect(checkWebhookUrl('https://shop.example.com/webhooks?x=1', 'production').search).toBe('?x=1');
+    expect(checkWebhookUrl('https://shop.example.com/webhooks?x=1', PRODUCTION).search).toBe('?x=1');
   });
 
   it('names the rule that refuses a URL', () => {
-    expect(refusedWith('not a url', 'staging')).toMatch(/absolute http\(s\) URL/);
-    expect(refusedWith('ftp://shop.example.com/', 'staging')).toMatch(/http or https/);
-    expect(refusedWith('https://user:pw@shop.example.com/', 'staging')).toMatch(/user name or password/);
-    expect(refusedWith('http://shop.example.com/', 'production')).toMatch(/https in production/);
-    expect(refusedWith('https://localhost/', 'production')).toMatch(/loopback/);
-    expect(refusedWith('https://api.localhost/', 'production')).toMatch(/loopback/);
-    expect(refusedWith('https://localhost./', 'production')).toMatch(/localhost\., a loopback address/);
-    expect(refusedWith('https://127.0.0.1/', 'production')).toMatch(/127\.0\.0\.1, a loopback address/);
-    expect(refusedWith('https://2130706433/', 'production')).toMatch(/loopback/);
-    expect(refusedWith('https://[::1]/', 'production')).toMatch(/loopback/);
-    expect(refusedWith('https://[::ffff:192.168.0.1]/', 'production')).toMatch(/private/);
-    expect(refusedWith('https://169.254.169.254/latest', 'production')).toMatch(/cloud metadata/);
+    expect(refusedWith('not a url', STAGING)).toMatch(/absolute http\(s\) URL/);
+    expect(refusedWith('ftp://shop.example.com/', STAGING)).toMatch(/http or https/);
+    expect(refusedWith('https://user:pw@shop.example.com/', STAGING)).toMatch(/user name or password/);
+    expect(refusedWith('http://shop.example.com/', PRODUCTION)).toMatch(/https in production/);
+    expect(refusedWith('https://localhost/', PRODUCTION)).toMatch(/loopback/);
+    expect(refusedWith('https://api.localhost/', PRODUCTION)).toMatch(/loopback/);
+    expect(refusedWith('https://localhost./', PRODUCTION)).toMatch(/localhost\. is a loopback address/);
+    expect(refusedWith('https://127.0.0.1/', PRODUCTION)).toMatch(/127\.0\.0\.1 is a loopback address/);
+    expect(refusedWith('https://2130706433/', PRODUCTION)).toMatch(/loopback/);
+    expect(refusedWith('https://[::1]/', PRODUCTION)).toMatch(/loopback/);
+    expect(refusedWith('https://[::ffff:192.168.0.1]/', PRODUCTION)).toMatch(/private/);
+    expect(refusedWith('https://169.254.169.254/latest', PRODUCTION)).toMatch(/cloud metadata/);
   });
 });
 
@@ -168,17 +174,22 @@ describe('connect-time guard', () => {
 
   it('refuses a name that resolves to loopback', async () => {
     const error = await new Promise<NodeJS.ErrnoException | null>((resolve) =>
-      guardedLookup('production')('localhost', { all: true }, (err) => resolve(err)),
+      guardedLookup(PRODUCTION)('localhost', { all: true }, (err) => resolve(err)),
     );
-    expect(error?.message).toMatch(/a loopback address; production delivers to public addresses only/);
+    // What an internal name resolves to is not the merchant's to learn.
+    expect(error?.message).toBe(
+      "The webhook URL's host localhost resolves to a non-public address; production delivers to public addresses only.",
+    );
   });
 
   it('never dials a refused address: the receiver sees no request', async () => {
     for (const host of ['127.0.0.1', 'localhost']) {
       const pool = new Pool(`http://${host}:${port}`, {
-        connect: guardedConnector('production', { timeout: 1000 }),
+        connect: guardedConnector(PRODUCTION, { timeout: 1000 }),
       });
-      await expect(pool.request({ method: 'POST', path: '/', body: '{}' })).rejects.toThrow(/loopback/);
+      await expect(pool.request({ method: 'POST', path: '/', body: '{}' })).rejects.toThrow(
+        /is a loopback address|resolves to a non-public address/,
+      );
       await pool.close();
     }
     expect(requests).toBe(0);
@@ -193,19 +204,19 @@ describe('connect-time guard', () => {
     expect(requests).toBe(1);
   });
 
-  it('lets staging reach loopback, and never dials a link-local or cloud metadata address', async () => {
+  it('lets staging reach loopback, and never dials a private, link-local or cloud metadata address', async () => {
     const local = new Pool(`http://127.0.0.1:${port}`, {
-      connect: guardedConnector('staging', { timeout: 1000 }),
+      connect: guardedConnector(STAGING, { timeout: 1000 }),
     });
     const response = await local.request({ method: 'POST', path: '/', body: '{}' });
     expect(response.statusCode).toBe(200);
     expect(requests).toBe(2);
     await response.body.dump();
     await local.close();
-    for (const host of ['169.254.169.254', '169.254.10.1', '[fe80::1]', '[fd00:ec2::254]']) {
-      const pool = new Pool(`http://${host}:80`, { connect: guardedConnector('staging', { timeout: 1000 }) });
+    for (const host of ['10.0.0.1', '169.254.169.254', '169.254.10.1', '[fe80::1]', '[fd00:ec2::254]']) {
+      const pool = new Pool(`http://${host}:80`, { connect: guardedConnector(STAGING, { timeout: 1000 }) });
       await expect(pool.request({ method: 'GET', path: '/latest/meta-data/' })).rejects.toThrow(
-        /(link-local|cloud metadata) address; staging delivers anywhere but to link-local and cloud metadata addresses/,
+        /is an? (private|link-local|cloud metadata) address; staging delivers to public and loopback addresses only/,
       );
       await pool.close();
     }

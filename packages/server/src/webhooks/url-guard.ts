@@ -2,9 +2,11 @@
  * Where webhooks may go. In production a webhook URL must be https and must not reach the service's
  * own network: the address check runs on every address actually dialled (after DNS), so a name that
  * resolves to a public address when saved and to 127.0.0.1 later (DNS rebinding) is still refused.
- * Staging allows http, loopback and private networks, because merchants develop against
- * http://localhost; it still refuses link-local addresses and the cloud metadata services, which a
- * staging service on a cloud machine would otherwise let anyone with an account probe.
+ * Staging allows http and loopback as well, because merchants develop against http://localhost, and
+ * nothing else that is not public: anyone can open a staging account, and the instant answer of a test
+ * webhook would otherwise let them map the service's network. An operator may open other non-public
+ * networks (WEBHOOK_ALLOWED_NETWORKS) in either environment, but never link-local addresses or the cloud
+ * metadata services, which hand out the machine's credentials.
  */
 import dns from 'node:dns';
 import net from 'node:net';
@@ -20,6 +22,8 @@ const V4_RANGES: Record<string, Range[]> = {
   'cloud metadata': [
     ['169.254.169.254', 32],
     ['100.100.100.200', 32],
+    // Azure's host endpoint (WireServer), a public address that only the machine's host answers.
+    ['168.63.129.16', 32],
   ],
   unspecified: [['0.0.0.0', 8]],
   private: [
@@ -151,32 +155,100 @@ export function nonPublicHost(hostname: string): string | undefined {
   return net.isIP(host) ? nonPublicRange(host) : undefined;
 }
 
-/** Non-public ranges staging refuses as well: the ones that reach the machine's cloud provider. */
-const REFUSED_IN_STAGING = new Set(['cloud metadata', 'link-local']);
+/** Ranges no setting opens: they reach the machine's cloud provider, and its credentials. */
+const NEVER_ALLOWED = new Set(['cloud metadata', 'link-local']);
 
-/** Whether `env` refuses to deliver to an address in `range` (undefined: a public address). */
-export function refusedRange(range: string | undefined, env: WalletEnv): boolean {
-  return range !== undefined && (env === 'production' || REFUSED_IN_STAGING.has(range));
+/**
+ * The addresses webhooks may be delivered to: public ones; loopback too in staging; and the non-public
+ * networks the operator allowed (CIDR blocks, `10.0.0.0/8` or `fd00::/8`), except those in NEVER_ALLOWED.
+ * Plain data crosses to the delivery worker threads, which build their own.
+ */
+export class WebhookDestinations {
+  readonly env: WalletEnv;
+  readonly allowedNetworks: readonly string[];
+  /** What a refusal says is allowed. */
+  readonly rule: string;
+  readonly #allowed = new net.BlockList();
+
+  constructor(env: WalletEnv, allowedNetworks: readonly string[] = []) {
+    this.env = env;
+    this.allowedNetworks = allowedNetworks;
+    for (const network of allowedNetworks) {
+      const block = parseNetwork(network);
+      if (block === undefined) throw new Error(`"${network}" is not an address block such as 10.0.0.0/8`);
+      this.#allowed.addSubnet(block.address, block.prefix, block.family);
+    }
+    const where = env === 'production' ? 'public addresses' : 'public and loopback addresses';
+    const opened = allowedNetworks.length > 0 ? ' and the networks the operator allowed' : '';
+    this.rule = `${env} delivers to ${where}${opened} only`;
+  }
+
+  /** The non-public range that keeps webhooks from `address`, or undefined when they may go there. */
+  refusedRange(address: string): string | undefined {
+    const range = nonPublicRange(address);
+    if (range === undefined || NEVER_ALLOWED.has(range)) return range;
+    if (this.env === 'staging' && range === 'loopback') return undefined;
+    const family = net.isIPv4(address) ? 'ipv4' : 'ipv6';
+    return this.#allowed.check(address, family) ? undefined : range;
+  }
+
+  /**
+   * The same for a URL's host before any lookup: a literal IP address (with or without brackets), or
+   * `localhost` and its subdomains (RFC 6761), judged as 127.0.0.1. Undefined for any other name: it is
+   * judged on the addresses it resolves to when dialled (`guardedLookup`).
+   */
+  refusedHost(hostname: string): string | undefined {
+    const range = nonPublicHost(hostname);
+    if (range === undefined) return undefined;
+    const host = hostname.replace(/^\[(.*)\]$/, '$1');
+    return this.refusedRange(net.isIP(host) ? host : '127.0.0.1');
+  }
 }
 
-const WHERE_DELIVERED: Record<WalletEnv, string> = {
-  production: 'production delivers to public addresses only',
-  staging: 'staging delivers anywhere but to link-local and cloud metadata addresses',
-};
+export interface AddressBlock {
+  address: string;
+  prefix: number;
+  family: 'ipv4' | 'ipv6';
+}
 
-function refusal(address: string, range: string, env: WalletEnv): DomainError {
+/** An address block in CIDR notation, `10.0.0.0/8` or `fd00::/8` (a bare address is a block of one), or undefined. */
+export function parseNetwork(text: string): AddressBlock | undefined {
+  const [address = '', prefixText, ...rest] = text.trim().split('/');
+  const version = net.isIP(address);
+  const bits = version === 4 ? 32 : 128;
+  if (version === 0 || rest.length > 0 || !/^\d{1,3}$/.test(prefixText ?? `${bits}`)) return undefined;
+  const prefix = prefixText === undefined ? bits : Number(prefixText);
+  return prefix > bits ? undefined : { address, prefix, family: version === 4 ? 'ipv4' : 'ipv6' };
+}
+
+/** 'a private address', 'an unspecified address'. */
+export function anAddress(range: string): string {
+  return `${/^[aeiou]/.test(range) ? 'an' : 'a'} ${range} address`;
+}
+
+function refusal(host: string, range: string, destinations: WebhookDestinations): DomainError {
   return new DomainError(
     'WEBHOOK_URL_NOT_ALLOWED',
-    `The webhook URL resolves to ${address}, a ${range} address; ${WHERE_DELIVERED[env]}.`,
+    `The webhook URL's host ${host} is ${anAddress(range)}; ${destinations.rule}.`,
   );
 }
 
 /**
- * Checks a webhook URL's syntax and scheme, and that it names no address `env` refuses (in production:
- * https, and no non-public IP address or `localhost`). Names are checked again at connect time, see
- * `guardedConnector`.
+ * A name's addresses are not the merchant's to learn: the refusal says only that it resolves to a
+ * non-public one, and an operator can resolve it for themselves.
  */
-export function checkWebhookUrl(url: string, env: WalletEnv): URL {
+function resolvedRefusal(hostname: string, destinations: WebhookDestinations): DomainError {
+  return new DomainError(
+    'WEBHOOK_URL_NOT_ALLOWED',
+    `The webhook URL's host ${hostname} resolves to a non-public address; ${destinations.rule}.`,
+  );
+}
+
+/**
+ * Checks a webhook URL's syntax and scheme (https in production), and that it names no address
+ * `destinations` refuses. Names are checked at connect time, see `guardedConnector`.
+ */
+export function checkWebhookUrl(url: string, destinations: WebhookDestinations): URL {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -192,12 +264,13 @@ export function checkWebhookUrl(url: string, env: WalletEnv): URL {
       'The webhook URL must not contain a user name or password.',
     );
   }
-  if (env === 'production' && parsed.protocol !== 'https:') {
+  if (destinations.env === 'production' && parsed.protocol !== 'https:') {
     throw new DomainError('WEBHOOK_URL_NOT_ALLOWED', 'The webhook URL must use https in production.');
   }
-  const range = nonPublicHost(parsed.hostname);
-  if (refusedRange(range, env))
-    throw refusal(parsed.hostname.replace(/^\[(.*)\]$/, '$1'), range as string, env);
+  const range = destinations.refusedHost(parsed.hostname);
+  if (range !== undefined) {
+    throw refusal(parsed.hostname.replace(/^\[(.*)\]$/, '$1'), range, destinations);
+  }
   return parsed;
 }
 
@@ -208,22 +281,20 @@ type LookupCallback = (
 ) => void;
 
 /**
- * A `dns.lookup` for net/tls connect options that drops the addresses `env` refuses; it fails when none
- * is left. Node calls it with `all: true` when it tries several addresses (happy eyeballs).
+ * A `dns.lookup` for net/tls connect options that drops the addresses `destinations` refuses; it fails
+ * when none is left. Node calls it with `all: true` when it tries several addresses (happy eyeballs).
  */
-export function guardedLookup(env: WalletEnv) {
+export function guardedLookup(destinations: WebhookDestinations) {
   return (hostname: string, options: dns.LookupOptions, callback: LookupCallback): void => {
     dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) {
         callback(error, []);
         return;
       }
-      const allowed = addresses.filter((entry) => !refusedRange(nonPublicRange(entry.address), env));
+      const allowed = addresses.filter((entry) => destinations.refusedRange(entry.address) === undefined);
       const first = allowed[0];
       if (first === undefined) {
-        const refused = addresses[0];
-        const range = refused ? (nonPublicRange(refused.address) ?? 'non-public') : 'non-public';
-        callback(refusal(refused?.address ?? hostname, range, env), []);
+        callback(resolvedRefusal(hostname, destinations), []);
         return;
       }
       if (options.all) callback(null, allowed);
@@ -233,18 +304,19 @@ export function guardedLookup(env: WalletEnv) {
 }
 
 /**
- * An undici connector that dials only what `env` allows: IP literals are checked before dialling, names
- * are resolved by `guardedLookup`, so the address the socket connects to is always one that passed.
+ * An undici connector that dials only what `destinations` allows: IP literals are checked before
+ * dialling, names are resolved by `guardedLookup`, so the address the socket connects to is always one
+ * that passed.
  */
 export function guardedConnector(
-  env: WalletEnv,
+  destinations: WebhookDestinations,
   options: buildConnector.BuildOptions = {},
 ): buildConnector.connector {
-  const connect = buildConnector({ ...options, lookup: guardedLookup(env) });
+  const connect = buildConnector({ ...options, lookup: guardedLookup(destinations) });
   return (target, callback) => {
-    const range = net.isIP(target.hostname) ? nonPublicRange(target.hostname) : undefined;
-    if (refusedRange(range, env)) {
-      callback(refusal(target.hostname, range as string, env), null);
+    const range = net.isIP(target.hostname) ? destinations.refusedRange(target.hostname) : undefined;
+    if (range !== undefined) {
+      callback(refusal(target.hostname, range, destinations), null);
       return;
     }
     connect(target, callback);

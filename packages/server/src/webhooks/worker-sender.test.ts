@@ -319,6 +319,7 @@ describe('a batch of attempts the worker cannot be given', () => {
         vaultKeys: undefined,
         dataDir: database.dataDir,
         env: 'staging',
+        allowedNetworks: [],
         timeoutMs: 1_000,
         connectionsPerOrigin: 1,
       },

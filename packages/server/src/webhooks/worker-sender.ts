@@ -30,6 +30,8 @@ export interface DeliveryWorkerData {
   vaultKeys: string | undefined;
   dataDir: string;
   env: WalletEnv;
+  /** WEBHOOK_ALLOWED_NETWORKS, from which the worker builds its WebhookDestinations. */
+  allowedNetworks: readonly string[];
   timeoutMs: number;
   /** Its share of the process's connections per receiver origin. */
   connectionsPerOrigin: number;
@@ -165,6 +167,7 @@ export class WorkerSender implements AttemptSender {
         statusCode: null,
         latencyMs: 0,
         error: describeFailure(error, this.#data.timeoutMs),
+        timedOut: false,
       }),
     );
   }
@@ -225,7 +228,7 @@ export class WorkerSender implements AttemptSender {
   }
 
   #failAll(attempts: ((outcome: AttemptOutcome) => void)[], error: string): void {
-    for (const resolve of attempts) resolve({ statusCode: null, latencyMs: 0, error });
+    for (const resolve of attempts) resolve({ statusCode: null, latencyMs: 0, error, timedOut: false });
   }
 
   /** Starts another worker, no sooner than RESTART_INTERVAL_MS after the last one started. */
