@@ -102,6 +102,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
+                /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
             };
         };
         put?: never;
@@ -255,6 +264,15 @@ export interface paths {
                 };
                 /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -417,6 +435,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
+                /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -529,6 +556,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
+                /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
             };
         };
         put?: never;
@@ -626,6 +662,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
+                /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
             };
         };
         put?: never;
@@ -713,6 +758,15 @@ export interface paths {
                 };
                 /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -851,6 +905,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
+                /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -965,6 +1028,15 @@ export interface paths {
                 };
                 /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1090,6 +1162,15 @@ export interface paths {
                 };
                 /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1251,6 +1332,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
+                /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
             };
         };
         put?: never;
@@ -1385,6 +1475,15 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
+                /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
             };
         };
         put?: never;
@@ -1469,6 +1568,15 @@ export interface paths {
                 };
                 /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1607,6 +1715,15 @@ export interface paths {
                 };
                 /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
                 500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
+                /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };

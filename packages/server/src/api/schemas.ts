@@ -43,10 +43,13 @@ export const Acknowledgement = Type.Object(
   { description: 'Success acknowledgement (interface section 2.3).' },
 );
 
+/** Codes every route can answer with: a fault of ours, or a database it cannot reach for now. */
+const ALWAYS_POSSIBLE: ErrorCode[] = ['INTERNAL_ERROR', 'SERVICE_UNAVAILABLE'];
+
 /** Failure responses of a route, grouped by HTTP status, each listing its error codes for the OpenAPI document. */
 export function errorResponses(codes: ErrorCode[]): Record<number, TSchema> {
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of [...codes, 'INTERNAL_ERROR' as const]) {
+  for (const code of new Set([...codes, ...ALWAYS_POSSIBLE])) {
     const status = ERROR_STATUS[code];
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }

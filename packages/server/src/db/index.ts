@@ -48,6 +48,10 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: options.poolSize ?? 10 });
   // Without a listener, an idle connection's error (a restarted server, a dropped link) kills the process.
   pool.on('error', (error) => options.onIdleError?.(error));
+  // A connection lost while lent out (the server shut down or ended it mid-query) emits 'error' where
+  // the pool listens only to idle ones: unheard, it would end the process. The query under way fails
+  // with it, and the pool drops the connection once it is given back.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {
     kysely,

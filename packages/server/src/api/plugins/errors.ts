@@ -1,6 +1,7 @@
 import type { ErrorObject } from 'ajv';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { isDatabaseUnavailable } from '../../db/unavailable.js';
 import { DomainError, ERROR_STATUS, type ErrorCode } from '../../errors.js';
 import { scrub } from '../../log.js';
 import { describeValidationError } from '../validation.js';
@@ -34,6 +35,9 @@ function frameworkMessage(code: ErrorCode, error: FastifyError): string {
   }
 }
 
+/** 5 s: a restart or a failover of the database, or a lock released, is usually over by then. */
+const DATABASE_RETRY_AFTER_SECONDS = 5;
+
 export function sendError(reply: FastifyReply, code: ErrorCode, message: string): FastifyReply {
   const body: ErrorBody = { errorCode: code, errorMessage: message };
   return reply.status(ERROR_STATUS[code]).type('application/json').send(body);
@@ -60,8 +64,31 @@ function handle(
   if (error instanceof SyntaxError) return sendError(reply, 'INVALID_JSON', 'The body is not valid JSON.');
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) return sendError(reply, 'VALIDATION_ERROR', scrub(error.message));
+  return reply.type('application/json').send(unexpectedError(error, request, reply));
+}
+
+/**
+ * The answer to an error no route expected, logged in full: 503 with Retry-After when the database
+ * cannot be reached, else 500. Sets the reply's status; the caller sends the body.
+ */
+export function unexpectedError(error: unknown, request: FastifyRequest, reply: FastifyReply): ErrorBody {
+  // The driver's message goes to the log only: it may name hosts, files or SQL.
+  if (isDatabaseUnavailable(error)) {
+    request.log.error({ err: error }, 'the database could not be reached; answered 503');
+    reply
+      .status(ERROR_STATUS.SERVICE_UNAVAILABLE)
+      .header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
+    return {
+      errorCode: 'SERVICE_UNAVAILABLE',
+      errorMessage: 'The service cannot reach its database at the moment; try again in a few seconds.',
+    };
+  }
   request.log.error({ err: error }, 'unhandled error');
-  return sendError(reply, 'INTERNAL_ERROR', `Unexpected error; quote request id ${request.id} to support.`);
+  reply.status(ERROR_STATUS.INTERNAL_ERROR);
+  return {
+    errorCode: 'INTERNAL_ERROR',
+    errorMessage: `Unexpected error; quote request id ${request.id} to support.`,
+  };
 }
 
 /**

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { DomainError, ValidationError } from '../../errors.js';
 import type { IdempotencyStore, StoredResponse } from '../../idempotency/store.js';
+import { unexpectedError } from './errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -126,6 +127,9 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, options: { stor
       if (!context.recorded && kept && typeof payload === 'string') {
         await options.store.saveAlone({ ...context, status: reply.statusCode, body: payload });
       }
+    } catch (error) {
+      // An answer that could not be kept is not given: the same key, sent again, gets it once it can be.
+      return JSON.stringify(unexpectedError(error, request, reply));
     } finally {
       release(context);
     }
