@@ -51,7 +51,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       typeof deps.trustProxy === 'number'
         ? (_address: string, hop: number) => hop < (deps.trustProxy as number)
         : (deps.trustProxy ?? false),
-    return503OnClosing: true,
+    // A request that comes on an open connection while the service stops is answered, with
+    // `Connection: close` (see http-drain.ts), rather than refused with 503: the process can still serve
+    // it within its grace period, and a load balancer would pass the 503 on to the client.
+    return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true },
     frameworkErrors: frameworkError,
   }).withTypeProvider<TypeBoxTypeProvider>();

@@ -27,6 +27,7 @@ import { durabilityWarnings } from './db/durability.js';
 import { createDb, type Db } from './db/index.js';
 import { migrate } from './db/migrate.js';
 import { GatewayAccounts } from './gateways/index.js';
+import { HttpDrain } from './http-drain.js';
 import { IdempotencyStore } from './idempotency/store.js';
 import { createLogger, type Logger } from './log.js';
 import { startMaintenance } from './maintenance.js';
@@ -420,18 +421,31 @@ export async function startService(
   const services = await createServices(config, log);
   if (config.env === 'staging') await seedStaging(services.wallet);
   const app = await createApp(services);
+  const drain = new HttpDrain(app.server);
   let maintenance: { stop(): Promise<void> } | undefined;
   let metricsServer: Server | undefined;
   const close = async () => {
+    const started = performance.now();
     if (metricsServer) await closeServer(metricsServer);
-    await app.close();
+    // The longest the service itself waits on anyone (a receiver's answer to POST /webhooks/test, a
+    // webhook attempt), and what docs/operations.md and the systemd unit promise a stop waits for.
+    const requests = await drain.stop(() => app.close(), config.webhookTimeoutMs);
     await maintenance?.stop();
     await services.webhookTester.close();
-    await services.dispatcher.stop();
+    const webhooks = await services.dispatcher.stop();
     await services.shopperAuth.notices.stop();
     services.clock.stop();
     services.senders.close();
     await services.db.close();
+    log.info(
+      {
+        ...requests,
+        webhooksHandedBack: webhooks.handedBack,
+        webhookAttemptsFinished: webhooks.attemptsFinished,
+        durationMs: Math.round(performance.now() - started),
+      },
+      'wallet checkout stopped',
+    );
   };
   const host = inUrl(config.host);
   let metricsUrl: string | undefined;

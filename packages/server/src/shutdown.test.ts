@@ -1,8 +1,12 @@
 import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { engines, type TestDatabase, testDatabase } from './test-support/db.js';
+import { credentialsBody, startTestService, type TestService } from './test-support/service.js';
 
 const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
 
@@ -96,3 +100,173 @@ describe.each(engines())('serve stopped by a signal on %s', (engine) => {
     }
   });
 });
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  /** The connection it came on, and its end. */
+  socket: Socket;
+  socketClosed: Promise<unknown>;
+}
+
+/** One request through `agent` (kept-alive connections), read to its end. */
+function send(agent: http.Agent, url: string, options: http.RequestOptions = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, { ...options, agent }, (response) => {
+      const socket = response.socket;
+      const socketClosed = once(socket, 'close');
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => {
+        body += chunk;
+      });
+      response.on('end', () =>
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, body, socket, socketClosed }),
+      );
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+    request.end();
+  });
+}
+
+/**
+ * A merchant's receiver that holds every request: it answers the test webhooks (POST /webhooks/test) with
+ * 204 when told, and never answers the others, whose attempts end by their time-out.
+ */
+async function holdingReceiver() {
+  const tests: http.ServerResponse[] = [];
+  const waiters: { count: number; resolve(): void }[] = [];
+  let received = 0;
+  const server = http.createServer((request, response) => {
+    let body = '';
+    request.setEncoding('utf8');
+    request.on('data', (chunk: string) => {
+      body += chunk;
+    });
+    request.on('end', () => {
+      received += 1;
+      if ((JSON.parse(body) as { eventName: string }).eventName === 'WEBHOOK_TEST') tests.push(response);
+      for (const waiter of waiters.filter((w) => w.count <= received)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve();
+      }
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    /** Resolves once `count` requests have arrived in all. */
+    received: (count: number) =>
+      new Promise<void>((resolve) => {
+        if (received >= count) resolve();
+        else waiters.push({ count, resolve });
+      }),
+    answerTests() {
+      for (const response of tests.splice(0)) response.writeHead(204).end();
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** The service's last log line, which tells what the stop did. */
+function stopLine(logs: string[]): Record<string, unknown> | undefined {
+  return logs
+    .flatMap((chunk) => chunk.split('\n').filter(Boolean))
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .find((line) => line.msg === 'wallet checkout stopped');
+}
+
+/**
+ * A load balancer keeps connections open to the service; stopping must neither reset one in the middle
+ * of a request nor leave it open for the next request to fail on.
+ */
+describe.each(engines())(
+  'the API stopping, seen by a client with kept-alive connections, on %s',
+  (engine) => {
+    let service: TestService;
+    let agent: http.Agent;
+
+    afterEach(() => {
+      agent.destroy();
+    });
+
+    it('closes an idle connection at once, then refuses a new one', { timeout: 30_000 }, async () => {
+      service = await startTestService(engine);
+      agent = new http.Agent({ keepAlive: true });
+      const first = await send(agent, `${service.url}/healthz`);
+      expect(first.status).toBe(200);
+      expect(first.headers.connection).toBe('keep-alive');
+
+      await service.close();
+      await first.socketClosed;
+      // A fresh connection: the agent holds none open any more.
+      await expect(send(agent, `${service.url}/healthz`)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+      expect(stopLine(service.logs)).toEqual({
+        level: 30,
+        time: expect.any(Number),
+        pid: expect.any(Number),
+        hostname: expect.any(String),
+        msg: 'wallet checkout stopped',
+        requestsFinished: 0,
+        requestsCut: 0,
+        webhooksHandedBack: 0,
+        webhookAttemptsFinished: 0,
+        durationMs: expect.any(Number),
+      });
+    });
+
+    it('answers a request under way in full with Connection: close, and waits for the webhook attempt under way', {
+      timeout: 30_000,
+    }, async () => {
+      service = await startTestService(engine);
+      agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      const receiver = await holdingReceiver();
+      try {
+        const shop = await service.merchant({ webhookUrl: receiver.url });
+        // A PAYMENT_CREDENTIALS webhook on its way to the receiver, which never answers it.
+        const session = await service.session(shop.apiKey);
+        const acknowledged = await service.call('POST', '/payments/credentials', {
+          apiKey: shop.apiKey,
+          body: credentialsBody(session),
+          headers: { 'idempotency-key': `stop-${engine}` },
+        });
+        expect(acknowledged.status, acknowledged.text).toBe(200);
+        await receiver.received(1);
+
+        const warm = await send(agent, `${service.url}/healthz`);
+        // The test webhook waits for the receiver's answer, on the connection the agent kept open.
+        const slow = send(agent, `${service.url}/webhooks/test`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${shop.apiKey}` },
+        });
+        await receiver.received(2);
+        const stopped = service.close();
+        receiver.answerTests();
+
+        const answer = await slow;
+        expect(answer.socket).toBe(warm.socket);
+        expect(answer.status, answer.body).toBe(200);
+        expect(answer.headers.connection).toBe('close');
+        expect(JSON.parse(answer.body)).toMatchObject({ delivered: true, statusCode: 204 });
+        await answer.socketClosed;
+        await stopped;
+        expect(stopLine(service.logs)).toMatchObject({
+          level: 30,
+          requestsFinished: 1,
+          requestsCut: 0,
+          webhooksHandedBack: 0,
+          webhookAttemptsFinished: 1,
+        });
+      } finally {
+        await receiver.close();
+      }
+    });
+  },
+);

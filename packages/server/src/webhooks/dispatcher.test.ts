@@ -131,7 +131,7 @@ describe.each(engines())('dispatcher on %s', (engine) => {
   let databaseUrl: string;
   let drop: () => Promise<void>;
   const log = createLogger(process.env.WH_LOG ?? 'silent');
-  const open: Array<{ stop(): Promise<void> } | { close(): Promise<void> }> = [];
+  const open: Array<{ stop(): Promise<unknown> } | { close(): Promise<void> }> = [];
 
   beforeAll(async () => {
     const database = await testDatabase(engine);
@@ -475,6 +475,28 @@ describe.each(engines())('dispatcher on %s', (engine) => {
       lastError: 'No payload is built for PAYMENT_CREDENTIALS.',
     });
     expect(message.attempts[0]).toMatchObject({ statusCode: null, latencyMs: 0 });
+  });
+
+  it('hands back at stop the messages it had not started, and tells so after the attempt under way ends', async () => {
+    const hooks = await receiver();
+    // Never answered: the attempt under way ends by its time-out.
+    hooks.respond = () => {};
+    const sender = dispatcher({ url: hooks.url(), secrets: [SECRET] }, { perReceiver: 1, timeoutMs: 300 });
+    await sender.start();
+    const rows = await outbox(3, sender.leaseMs);
+    sender.committed(rows);
+    const [request] = await hooks.received(1);
+    expect(await sender.stop()).toEqual({ handedBack: 2, attemptsFinished: 1 });
+    const started = request?.headers['webhook-id'];
+    const stored = await Promise.all(rows.map((row) => repo().get(MERCHANT, row.id)));
+    expect(Object.fromEntries(stored.map((message) => [message.id, message.attemptCount]))).toEqual(
+      Object.fromEntries(rows.map((row) => [row.id, row.id === started ? 1 : 0])),
+    );
+    // The two handed back are due to any process now, not when this one's lease would have run out.
+    const leases = await db.kysely.selectFrom('webhook_messages').select(['id', 'lease_until']).execute();
+    for (const row of leases.filter((lease) => lease.id !== started)) {
+      expect(Number(row.lease_until)).toBeLessThanOrEqual(Date.now());
+    }
   });
 
   it('delivers, from its poll, a message leased by a process that crashed', async () => {

@@ -35,6 +35,14 @@ import { WakeUps } from './wake-ups.js';
 
 export type { AttemptOutcome, AttemptSender, MessageForPayload, WebhookEndpoint } from './sender.js';
 
+/** What a stopping dispatcher did with the messages it held. */
+export interface DispatcherStop {
+  /** Messages not yet started, given back to the outbox for any process to deliver. */
+  handedBack: number;
+  /** Attempts under way when it stopped, each waited for until it ended (at most WEBHOOK_TIMEOUT_MS). */
+  attemptsFinished: number;
+}
+
 export interface DispatcherOptions {
   db: Db;
   log: Logger;
@@ -201,9 +209,12 @@ export class Dispatcher {
     this.#pollSoon();
   }
 
-  /** Stops taking work, hands back messages not yet started, and waits for deliveries in flight. */
-  async stop(): Promise<void> {
-    if (!this.#running) return;
+  /**
+   * Stops taking work, hands back messages not yet started, and waits for deliveries in flight. Tells how
+   * many messages went back to the outbox and how many attempts it waited for.
+   */
+  async stop(): Promise<DispatcherStop> {
+    if (!this.#running) return { handedBack: 0, attemptsFinished: 0 };
     this.#running = false;
     clearInterval(this.#pollTimer);
     clearTimeout(this.#retryTimer);
@@ -219,10 +230,12 @@ export class Dispatcher {
     this.#queueHead = 0;
     this.#unresolved.clear();
     for (const message of unstarted) this.#held.delete(message.id);
-    await this.#handBack(unstarted);
+    const handedBack = await this.#handBack(unstarted);
+    const attemptsFinished = this.#deliveries.size;
     while (this.#deliveries.size > 0) await Promise.all(this.#deliveries);
     await this.#flush();
     await this.#sender.close();
+    return { handedBack, attemptsFinished };
   }
 
   /** Attempts in flight, and messages held: in flight, waiting for a slot, or with results not yet written. */
@@ -281,15 +294,20 @@ export class Dispatcher {
     await this.#handBack(overflow);
   }
 
-  /** Gives leases back and wakes every process, so that whoever has room delivers at once. */
-  async #handBack(messages: LeasedMessage[]): Promise<void> {
-    if (messages.length === 0) return;
+  /**
+   * Gives leases back and wakes every process, so that whoever has room delivers at once. Tells how many
+   * went back: none when the write failed.
+   */
+  async #handBack(messages: LeasedMessage[]): Promise<number> {
+    if (messages.length === 0) return 0;
     try {
       await this.#repo.release(messages, this.#now());
-      await this.#wakeUps.notify();
     } catch (error) {
       this.#log.error({ err: error }, 'could not hand back webhook messages; their leases will run out');
+      return 0;
     }
+    await this.#wakeUps.notify();
+    return messages.length;
   }
 
   #pollSoon(): void {

@@ -4,6 +4,7 @@ export {
   type AttemptSender,
   Dispatcher,
   type DispatcherOptions,
+  type DispatcherStop,
   type MessageForPayload,
   type WebhookEndpoint,
 } from './dispatcher.js';
