@@ -16,10 +16,19 @@ import { until } from '../test-support/wait.js';
 
 const ORIGIN = 'https://shop.example';
 
-/** A TCP relay to `target`: `cut()` drops its connections and refuses new ones until `restore()`. */
+/**
+ * A TCP relay to `target`: `cut()` drops its connections and refuses new ones until `restore()`;
+ * `stall()` drops them and accepts new ones that never get an answer, as a host that stopped answering.
+ */
 async function startRelay(target: { host: string; port: number }) {
   const sockets = new Set<net.Socket>();
+  let stalled = false;
   const relay = net.createServer((client) => {
+    if (stalled) {
+      sockets.add(client);
+      client.on('close', () => sockets.delete(client));
+      return;
+    }
     const upstream = net.connect(target.port, target.host);
     for (const socket of [client, upstream]) {
       sockets.add(socket);
@@ -47,6 +56,13 @@ async function startRelay(target: { host: string; port: number }) {
       const closed = new Promise((resolve) => relay.close(resolve));
       for (const socket of sockets) socket.destroy();
       await closed;
+    },
+    stall() {
+      stalled = true;
+      for (const socket of sockets) socket.destroy();
+    },
+    unstall() {
+      stalled = false;
     },
     restore: () => listen(port),
     close: async () => {
@@ -182,6 +198,31 @@ describe.runIf(postgresUrl)('a PostgreSQL server that cannot be reached, over HT
       statuses.push(retried.status);
     }
     expect(statuses.at(-1)).toBe(200);
+  });
+
+  it('answers 503 once the connect time-out ends when the server accepts connections but never answers', async () => {
+    const key = 'pg-silent-1';
+    relay.stall();
+    const timedOut = () =>
+      unavailableLogs(service).some((line) => /connection timeout/.test(line.err.message));
+    // The pool may first lend a connection the stall ended (a 503 at once); then it opens a new one, which
+    // the relay accepts and never answers.
+    for (let attempt = 0; attempt < 3 && !timedOut(); attempt++) {
+      const refused = await service.call('POST', '/payments/credentials', {
+        apiKey: shop.apiKey,
+        body: credentialsBody(session),
+        headers: { 'idempotency-key': key },
+      });
+      expectUnavailable(refused);
+    }
+    relay.unstall();
+    expect(timedOut()).toBe(true);
+    const accepted = await service.call('POST', '/payments/credentials', {
+      apiKey: shop.apiKey,
+      body: credentialsBody(session),
+      headers: { 'idempotency-key': key },
+    });
+    expect(accepted.status).toBe(200);
   });
 });
 

@@ -29,6 +29,13 @@ export interface DbOptions extends SqliteOptions {
   onIdleError?: (error: Error) => void;
 }
 
+/**
+ * How long a request waits for a PostgreSQL connection: to open one, or for one of the pool's to come free.
+ * Without it, a server that stopped answering (a host down, a packet filter dropping) holds every request
+ * until the operating system gives up on the connection, minutes later, instead of a 503 in seconds.
+ */
+export const PG_CONNECT_TIMEOUT_MS = 5_000;
+
 export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
   if (engineOf(databaseUrl) === 'sqlite') {
     const access = openSqlite(databaseUrl.slice('sqlite:'.length), options);
@@ -45,7 +52,11 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
       },
     };
   }
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: options.poolSize ?? 10 });
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: options.poolSize ?? 10,
+    connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
+  });
   // Without a listener, an idle connection's error (a restarted server, a dropped link) kills the process.
   pool.on('error', (error) => options.onIdleError?.(error));
   // A connection lost while lent out (the server shut down or ended it mid-query) emits 'error' where
