@@ -221,6 +221,18 @@ describe.each(engines())('wallet-checkout shopper … on %s', (engine) => {
       sessionsEnded: 1,
     });
     expect(JSON.stringify(audited)).not.toContain(TEST_SHOPPER_EMAIL);
+
+    // The id, which the audit trail and the log name, still finds the erased shopper: to replay the
+    // erasure after a restore, or to finish one cut short.
+    const byId = await cli('shopper', 'show', holdings.shopperId);
+    expect(byId.code, byId.stderr).toBe(0);
+    expect(byId.stdout).toContain(`email:    erased:${holdings.shopperId}\n`);
+    expect(json(await cli('shopper', 'erase', holdings.shopperId, '--yes', '--json'))).toEqual({
+      shopperId: holdings.shopperId,
+      alreadyErased: true,
+    });
+    const unknown = await cli('shopper', 'show', 'shp_0000000000000000000000');
+    expect([unknown.code, unknown.stderr]).toEqual([1, 'error: no shopper has that id\n']);
   });
 
   it('answers an unknown email with SHOPPER_NOT_FOUND, exit code 1', async () => {

@@ -9,7 +9,7 @@ import { RateLimits } from '../rate-limits.js';
 import { pendingNotices, rememberedDevices } from '../shopper-auth/index.js';
 import { eraseShopper } from '../shopper-erasure.js';
 import { CardVault } from '../vault/vault.js';
-import { type Address, type Card, type Shopper, Wallet } from '../wallet/index.js';
+import { type Address, type Card, isErased, type Shopper, Wallet } from '../wallet/index.js';
 import { type Command, defineCommand, UsageError } from './args.js';
 import type { Context } from './context.js';
 import { isoTime, table, toJson } from './output.js';
@@ -19,8 +19,22 @@ function walletOf(context: Context): { wallet: Wallet; vault: CardVault } {
   return { wallet: new Wallet(context.db, vault), vault };
 }
 
-async function requireShopper(wallet: Wallet, email: string): Promise<Shopper> {
-  const shopper = await wallet.findShopperByEmail(email);
+/** A shopper's id as the audit trail, the log and `order show` name them. */
+const SHOPPER_ID = /^shp_[0-9A-Za-z]+$/;
+
+/**
+ * The shopper an email or a shopper id names. The id also finds an erased shopper, whose email is gone:
+ * to finish an erasure cut short, or to replay one after a restore.
+ */
+async function requireShopper(wallet: Wallet, emailOrId: string): Promise<Shopper> {
+  if (SHOPPER_ID.test(emailOrId)) {
+    return wallet.getShopper(emailOrId).catch((error: unknown) => {
+      throw error instanceof NotFoundError
+        ? new NotFoundError('SHOPPER_NOT_FOUND', 'no shopper has that id')
+        : error;
+    });
+  }
+  const shopper = await wallet.findShopperByEmail(emailOrId);
   if (!shopper) throw new NotFoundError('SHOPPER_NOT_FOUND', 'no shopper has that email');
   return shopper;
 }
@@ -69,7 +83,7 @@ const ACTIVITY_SHOWN = 20;
 const shopperShow = defineCommand<string>({
   name: 'shopper show',
   summary: 'Show what the wallet holds about a shopper, for a request for access (never a card number).',
-  positionals: ['email'],
+  positionals: ['email-or-shopper-id'],
   details: [
     'Lists the profile, the devices that remember the shopper, and every address and card saved, removed',
     "ones included, with when a card's number was erased from the vault, and the merchants that received",
@@ -180,7 +194,7 @@ const shopperShow = defineCommand<string>({
 const shopperErase = defineCommand<string>({
   name: 'shopper erase',
   summary: "Erase a shopper's wallet, for a request for erasure; it cannot be undone.",
-  positionals: ['email'],
+  positionals: ['email-or-shopper-id'],
   options: { yes: { type: 'boolean', description: 'confirm the erasure (required)' } },
   details: [
     'Every card leaves the wallet and its number is erased from the vault an hour later (as when the',
@@ -199,6 +213,13 @@ const shopperErase = defineCommand<string>({
   async execute(context, email) {
     const { wallet } = walletOf(context);
     const shopper = await requireShopper(wallet, email);
+    if (isErased(shopper)) {
+      context.print(`Shopper ${shopper.id} was erased already: nothing to do.`, {
+        shopperId: shopper.id,
+        alreadyErased: true,
+      });
+      return 0;
+    }
     const limits = new RateLimits(context.db);
     const erased = await eraseShopper({ db: context.db, limits, wallet }, shopper, context.actor);
     context.print(

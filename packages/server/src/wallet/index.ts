@@ -1,3 +1,4 @@
+export { isErased } from './repo.js';
 export {
   type AddressChanges,
   addressEdits,

@@ -176,6 +176,9 @@ export async function findCardByVaultId(
 /** What an erased shopper's email becomes (`blankShopper`): no address, so no sign-in matches it. */
 const erasedEmail = (shopperId: string): string => `erased:${shopperId}`;
 
+/** Whether the shopper's wallet was erased (`blankShopper`). */
+export const isErased = (shopper: Shopper): boolean => shopper.email === erasedEmail(shopper.id);
+
 /**
  * Makes the transactions that change a shopper's wallet wait for each other: on PostgreSQL by locking the
  * shopper's row until the commit; SQLite runs one write transaction at a time. A wallet erased meanwhile
