@@ -21,7 +21,13 @@ function fakeServices() {
     idempotency: { sweep: sweep('idempotency') },
     orders: { expireDue: sweep('orders', true) },
     shopperAuth: { sweep: sweep('shopperAuth') },
-    checkout: { sweep: sweep('checkout') },
+    checkout: {
+      sweep: sweep('checkout'),
+      settleStalledPayments: async () => {
+        calls.push('payments');
+        return 1;
+      },
+    },
     rateLimits: { sweep: sweep('rateLimits') },
     retention: {
       sweep: async () => {
@@ -64,25 +70,28 @@ describe('maintenance, with the sweeps faked', () => {
     vi.useRealTimers();
   });
 
-  it('sweeps for retention at start, runs every sweep each 10 minutes, logs failures, and stops', async () => {
+  it('sweeps for retention and stalled payments at start, runs every sweep each 10 minutes, logs failures, and stops', async () => {
     const { services, calls } = fakeServices();
     const lines: string[] = [];
     const log = createLogger('info', { write: (line: string) => lines.push(line) } as never);
     const maintenance = startMaintenance(services, log);
     await vi.advanceTimersByTimeAsync(0);
-    expect(calls).toEqual(['retention']);
+    expect(calls).toEqual(['retention', 'payments']);
 
     await vi.advanceTimersByTimeAsync(10 * 60_000 - 1);
-    expect(calls).toHaveLength(1);
+    expect(calls).toHaveLength(2);
     await vi.advanceTimersByTimeAsync(1);
-    expect(calls.slice(1).sort()).toEqual(
-      ['checkout', 'idempotency', 'orders', 'rateLimits', 'retention', 'shopperAuth'].sort(),
+    expect(calls.slice(2).sort()).toEqual(
+      ['checkout', 'idempotency', 'orders', 'payments', 'rateLimits', 'retention', 'shopperAuth'].sort(),
     );
     const logged = lines.map((line) => JSON.parse(line) as { msg: string; messages?: number });
     expect(logged.filter((line) => line.msg === 'order expiry sweep failed')).toHaveLength(1);
     expect(
       logged.filter((line) => line.msg.startsWith('deleted webhook messages')).map((line) => line.messages),
     ).toEqual([3, 3]);
+    expect(
+      logged.filter((line) => line.msg === 'finished the payments a stopped process left under way'),
+    ).toHaveLength(2);
 
     await maintenance.stop();
     expect(calls.at(-1)).toBe('retention stopped');

@@ -1,7 +1,8 @@
 /**
  * The service's periodic work: expired idempotency keys, orders left open past their life, sign-in codes
- * and tokens, enrolments and rate-limit windows every 10 minutes, and the retention sweep (which also
- * erases the card numbers no wallet holds) at start and with them; and every 10 seconds, the audit
+ * and tokens, enrolments and rate-limit windows every 10 minutes; the retention sweep (which also
+ * erases the card numbers no wallet holds) and the payments a stopped process left under way, at start
+ * and with them; and every 10 seconds, the audit
  * trail's new events copied into the log. Every process runs it; each part is safe to run in several
  * processes at once.
  */
@@ -38,6 +39,16 @@ export function startMaintenance(services: Services, log: Logger): { stop(): Pro
       })
       .catch((error: unknown) => log.warn({ err: error }, 'retention sweep failed; it runs again later'));
   };
+  const settlePayments = () => {
+    services.checkout
+      .settleStalledPayments()
+      .then((settled) => {
+        if (settled > 0) log.info({ settled }, 'finished the payments a stopped process left under way');
+      })
+      .catch((error: unknown) =>
+        log.warn({ err: error }, 'stalled payments sweep failed; it runs again later'),
+      );
+  };
   let copying: Promise<unknown> | undefined;
   const copyAudit = () => {
     // Below `info` the lines would go nowhere: the events wait for a process that logs them.
@@ -55,11 +66,13 @@ export function startMaintenance(services: Services, log: Logger): { stop(): Pro
   };
   // At start too: a process restarted more often than the sweeps run would never sweep otherwise.
   retain();
+  settlePayments();
   copyAudit();
   const auditTimer = setInterval(copyAudit, AUDIT_COPY_INTERVAL_MS);
   auditTimer.unref();
   const timer = setInterval(() => {
     retain();
+    settlePayments();
     for (const [name, sweep] of sweeps) {
       sweep().catch((error: unknown) => log.warn({ err: error }, `${name} sweep failed`));
     }

@@ -72,6 +72,18 @@ interface Choice {
   taxes: number;
 }
 
+/** What the gateway is asked with: the order, whose id is its idempotency key, and the card that pays. */
+type Settling = Pick<Choice, 'order' | 'merchant' | 'card' | 'billing'>;
+
+/**
+ * How long a payment may stay PROCESSING before another process takes it for one whose process stopped
+ * or died between taking the payment and recording the gateway's decision: 10 minutes, more than a
+ * gateway call can last (its time-out, at most 2 minutes, twice with the retry after a time-out).
+ */
+export const STALLED_PAYMENT_MS = 10 * 60_000;
+/** Stalled payments finished in one sweep; the next sweep takes the rest. */
+const STALLED_BATCH = 100;
+
 export class PaymentStep {
   readonly #tokenKey: Buffer;
   readonly #now: () => number;
@@ -169,18 +181,75 @@ export class PaymentStep {
   }
 
   async #authorize(choice: Choice, cvv: string | undefined): Promise<PayResult> {
-    const { order, merchant, shopper, card } = choice;
     const attempt = attemptOf(choice);
     // The state machine lets one submit through; a concurrent one gets ORDER_STATE_CONFLICT here.
-    await this.deps.orders.markProcessing(order.id, attempt);
+    await this.deps.orders.markProcessing(choice.order.id, attempt);
+    const settled = await this.#settle(choice, attempt.chargedAmount, cvv);
+    return this.#outcomeOf(settled, choice.shopper.id);
+  }
 
-    const answer = await this.#callGateway(choice, attempt.chargedAmount, cvv);
+  /**
+   * Finishes the payments left PROCESSING since `before` by a process that stopped or died between taking
+   * the payment and recording the gateway's decision: asks the gateway again with the order's id as the
+   * idempotency key, so that it answers with the decision it made, or decides now if the first request
+   * never reached it (without the CVV, which is never stored). The order then settles as any other, and
+   * its webhook goes to the merchant. A gateway that does not replay idempotent requests cannot be asked
+   * again without risking a second charge: the order fails with -1, and the log names it for an operator
+   * to check against the gateway's records. Returns how many orders settled.
+   */
+  async settleStalled(before = this.#now() - STALLED_PAYMENT_MS): Promise<number> {
+    let settled = 0;
+    for (const order of await this.deps.orders.stalledPayments(before, STALLED_BATCH)) {
+      try {
+        await this.#settleStalled(order);
+        settled++;
+      } catch (error) {
+        // Settled meanwhile by the process that took the payment, or by another sweeping one.
+        if (error instanceof DomainError && error.errorCode === 'ORDER_STATE_CONFLICT') continue;
+        throw error;
+      }
+    }
+    return settled;
+  }
+
+  async #settleStalled(order: Order): Promise<void> {
+    const { payment } = order;
+    const merchant = await findMerchant(this.deps.merchants, order);
+    const gateway = await this.deps.gateways.gatewayOf(merchant.id);
+    const card = payment?.shopperId ? await this.deps.wallet.findCard(payment.paymentId) : undefined;
+    if (!payment?.shopperId || !card || !gateway.connector.supports.idempotentReplay) {
+      this.deps.log.error(
+        { orderId: order.id, merchantId: merchant.id, gateway: gateway.connector.name },
+        'a payment left under way cannot be asked for again; the order fails with -1: check the gateway for a charge',
+      );
+      await this.deps.orders.markFailed(order.id, GENERIC_ERROR.errorCode, GENERIC_ERROR.errorMessage);
+      return;
+    }
+    const { billing } = await this.#addressesOf(order, payment.shopperId);
+    this.deps.log.warn(
+      { orderId: order.id, merchantId: merchant.id },
+      'finishing a payment left under way: asking the gateway for its decision again',
+    );
+    const settled = await this.#settle({ order, merchant, card, billing }, payment.chargedAmount, undefined);
+    if (settled.status === 'FAILED' && settled.error?.code === GENERIC_ERROR.errorCode) {
+      // No decision: the gateway may hold one for a request that differed (the CVV, which is not stored,
+      // or the card's stored-credential reference, recorded by a later payment meanwhile).
+      this.deps.log.error(
+        { orderId: order.id, merchantId: merchant.id },
+        'the gateway gave no decision for a payment left under way; the order failed with -1: check the gateway for a charge',
+      );
+    }
+  }
+
+  /** Asks the merchant's gateway for `amount` and records its decision: SUCCEEDED, or FAILED with its code. */
+  async #settle(settling: Settling, amount: number, cvv: string | undefined): Promise<Order> {
+    const { order, merchant, card } = settling;
+    const answer = await this.#callGateway(settling, amount, cvv);
     const result = sdkResult(answer instanceof GatewayError ? answer : answer.outcome);
     if (result.kind === 'error' || answer instanceof GatewayError) {
       // sdkResult gives every GatewayError the generic -1; the fallback only satisfies the types.
       const { errorCode, errorMessage } = result.kind === 'error' ? result : GENERIC_ERROR;
-      await this.deps.orders.markFailed(order.id, errorCode, errorMessage);
-      return this.#errorResult(order.id, errorCode, errorMessage);
+      return this.deps.orders.markFailed(order.id, errorCode, errorMessage);
     }
     const details: TransactionDetails = {
       networkTransactionId: answer.networkTransactionId,
@@ -194,16 +263,16 @@ export class PaymentStep {
     if (card.storedCredentialsIdentifier === null && answer.networkTransactionId !== null) {
       await this.deps.wallet.recordStoredCredentialsIdentifier(card.id, answer.networkTransactionId);
     }
-    return this.#outcomeOf(succeeded, shopper.id);
+    return succeeded;
   }
 
   /** The gateway's decision, or the GatewayError that stands for none; any other failure is logged as one. */
   async #callGateway(
-    choice: Choice,
+    settling: Settling,
     amount: number,
     cvv: string | undefined,
   ): Promise<GatewayResult | GatewayError> {
-    const { order, merchant, card, billing } = choice;
+    const { order, merchant, card, billing } = settling;
     try {
       const gateway = await this.deps.gateways.gatewayOf(merchant.id);
       const request: AuthorizationRequest = {

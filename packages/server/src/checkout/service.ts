@@ -458,4 +458,9 @@ export class Checkout {
   sweep(): Promise<number> {
     return this.#enrolments.sweep();
   }
+
+  /** Finishes the payments a stopped or crashed process left under way (`PaymentStep.settleStalled`). */
+  settleStalledPayments(before?: number): Promise<number> {
+    return this.#payments.settleStalled(before);
+  }
 }

@@ -162,6 +162,24 @@ export class OrdersRepo {
     return result.numUpdatedRows > 0n;
   }
 
+  /**
+   * Orders the service was paying (not handed to the merchant's processor) that have had no decision
+   * recorded since before `before`, oldest first: PROCESSING orders are few, and the (status, expires_at)
+   * index finds them.
+   */
+  async stalledPayments(before: number, limit: number): Promise<Order[]> {
+    const rows = await this.db.kysely
+      .selectFrom('orders')
+      .selectAll()
+      .where('status', '=', 'PROCESSING')
+      .where('session_id', 'is', null)
+      .where('updated_at', '<', before)
+      .orderBy('updated_at')
+      .limit(limit)
+      .execute();
+    return rows.map((row) => this.#toOrder(row));
+  }
+
   /** Moves every `from` order whose `expires_at` has passed to `to`; returns how many. */
   async expire(from: OrderState, to: OrderState, now: number): Promise<number> {
     const result = await this.db.kysely

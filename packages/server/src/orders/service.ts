@@ -132,6 +132,11 @@ export class Orders {
     return this.#repo.expire('CREATED', transition('CREATED', 'EXPIRE'), this.#now());
   }
 
+  /** Payments under way since before `before` with no decision recorded (see `PaymentStep.settleStalled`). */
+  stalledPayments(before: number, limit: number): Promise<Order[]> {
+    return this.#repo.stalledPayments(before, limit);
+  }
+
   /** The shopper paid: the payment goes to the gateway. Refused once the order has expired. */
   markProcessing(orderId: string, payment: PaymentAttempt): Promise<Order> {
     return this.#apply(orderId, 'SUBMIT_PAYMENT', { payment });

@@ -1,46 +1,12 @@
-import http from 'node:http';
-import type { AddressInfo as NetAddress } from 'node:net';
-import { request as httpRequest } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../audit/index.js';
 import { TEST_SHOPPER_EMAIL } from '../../sandbox/seed.js';
 import { TEST_ACTOR } from '../../test-support/actor.js';
 import { engines } from '../../test-support/db.js';
+import { type GatewayProxy, startGatewayProxy } from '../../test-support/gateway-proxy.js';
 import { type Receiver, startReceiver, verifiedBody } from '../../test-support/receiver.js';
 import { type SandboxGatewayServer, startSandboxGateway } from '../../test-support/sandbox-gateway.js';
 import { startTestService, type TestService } from '../../test-support/service.js';
-
-/** A pass-through in front of the sandbox gateway that counts the authorizations it forwards. */
-async function countingProxy(
-  target: string,
-): Promise<{ url: string; count(): number; close(): Promise<void> }> {
-  let authorizations = 0;
-  const server = http.createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', async () => {
-      if (request.method === 'POST') authorizations++;
-      const headers = { ...request.headers };
-      delete headers.host;
-      delete headers['content-length'];
-      const forwarded = await httpRequest(`${target}${request.url}`, {
-        method: request.method as 'POST',
-        headers,
-        body: Buffer.concat(chunks),
-      });
-      const body = Buffer.from(await forwarded.body.arrayBuffer());
-      response.writeHead(forwarded.statusCode, { 'content-type': String(forwarded.headers['content-type']) });
-      response.end(body);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as NetAddress;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    count: () => authorizations,
-    close: () => new Promise((resolve) => server.close(() => resolve())),
-  };
-}
 
 const SHOP = 'https://shop.example';
 const GROUND = { externalId: 'ground', name: 'Ground', price: 500 };
@@ -68,7 +34,7 @@ const ADDRESS_KEYS = [
 
 describe.each(engines())('checkout page API: sign-in, wallet and payment on %s', (engine) => {
   let gateway: SandboxGatewayServer;
-  let proxy: Awaited<ReturnType<typeof countingProxy>>;
+  let proxy: GatewayProxy;
   let receiver: Receiver;
   let service: TestService;
   let shop: string;
@@ -120,7 +86,7 @@ describe.each(engines())('checkout page API: sign-in, wallet and payment on %s',
 
   beforeAll(async () => {
     gateway = await startSandboxGateway();
-    proxy = await countingProxy(gateway.url);
+    proxy = await startGatewayProxy(gateway.url);
     receiver = await startReceiver();
     service = await startTestService(engine, { SANDBOX_GATEWAY_URL: proxy.url });
     const base = { allowedOrigins: [SHOP], webhookUrl: receiver.url };

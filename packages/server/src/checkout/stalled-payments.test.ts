@@ -1,0 +1,180 @@
+/**
+ * Payments a process stopped or died in the middle of: the order was PROCESSING when the process went,
+ * and the sweep of another (or the restarted) process settles it by asking the gateway again with the
+ * order's id as idempotency key. Over real HTTP: the service, the sandbox gateway behind a proxy that
+ * counts authorizations, and a webhook receiver.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PaymentAttempt } from '../orders/index.js';
+import { TEST_SHOPPER_EMAIL } from '../sandbox/seed.js';
+import { Secret } from '../secret.js';
+import { engines } from '../test-support/db.js';
+import { type GatewayProxy, startGatewayProxy } from '../test-support/gateway-proxy.js';
+import { type Receiver, startReceiver } from '../test-support/receiver.js';
+import { type SandboxGatewayServer, startSandboxGateway } from '../test-support/sandbox-gateway.js';
+import { startTestService, type TestService } from '../test-support/service.js';
+import { until } from '../test-support/wait.js';
+import type { Address, Card } from '../wallet/index.js';
+import { STALLED_PAYMENT_MS } from './payment.js';
+
+const SHOP = 'https://shop.example';
+const ORDER = { lineItems: [{ SKU: 'TEE', amount: 2500 }] };
+const VISA_1111 = '4111111111111111';
+
+describe.each(engines())('payments left under way by a stopped process, on %s', (engine) => {
+  let gateway: SandboxGatewayServer;
+  let proxy: GatewayProxy;
+  let receiver: Receiver;
+  let service: TestService;
+  let shop: Awaited<ReturnType<TestService['merchant']>>;
+
+  beforeAll(async () => {
+    gateway = await startSandboxGateway();
+    proxy = await startGatewayProxy(gateway.url);
+    receiver = await startReceiver();
+    service = await startTestService(engine, { SANDBOX_GATEWAY_URL: proxy.url });
+    shop = await service.merchant({ allowedOrigins: [SHOP], webhookUrl: receiver.url });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await receiver?.close();
+    await proxy?.close();
+    await gateway?.close();
+  });
+
+  /** A new order of `merchantId`, and the test shopper's choice of the card ending 1111 to pay it. */
+  const chosenOrder = async (merchantId: string) => {
+    const created = await service.call('POST', '/checkout/orders', {
+      body: { merchantId, order: ORDER },
+      headers: { origin: SHOP },
+    });
+    expect(created.status).toBe(201);
+    const orderId = created.json.orderId as string;
+    const { wallet } = service.services;
+    const shopper = await wallet.findShopperByEmail(TEST_SHOPPER_EMAIL);
+    const card = (await wallet.listCards(shopper?.id as string)).find((entry) => entry.last4 === '1111');
+    const billing = await wallet.findAddress(card?.billingAddressId as number);
+    const attempt: PaymentAttempt = {
+      email: TEST_SHOPPER_EMAIL,
+      shopperId: shopper?.id as string,
+      paymentId: card?.id as string,
+      shippingAddressId: null,
+      billingAddressId: billing?.externalId as string,
+      shippingMethod: null,
+      shippingAmount: 0,
+      taxAmount: 0,
+      chargedAmount: 2500,
+    };
+    return { orderId, attempt, card: card as Card, billing: billing as Address };
+  };
+  /**
+   * An order taken to PROCESSING as the payment step does just before it calls the gateway: where a
+   * process that died there left it.
+   */
+  const processingOrder = async (merchantId: string) => {
+    const chosen = await chosenOrder(merchantId);
+    await service.services.orders.markProcessing(chosen.orderId, chosen.attempt);
+    return chosen;
+  };
+  /**
+   * A PROCESSING order whose authorization the gateway already decided, as the payment step asks for it
+   * (with `cvv` if given), before its process died without recording the decision.
+   */
+  const decidedByTheGateway = async (cvv?: Secret<string>) => {
+    const { orderId, card: chosen, billing } = await processingOrder(shop.merchantId);
+    // The card as the process that died read it: an earlier payment with it named its stored credential.
+    const card = (await service.services.wallet.findCard(chosen.id)) as Card;
+    expect(card.storedCredentialsIdentifier).not.toBeNull();
+    const { connector, credentials } = await service.services.gateways.gatewayOf(shop.merchantId);
+    const { firstName, lastName, address1, address2, city, state, zip, country, phoneNumber } = billing;
+    const decided = await connector.authorize(
+      {
+        amount: 2500,
+        currency: 'USD',
+        orderReference: orderId,
+        source: {
+          type: 'card',
+          pan: new Secret(VISA_1111),
+          expMonth: card.expMonth,
+          expYear: card.expYear,
+          ...(cvv ? { cvv } : {}),
+        },
+        billingAddress: { firstName, lastName, address1, address2, city, state, zip, country, phoneNumber },
+        storedCredential: {
+          kind: 'subsequent',
+          initiator: 'cardholder',
+          previousNetworkTransactionId: card.storedCredentialsIdentifier as string,
+        },
+        variant: 'standard',
+        idempotencyKey: orderId,
+      },
+      credentials,
+    );
+    return { orderId, decided };
+  };
+  const orderOf = async (orderId: string) =>
+    (await service.call('GET', `/orders/${orderId}`, { apiKey: shop.apiKey })).json;
+  /** A sweep that takes every payment under way as stalled, as one 10 minutes later would. */
+  const sweepLater = () => service.services.checkout.settleStalledPayments(Date.now() + 1);
+
+  it('leaves a payment under way for less than 10 minutes to the process paying it', async () => {
+    const { orderId } = await processingOrder(shop.merchantId);
+    expect(STALLED_PAYMENT_MS).toBe(600_000);
+    expect(await service.services.checkout.settleStalledPayments()).toBe(0);
+    expect((await orderOf(orderId)).status).toBe('PROCESSING');
+    expect(proxy.keys).not.toContain(orderId);
+    // Settled here, so that the next tests' sweeps count only their own orders.
+    expect(await sweepLater()).toBe(1);
+  });
+
+  it('settles one whose gateway call never happened: the gateway decides now, once, and the merchant hears of it', async () => {
+    const { orderId } = await processingOrder(shop.merchantId);
+    expect(await sweepLater()).toBe(1);
+    expect(proxy.keys.filter((key) => key === orderId)).toHaveLength(1);
+    const order = await orderOf(orderId);
+    expect(order).toMatchObject({
+      status: 'SUCCEEDED',
+      transactionDetails: { gatewayTransactionId: expect.any(String) },
+    });
+    const webhook = await until(() =>
+      receiver.received.map((received) => JSON.parse(received.body)).find((body) => body.orderId === orderId),
+    );
+    expect(webhook).toMatchObject({ eventName: 'ORDER_SUCCEEDED', merchantId: shop.merchantId });
+    // Settled: a second sweep finds nothing, and the gateway is not asked again.
+    expect(await sweepLater()).toBe(0);
+    expect(proxy.keys.filter((key) => key === orderId)).toHaveLength(1);
+  });
+
+  it('settles one whose gateway had decided before the process died: with that decision, charged once', async () => {
+    const { orderId, decided } = await decidedByTheGateway();
+    expect(decided.outcome).toBe('approved');
+    expect(await sweepLater()).toBe(1);
+    expect((await orderOf(orderId)).transactionDetails.gatewayTransactionId).toBe(
+      decided.gatewayTransactionId,
+    );
+  });
+
+  it('fails one with -1, and says to check the gateway, when the gateway holds a decision for a request that differed (its CVV)', async () => {
+    const { orderId, decided } = await decidedByTheGateway(new Secret('123'));
+    expect(decided.outcome).toBe('approved');
+    expect(await sweepLater()).toBe(1);
+    expect((await orderOf(orderId)).status).toBe('FAILED');
+    const logged = service.logs.map((line) => JSON.parse(line)).filter((line) => line.orderId === orderId);
+    expect(logged.map((line) => [line.level, line.msg])).toContainEqual([
+      50,
+      'the gateway gave no decision for a payment left under way; the order failed with -1: check the gateway for a charge',
+    ]);
+  });
+
+  it("never takes an order handed to the merchant's own processor", async () => {
+    const own = await service.merchant({
+      allowedOrigins: [SHOP],
+      webhookUrl: receiver.url,
+      authorizationMode: 'merchant',
+    });
+    const { orderId, attempt } = await chosenOrder(own.merchantId);
+    await service.services.orders.markSelected(orderId, attempt, 'ses_test');
+    expect(await sweepLater()).toBe(0);
+    expect(proxy.keys).not.toContain(orderId);
+  });
+});
