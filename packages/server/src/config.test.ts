@@ -174,11 +174,19 @@ describe('loadConfig', () => {
     ],
     [
       { WEBHOOK_ALLOWED_NETWORKS: '10.0.0.0/8,intranet' },
-      'WEBHOOK_ALLOWED_NETWORKS: must be comma-separated addresses and CIDR ranges such as 10.20.0.0/16, got "intranet"',
+      'WEBHOOK_ALLOWED_NETWORKS: must be comma-separated address blocks: "intranet" is not an address block such as 10.0.0.0/8',
     ],
     [
       { WEBHOOK_ALLOWED_NETWORKS: 'fd00::/129' },
-      'WEBHOOK_ALLOWED_NETWORKS: must be comma-separated addresses and CIDR ranges such as 10.20.0.0/16, got "fd00::/129"',
+      'WEBHOOK_ALLOWED_NETWORKS: must be comma-separated address blocks: "fd00::/129" is not an address block such as 10.0.0.0/8',
+    ],
+    [
+      { WEBHOOK_ALLOWED_NETWORKS: '10.0.0.0/8,0.0.0.0/0' },
+      'WEBHOOK_ALLOWED_NETWORKS: must be comma-separated address blocks: "0.0.0.0/0" covers an unspecified address (0.0.0.0); loopback, unspecified, link-local and cloud metadata addresses are never opened',
+    ],
+    [
+      { WEBHOOK_ALLOWED_NETWORKS: '169.254.169.0/24' },
+      'WEBHOOK_ALLOWED_NETWORKS: must be comma-separated address blocks: "169.254.169.0/24" covers a link-local address (169.254.0.0); loopback, unspecified, link-local and cloud metadata addresses are never opened',
     ],
     [
       { WEBHOOK_TIMEOUT_MS: '20000', WEBHOOK_LEASE_MS: '20000' },

@@ -3,7 +3,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Secret } from './secret.js';
-import { parseNetwork } from './webhooks/url-guard.js';
+import { parseNetwork, WebhookDestinations } from './webhooks/url-guard.js';
 
 export type WalletEnv = 'staging' | 'production';
 
@@ -332,12 +332,10 @@ function networks(env: Env, name: string): string[] {
   const value = env[name]?.trim() ?? '';
   if (value === '') return [];
   const entries = value.split(',').map((entry) => entry.trim());
-  const wrong = entries.find((entry) => parseNetwork(entry) === undefined);
-  if (wrong !== undefined) {
-    throw new ConfigError(
-      name,
-      `must be comma-separated addresses and CIDR ranges such as 10.20.0.0/16, got "${wrong}"`,
-    );
+  try {
+    new WebhookDestinations('production', entries);
+  } catch (error) {
+    throw new ConfigError(name, `must be comma-separated address blocks: ${(error as Error).message}`);
   }
   return entries;
 }

@@ -176,12 +176,41 @@ describe('networks the operator allowed (WEBHOOK_ALLOWED_NETWORKS)', () => {
     expect(onSave('http://10.20.0.9/h', production)).toBe('webhookUrl must use https in production');
   });
 
-  it('never opens link-local addresses or the cloud metadata services', () => {
-    const everything = new WebhookDestinations('production', ['0.0.0.0/0', '::/0']);
-    expect(onSend('https://169.254.169.254/h', everything)).toBe('cloud metadata');
-    expect(onSend('https://169.254.3.3/h', everything)).toBe('link-local');
-    expect(onSend('https://[fe80::1]/h', everything)).toBe('link-local');
-    expect(onSend('https://10.0.0.1/h', everything)).toBe('allowed');
+  it('refuses blocks that overlap the machine itself, or would open only what is never opened', () => {
+    for (const [block, covered] of [
+      ['0.0.0.0/0', 'an unspecified address (0.0.0.0)'],
+      ['::/0', 'an unspecified address (::)'],
+      ['127.5.0.0/16', 'a loopback address (127.0.0.0)'],
+      ['::1', 'a loopback address (::1)'],
+      ['169.254.128.0/17', 'a link-local address (169.254.0.0)'],
+      ['168.63.129.16/32', 'a cloud metadata address (168.63.129.16)'],
+      ['fe80::/64', 'a link-local address (fe80::)'],
+    ]) {
+      expect(() => new WebhookDestinations('production', [block as string])).toThrow(
+        `"${block}" covers ${covered}; loopback, unspecified, link-local and cloud metadata addresses are never opened`,
+      );
+    }
+  });
+
+  it('opens addresses of its own family only, and IPv4 carried in IPv6 by the IPv4 blocks', () => {
+    const v6 = new WebhookDestinations('production', ['2000::/3', 'fc00::/7']);
+    expect(onSend('https://10.0.0.1/h', v6)).toBe('private');
+    expect(onSend('https://[::ffff:10.0.0.1]/h', v6)).toBe('private');
+    expect(onSend('https://[fd00:1::1]/h', v6)).toBe('allowed');
+    // A block may hold a metadata address, which stays refused.
+    expect(onSend('https://[fd00:ec2::254]/h', v6)).toBe('cloud metadata');
+    expect(onSend('https://168.63.129.16/h', new WebhookDestinations('production', ['168.63.0.0/16']))).toBe(
+      'cloud metadata',
+    );
+    // Teredo and local-use NAT64 carry an IPv4 address no block can judge: never opened.
+    expect(onSend('https://[2001::a9fe:a9fe]/h', v6)).toBe('reserved');
+    expect(
+      onSend('https://[64:ff9b:1::a9fe:a9fe]/h', new WebhookDestinations('production', ['64:ff9b:1::/48'])),
+    ).toBe('reserved');
+    const v4 = new WebhookDestinations('production', ['10.0.0.0/8']);
+    expect(onSend('https://[::ffff:10.0.0.1]/h', v4)).toBe('allowed');
+    expect(onSend('https://[64:ff9b::10.0.0.1]/h', v4)).toBe('allowed');
+    expect(onSend('https://[::10.0.0.1]/h', v4)).toBe('reserved');
   });
 
   it('says in a refusal what is allowed', () => {

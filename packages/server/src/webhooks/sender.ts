@@ -111,9 +111,14 @@ export function isTimeout(error: string | null): boolean {
 
 /** Text for the attempt record of a failure before or instead of an HTTP answer. */
 export function describeFailure(error: unknown, timeoutMs: number): string {
-  const { code, name } = (error ?? {}) as { code?: unknown; name?: unknown };
+  const { code, name, syscall, address } = (error ?? {}) as Record<string, unknown>;
   const message = error instanceof Error ? error.message : String(error);
   let text = typeof code === 'string' && !message.includes(code) ? `${code}: ${message}` : message;
+  if (typeof code === 'string' && typeof syscall === 'string' && typeof address === 'string') {
+    // Node's socket errors name the address dialled (`connect ECONNREFUSED 10.1.2.3:443`): what a name
+    // resolved to, which is not the merchant's to learn.
+    text = `${code}: ${syscall} to the webhook URL's host failed`;
+  }
   if (name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
     text = `No complete response within ${timeoutMs} ms.`;
   } else if (code === 'UND_ERR_CONNECT_TIMEOUT') {

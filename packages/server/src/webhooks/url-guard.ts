@@ -155,28 +155,96 @@ export function nonPublicHost(hostname: string): string | undefined {
   return net.isIP(host) ? nonPublicRange(host) : undefined;
 }
 
-/** Ranges no setting opens: they reach the machine's cloud provider, and its credentials. */
-const NEVER_ALLOWED = new Set(['cloud metadata', 'link-local']);
+/**
+ * Ranges no setting opens: the machine's cloud provider and its credentials (metadata, link-local), and
+ * the machine itself (loopback, which staging allows on its own terms, and unspecified, which dials it).
+ */
+const NEVER_OPENED = ['unspecified', 'loopback', 'cloud metadata', 'link-local'];
+
+/** The machine's own ranges among them: an allowed block may not even overlap one. */
+const THE_MACHINE = ['loopback', 'unspecified'];
+
+/** Each never-opened range, with a list that holds it, to check the allowed blocks against. */
+const NEVER_OPENED_RANGES = NEVER_OPENED.flatMap((label) =>
+  [...(V4_RANGES[label] ?? []), ...(V6_RANGES[label] ?? [])].map(([address, prefix]) => {
+    const family = net.isIPv4(address) ? ('ipv4' as const) : ('ipv6' as const);
+    const list = new net.BlockList();
+    list.addSubnet(address, prefix, family);
+    return { label, address, prefix, family, list };
+  }),
+);
+
+/**
+ * Why an allowed block cannot be: it overlaps the machine's own addresses (`0.0.0.0/0` would open them),
+ * or lies wholly inside a range that is never opened, where it would open nothing. A block that merely
+ * holds a metadata address (`fd00::/8` holds `fd00:ec2::254`) is fine: that address stays refused.
+ */
+function wrongBlock(block: AddressBlock): string | undefined {
+  const own = new net.BlockList();
+  own.addSubnet(block.address, block.prefix, block.family);
+  for (const range of NEVER_OPENED_RANGES) {
+    if (range.family !== block.family) continue;
+    const inside = range.list.check(block.address, block.family) && block.prefix >= range.prefix;
+    const overlaps = inside || own.check(range.address, range.family);
+    if (THE_MACHINE.includes(range.label) ? overlaps : inside) {
+      return `covers ${anAddress(range.label)} (${range.address})`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * IPv6 forms that carry an IPv4 address `embeddedIpv4` cannot read (IPv4-compatible, local-use NAT64,
+ * Teredo): an allowed block never opens them, whatever address they carry.
+ */
+const OPAQUE_IPV4_CARRIERS = new net.BlockList();
+OPAQUE_IPV4_CARRIERS.addSubnet('::', 96, 'ipv6');
+OPAQUE_IPV4_CARRIERS.addSubnet('64:ff9b:1::', 48, 'ipv6');
+OPAQUE_IPV4_CARRIERS.addSubnet('2001::', 32, 'ipv6');
+
+/** The IPv4 address an IPv6 one carries and reaches (IPv4-mapped, SIIT, NAT64, 6to4), if any. */
+function carriedIpv4(address: string): string | undefined {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
+  if (mapped !== undefined) return mapped;
+  const groups = expandIpv6(address);
+  if (groups?.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff) {
+    return ipv4FromGroups(groups[6] ?? 0, groups[7] ?? 0);
+  }
+  return embeddedIpv4(address);
+}
 
 /**
  * The addresses webhooks may be delivered to: public ones; loopback too in staging; and the non-public
- * networks the operator allowed (CIDR blocks, `10.0.0.0/8` or `fd00::/8`), except those in NEVER_ALLOWED.
- * Plain data crosses to the delivery worker threads, which build their own.
+ * networks the operator allowed (CIDR blocks, `10.0.0.0/8` or `fd00::/8`), which may not overlap a range
+ * of NEVER_OPENED. A block opens addresses of its own family: an IPv6 address that carries an IPv4 one
+ * is judged by the IPv4 blocks. Plain data crosses to the delivery worker threads, which build their own.
  */
 export class WebhookDestinations {
   readonly env: WalletEnv;
   readonly allowedNetworks: readonly string[];
   /** What a refusal says is allowed. */
   readonly rule: string;
-  readonly #allowed = new net.BlockList();
+  readonly #allowedV4 = new net.BlockList();
+  readonly #allowedV6 = new net.BlockList();
 
+  /** Throws an Error naming the entry and the rule when an allowed network is not a block, or not one it may open. */
   constructor(env: WalletEnv, allowedNetworks: readonly string[] = []) {
     this.env = env;
     this.allowedNetworks = allowedNetworks;
     for (const network of allowedNetworks) {
       const block = parseNetwork(network);
       if (block === undefined) throw new Error(`"${network}" is not an address block such as 10.0.0.0/8`);
-      this.#allowed.addSubnet(block.address, block.prefix, block.family);
+      const wrong = wrongBlock(block);
+      if (wrong !== undefined) {
+        throw new Error(
+          `"${network}" ${wrong}; loopback, unspecified, link-local and cloud metadata addresses are never opened`,
+        );
+      }
+      (block.family === 'ipv4' ? this.#allowedV4 : this.#allowedV6).addSubnet(
+        block.address,
+        block.prefix,
+        block.family,
+      );
     }
     const where = env === 'production' ? 'public addresses' : 'public and loopback addresses';
     const opened = allowedNetworks.length > 0 ? ' and the networks the operator allowed' : '';
@@ -186,10 +254,18 @@ export class WebhookDestinations {
   /** The non-public range that keeps webhooks from `address`, or undefined when they may go there. */
   refusedRange(address: string): string | undefined {
     const range = nonPublicRange(address);
-    if (range === undefined || NEVER_ALLOWED.has(range)) return range;
+    if (range === undefined) return undefined;
     if (this.env === 'staging' && range === 'loopback') return undefined;
-    const family = net.isIPv4(address) ? 'ipv4' : 'ipv6';
-    return this.#allowed.check(address, family) ? undefined : range;
+    if (NEVER_OPENED.includes(range)) return range;
+    return this.#opens(address) ? undefined : range;
+  }
+
+  /** Whether an allowed block of the address's own family holds it. */
+  #opens(address: string): boolean {
+    if (net.isIPv4(address)) return this.#allowedV4.check(address, 'ipv4');
+    const ipv4 = carriedIpv4(address);
+    if (ipv4 !== undefined) return this.#allowedV4.check(ipv4, 'ipv4');
+    return !OPAQUE_IPV4_CARRIERS.check(address, 'ipv6') && this.#allowedV6.check(address, 'ipv6');
   }
 
   /**
