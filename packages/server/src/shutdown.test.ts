@@ -222,6 +222,37 @@ describe.each(engines())(
       });
     });
 
+    it('resets no request of clients that keep their connections busy: each gets its answer, then a refusal', {
+      timeout: 30_000,
+    }, async () => {
+      service = await startTestService(engine);
+      agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+      const failures: string[] = [];
+      let answered = 0;
+      let stopping = false;
+      // Eight clients, each sending its next request the moment the last is answered, until refused.
+      const client = async () => {
+        for (;;) {
+          try {
+            const response = await send(agent, `${service.url}/healthz`);
+            expect(response.status).toBe(200);
+            answered += 1;
+          } catch (error) {
+            const { code } = error as { code?: string };
+            if (!stopping || code !== 'ECONNREFUSED') failures.push(String(code ?? error));
+            return;
+          }
+        }
+      };
+      const clients = Array.from({ length: 8 }, client);
+      while (answered < 200) await new Promise((resolve) => setImmediate(resolve));
+      stopping = true;
+      await service.close();
+      await Promise.all(clients);
+      expect(failures).toEqual([]);
+      expect(stopLine(service.logs)).toMatchObject({ requestsCut: 0 });
+    });
+
     it('answers a request under way in full with Connection: close, and waits for the webhook attempt under way', {
       timeout: 30_000,
     }, async () => {
