@@ -222,9 +222,22 @@ describe('a gauge whose read fails, with the read faked', () => {
       },
       log,
     );
-    expect(sampled(await metrics.registry.metrics(), 'wallet_test_gauge')).toBeNaN();
+    expect(sampled(await metrics.text(), 'wallet_test_gauge')).toBeNaN();
     expect(lines.map((line) => JSON.parse(line).metric)).toEqual(['wallet_test_gauge']);
     fails = false;
-    expect(sampled(await metrics.registry.metrics(), 'wallet_test_gauge')).toBe(7);
+    expect(sampled(await metrics.text(), 'wallet_test_gauge')).toBe(7);
+  });
+
+  it('spells values that are not finite as the text format does: NaN, +Inf, -Inf', async () => {
+    const metrics = new Metrics();
+    const log = createLogger('warn', { write: () => true } as never);
+    metrics.gauge('wallet_test_unread', 'A read that fails.', () => Promise.reject(new Error('down')), log);
+    metrics.gauge('wallet_test_up', 'An unbounded figure.', () => Number.POSITIVE_INFINITY, log);
+    metrics.gauge('wallet_test_down', 'An unbounded figure.', () => Number.NEGATIVE_INFINITY, log);
+    const lines = (await metrics.text()).split('\n');
+    expect(lines).toContain('wallet_test_unread NaN');
+    expect(lines).toContain('wallet_test_up +Inf');
+    expect(lines).toContain('wallet_test_down -Inf');
+    expect(lines.filter((line) => / Nan$/.test(line))).toEqual([]);
   });
 });

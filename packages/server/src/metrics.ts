@@ -22,37 +22,53 @@ const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 /** Seconds, up to the 15 s a receiver is given by default and the 120 s WEBHOOK_TIMEOUT_MS allows. */
 const ATTEMPT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30, 60, 120];
 
+/**
+ * A sample line whose value prom-client 15 wrote as `Nan`: the text format spells it `NaN`, and strict
+ * parsers (OpenMetrics) refuse any other spelling.
+ */
+const MISSPELLED_NAN = /^([^#].*) Nan$/gm;
+
 export class Metrics {
-  readonly registry = new Registry();
+  readonly #registry = new Registry();
   readonly #requests = new Counter({
     name: 'wallet_http_requests_total',
     help: 'HTTP requests answered, by method, route template and status code.',
     labelNames: ['method', 'route', 'status_code'] as const,
-    registers: [this.registry],
+    registers: [this.#registry],
   });
   readonly #requestSeconds = new Histogram({
     name: 'wallet_http_request_duration_seconds',
     help: 'Time from receiving a request to sending its answer, by method and route template.',
     labelNames: ['method', 'route'] as const,
     buckets: REQUEST_BUCKETS,
-    registers: [this.registry],
+    registers: [this.#registry],
   });
   readonly #attempts = new Counter({
     name: 'wallet_webhook_attempts_total',
     help: 'Webhook delivery attempts made by this process, by event and outcome (delivered, retrying, failed).',
     labelNames: ['event', 'outcome'] as const,
-    registers: [this.registry],
+    registers: [this.#registry],
   });
   readonly #attemptSeconds = new Histogram({
     name: 'wallet_webhook_attempt_duration_seconds',
     help: 'Time a receiver took to answer a webhook attempt (to its time-out when it did not), by event.',
     labelNames: ['event'] as const,
     buckets: ATTEMPT_BUCKETS,
-    registers: [this.registry],
+    registers: [this.#registry],
   });
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry });
+    collectDefaultMetrics({ register: this.#registry });
+  }
+
+  /** The `content-type` of what `text` returns. */
+  get contentType(): string {
+    return this.#registry.contentType;
+  }
+
+  /** Every metric in Prometheus' text format, collected now; values read `NaN`, `+Inf` or `-Inf` when not finite. */
+  async text(): Promise<string> {
+    return (await this.#registry.metrics()).replace(MISSPELLED_NAN, '$1 NaN');
   }
 
   /** One answered request; `route` is the route's template (`/payments/credentials/:requestId`). */
@@ -76,7 +92,7 @@ export class Metrics {
     new Gauge({
       name,
       help,
-      registers: [this.registry],
+      registers: [this.#registry],
       async collect() {
         try {
           this.set(await read());
@@ -116,9 +132,9 @@ export async function serveMetrics(
         `/metrics does not take ${request.method}; it takes GET, HEAD.`,
       );
     } else {
-      metrics.registry.metrics().then(
+      metrics.text().then(
         (text) => {
-          response.writeHead(200, { 'content-type': metrics.registry.contentType });
+          response.writeHead(200, { 'content-type': metrics.contentType });
           response.end(request.method === 'HEAD' ? undefined : text);
         },
         (error: unknown) => {
