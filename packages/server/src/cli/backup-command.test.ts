@@ -96,6 +96,18 @@ describe.each(engines())('wallet-checkout backup on %s', (engine) => {
       }
     }, 60_000);
 
+    it('writes a copy only its owner can read, under a umask that lets others read new files', async () => {
+      const file = path.join(database.dataDir, 'private.db');
+      const umask = process.umask(0o022);
+      try {
+        const copied = await backupProcess(env, file);
+        expect(copied.code, copied.stderr).toBe(0);
+      } finally {
+        process.umask(umask);
+      }
+      expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    });
+
     it('refuses a file that exists, a folder that does not, and a missing --to', async () => {
       const existing = path.join(database.dataDir, 'existing.db');
       fs.writeFileSync(existing, 'keep me');

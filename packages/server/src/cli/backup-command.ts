@@ -17,7 +17,8 @@ const backup = defineCommand<{ file: string }>({
     'The copy is one snapshot: every acknowledged request in it is whole. Card data and secrets in it stay',
     'encrypted, so keep the vault keys (VAULT_KEYS, or the vault-keys file in the data folder) too, elsewhere.',
     'To restore: stop the service, put the copy where DATABASE_URL points (removing any -wal and -shm files',
-    'beside it), and start it. On PostgreSQL use pg_dump instead. With --json: {"file", "bytes", "seconds"}.',
+    'beside it), and start it. The copy is readable by its owner only (mode 0600). On PostgreSQL use pg_dump',
+    'instead. With --json: {"file", "bytes", "seconds"}.',
   ],
   prepare({ values }) {
     const file = path.resolve(requiredOption(values, 'to', 'backup'));
@@ -37,9 +38,17 @@ const backup = defineCommand<{ file: string }>({
       );
     }
     const started = performance.now();
-    // VACUUM INTO writes the database as one read transaction sees it: a snapshot, whatever the service
-    // commits meanwhile, and compact (free pages are left out).
-    await sql`vacuum into ${file}`.execute(db.kysely);
+    // The copy holds the whole database, so only its owner may read it, whatever the umask: VACUUM INTO
+    // writes into an empty file it is given, so the file is made 0600 first and is never readable by others.
+    createPrivateFile(file);
+    try {
+      // VACUUM INTO writes the database as one read transaction sees it: a snapshot, whatever the service
+      // commits meanwhile, and compact (free pages are left out).
+      await sql`vacuum into ${file}`.execute(db.kysely);
+    } catch (error) {
+      fs.rmSync(file, { force: true });
+      throw error;
+    }
     const seconds = (performance.now() - started) / 1000;
     const copy = new Database(file, { readonly: true, fileMustExist: true });
     const check = copy.pragma('quick_check', { simple: true });
@@ -64,5 +73,16 @@ const backup = defineCommand<{ file: string }>({
     return 0;
   },
 });
+
+/** Creates `file` empty, readable and writable by its owner only; fails if it exists. */
+function createPrivateFile(file: string): void {
+  const fd = fs.openSync(file, 'wx', 0o600);
+  try {
+    // The umask may have taken bits off the mode given to open; 0600 is what is meant.
+    fs.fchmodSync(fd, 0o600);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
 
 export const BACKUP_COMMANDS: Command[] = [backup];
