@@ -417,6 +417,8 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
       };
       const single = await runCli(vaultEnv, ['vault', 'rotate-key']);
       expect(single.stderr).toMatch(/^warning: VAULT_KEYS holds one key/);
+      // The line docs/operations.md quotes.
+      expect(single.stdout).toBe('Re-encrypted 0 value(s) under the primary key old.\n');
       const rotated = json(
         await runCli({ ...vaultEnv, VAULT_KEYS: `${vaultKey('new')},${oldKey}` }, [
           'vault',
