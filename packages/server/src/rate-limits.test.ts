@@ -1,6 +1,16 @@
+import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ORDER_LIMITS } from './api/checkout/orders.create.js';
+import { DEFAULT_LOOKUP_LIMITS, SIGN_IN_LIMITS } from './api/checkout/shoppers.rate-limit.js';
 import { clientKey, RateLimits } from './rate-limits.js';
+import {
+  CODES_PER_DAY,
+  CODES_PER_DAY_PER_CLIENT,
+  MAX_ATTEMPTS,
+  RESEND_GAP_MS,
+} from './shopper-auth/index.js';
 import { engines, openTestDb } from './test-support/db.js';
+import { TESTS_PER_MINUTE } from './webhooks/index.js';
 
 describe.each(engines())('RateLimits on %s', (engine) => {
   let handle: Awaited<ReturnType<typeof openTestDb>>;
@@ -90,5 +100,29 @@ describe('clientKey', () => {
     ['', 'unreadable'],
   ])('counts %j as %s', (ip, key) => {
     expect(clientKey(ip)).toBe(key);
+  });
+});
+
+describe('docs/operations.md', () => {
+  it('names every rate limit and its figure in its Rate limits section', () => {
+    const doc = fs.readFileSync(new URL('../../../docs/operations.md', import.meta.url), 'utf8');
+    const start = doc.indexOf('## Rate limits');
+    const section = doc.slice(start, doc.indexOf('\n## ', start)).replace(/\s+/g, ' ');
+    // Each limit's route, then how the section words its figure.
+    const limits: [string, string][] = [
+      ['POST /checkout/shoppers/lookup', `| ${DEFAULT_LOOKUP_LIMITS.perClient} look-ups | 1 minute |`],
+      ['POST /checkout/shoppers/lookup', `| ${DEFAULT_LOOKUP_LIMITS.perMerchant} look-ups | 1 minute |`],
+      ['POST /checkout/api/orders/:orderId/otp', `${SIGN_IN_LIMITS.perClient} together per client address`],
+      ['OTP_THROTTLED', `one per ${RESEND_GAP_MS / 1000} seconds`],
+      ['OTP_THROTTLED', `${CODES_PER_DAY_PER_CLIENT} a day asked for from one client address`],
+      ['OTP_THROTTLED', `${CODES_PER_DAY} a day in all`],
+      ['OTP_LOCKED', `${MAX_ATTEMPTS} wrong tries`],
+      ['POST /checkout/orders', `${ORDER_LIMITS.perClient} a minute`],
+      ['POST /webhooks/test', `${TESTS_PER_MINUTE} a minute`],
+    ];
+    for (const [route, figure] of limits) {
+      expect(section).toContain(route);
+      expect(section).toContain(figure);
+    }
   });
 });

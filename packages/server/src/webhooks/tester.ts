@@ -15,7 +15,7 @@ export const WEBHOOK_TEST = 'WEBHOOK_TEST';
  * 10 a minute per merchant: a developer clicking through a set-up never needs more, and each test may
  * hold a connection to the receiver for the whole time-out.
  */
-const TESTS_PER_MINUTE = 10;
+export const TESTS_PER_MINUTE = 10;
 
 export interface WebhookTestResult extends AttemptOutcome {
   /** The `webhook-id` it was sent with (`tst_…`: not a message of the outbox). */
