@@ -3,6 +3,7 @@ import { NotFoundError, ValidationError } from '../errors.js';
 import {
   type CreateMerchantInput,
   type CredentialType,
+  DEFAULT_CACHE_TTL_MS,
   MAX_OVERLAP_SECONDS,
   type MerchantPatch,
 } from '../merchants/index.js';
@@ -315,6 +316,9 @@ const apikeyRevoke = defineCommand<string>({
   },
 });
 
+/** How long a running service may go on with the secrets it read before a rotation (its cache). */
+const CACHE_SECONDS = DEFAULT_CACHE_TTL_MS / 1000;
+
 const webhookSecretRotate = defineCommand<{ merchantId: string; overlapSeconds: number }>({
   name: 'webhook-secret rotate',
   summary: "Replace a merchant's webhook signing secret (the new one is shown once).",
@@ -326,7 +330,11 @@ const webhookSecretRotate = defineCommand<{ merchantId: string; overlapSeconds: 
       description: `hours the old secret keeps signing beside the new one (default 24, at most ${MAX_OVERLAP_SECONDS / 3600}; 0 after a leak)`,
     },
   },
-  details: ['During the overlap every delivery carries one signature per secret.'],
+  details: [
+    'During the overlap every delivery carries one signature per secret. A running service keeps the',
+    `secrets it signs with for ${CACHE_SECONDS} s (its cache), so it signs with the new one, and after`,
+    `--overlap-hours 0 stops signing with the old one, up to ${CACHE_SECONDS} s after this command.`,
+  ],
   prepare({ values, positionals }) {
     const raw = stringOption(values, 'overlap-hours') ?? '24';
     const most = MAX_OVERLAP_SECONDS / 3600;
@@ -345,8 +353,8 @@ const webhookSecretRotate = defineCommand<{ merchantId: string; overlapSeconds: 
     const previousSecretsExpireAt = Date.now() + overlapSeconds * 1000;
     const until =
       overlapSeconds > 0
-        ? `Older secrets keep signing until ${isoTime(previousSecretsExpireAt)}.`
-        : 'Older secrets no longer sign.';
+        ? `Older secrets keep signing until ${isoTime(previousSecretsExpireAt)}; a running service signs with the new one within ${CACHE_SECONDS} s.`
+        : `Older secrets no longer sign here; a running service may sign with them for up to ${CACHE_SECONDS} s more.`;
     context.print(`New webhook secret for ${merchantId}:\n  ${webhookSecret}\n${until}`, {
       merchantId,
       webhookSecret,

@@ -371,7 +371,7 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     });
     const now = await cli('webhook-secret', 'rotate', created.merchantId, '--overlap-hours', '0');
     expect(now.stdout).toMatch(
-      /^New webhook secret for mch_\w+:\n {2}whsec_\S+\nOlder secrets no longer sign\.\n$/,
+      /^New webhook secret for mch_\w+:\n {2}whsec_\S+\nOlder secrets no longer sign here; a running service may sign with them for up to 5 s more\.\n$/,
     );
     const bad = await cli('webhook-secret', 'rotate', created.merchantId, '--overlap-hours', 'soon');
     expect(bad.code).toBe(2);

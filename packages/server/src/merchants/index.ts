@@ -13,7 +13,7 @@ export {
   type NewApiKey,
   type RefusedKey,
 } from './api-keys.js';
-export { type CreatedMerchant, Merchants, type MerchantsOptions } from './service.js';
+export { type CreatedMerchant, DEFAULT_CACHE_TTL_MS, Merchants, type MerchantsOptions } from './service.js';
 export * from './types.js';
 export type { CreateMerchantInput, MerchantPatch, ShippingMethodInput } from './validation.js';
 export { DEFAULT_OVERLAP_SECONDS, MAX_OVERLAP_SECONDS, WEBHOOK_SECRET_PREFIX } from './webhook-secrets.js';

@@ -42,7 +42,7 @@ export interface CreatedMerchant {
 }
 
 /** 5 s: short enough that a revoke elsewhere takes effect quickly, long enough to spare the database. */
-const DEFAULT_CACHE_TTL_MS = 5_000;
+export const DEFAULT_CACHE_TTL_MS = 5_000;
 const DEFAULT_CACHE_MAX_ENTRIES = 10_000;
 
 function toChanges(settings: MerchantSettings): MerchantChanges {
