@@ -158,6 +158,13 @@ const merchantCreate = defineCommand<CreateMerchantInput>({
       context.merchants.create(input, context.actor),
       '--approve-credentials',
     );
+    // Production has no sandbox gateway to fall back on, so a service-mode merchant cannot be paid until
+    // it has a gateway account: the default must not go unnoticed.
+    if (context.config.env === 'production' && input.authorizationMode === undefined) {
+      context.io.stderr(
+        `note: ${merchant.id} authorizes payments in service mode (the default), through its gateway account ("gateway set"); for its own processor: wallet-checkout merchant update ${merchant.id} --authorization-mode merchant\n`,
+      );
+    }
     context.print(
       [
         `Created merchant ${merchant.id} (${merchant.name}).`,

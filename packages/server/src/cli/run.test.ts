@@ -403,6 +403,35 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     });
   });
 
+  it('notes on stderr, in production only, the authorization mode a merchant got by default', async () => {
+    const other = await testDatabase(engine);
+    try {
+      const staging = { ...cliEnv(engine, other), VAULT_KEYS: vaultKey('k') };
+      const production = { ...staging, WALLET_ENV: 'production', PUBLIC_URL: 'https://pay.example' };
+      expect((await runCli(staging, ['migrate'])).code).toBe(0);
+      const defaulted = await runCli(production, ['merchant', 'create', '--name', 'Live', '--json']);
+      expect(defaulted.code).toBe(0);
+      // stdout holds the JSON alone; the note is on stderr.
+      const { merchantId } = JSON.parse(defaulted.stdout) as { merchantId: string };
+      expect(defaulted.stderr).toBe(
+        `note: ${merchantId} authorizes payments in service mode (the default), through its gateway account ("gateway set"); for its own processor: wallet-checkout merchant update ${merchantId} --authorization-mode merchant\n`,
+      );
+      const chosen = await runCli(production, [
+        'merchant',
+        'create',
+        '--name',
+        'Own',
+        '--authorization-mode',
+        'service',
+      ]);
+      expect([chosen.code, chosen.stderr]).toEqual([0, '']);
+      const inStaging = await runCli(staging, ['merchant', 'create', '--name', 'Test']);
+      expect([inStaging.code, inStaging.stderr]).toEqual([0, '']);
+    } finally {
+      await other.drop();
+    }
+  });
+
   it('rotates to the first key of VAULT_KEYS', async () => {
     const other = await testDatabase(engine);
     try {
