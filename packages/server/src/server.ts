@@ -44,6 +44,7 @@ import { Retention } from './retention.js';
 import { seedStaging } from './sandbox/seed.js';
 import { createSenders, type Senders, ShopperAuth } from './shopper-auth/index.js';
 import { type KeyRing, loadKeyRing } from './vault/keyring.js';
+import { keyIdsInUse } from './vault/rotate.js';
 import { SandboxTokenService } from './vault/sandbox-token-service.js';
 import { CardVault } from './vault/vault.js';
 import { Sessions, Wallet } from './wallet/index.js';
@@ -114,15 +115,16 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   });
   await migrate(db, (warning) => log.warn(warning));
   for (const warning of await durabilityWarnings(db)) log.warn(warning);
-  const clock = new DbClock(db);
-  await clock.start((error) =>
-    log.warn({ err: error }, "could not read the database's clock; keeping the last offset"),
-  );
   const keyRing = loadKeyRing({
     vaultKeys: config.vaultKeys,
     dataDir: config.dataDir,
     warn: (message) => log.warn(message),
   });
+  await checkKeyRing(db, keyRing, config, log);
+  const clock = new DbClock(db);
+  await clock.start((error) =>
+    log.warn({ err: error }, "could not read the database's clock; keeping the last offset"),
+  );
   const merchants = new Merchants({
     db,
     keyRing,
@@ -396,6 +398,23 @@ export async function listenAt<T>(
     if (known) throw new ConfigError(variables[known.variable], `${address} ${known.rule}`);
     throw error;
   }
+}
+
+/**
+ * Stops a production start whose key ring lacks a key stored values are sealed under (every read of
+ * them would fail: a card at checkout, a webhook secret at delivery), and warns in staging. The check
+ * reads a sample of each column (keyIdsInUse).
+ */
+async function checkKeyRing(db: Db, keyRing: KeyRing, config: Config, log: Logger): Promise<void> {
+  const missing = [...(await keyIdsInUse(db))].filter(([keyId]) => !keyRing.keyIds.includes(keyId));
+  if (missing.length === 0) return;
+  const keys = missing.map(([keyId, column]) => `${keyId} (in ${column})`).join(', ');
+  const problem = `lacks keys that stored values are sealed under: ${keys}; put them back after the primary key, run npx wallet-checkout vault rotate-key, and remove them only once it has finished`;
+  if (config.env === 'production') {
+    await db.close();
+    throw new ConfigError('VAULT_KEYS', problem);
+  }
+  log.warn(`the vault key ring (${config.vaultKeys ? 'VAULT_KEYS' : 'the staging key file'}) ${problem}`);
 }
 
 /** A host as written in a URL or beside a port: an IPv6 address in brackets. */

@@ -5,7 +5,7 @@ import { engines, openTestDb } from '../test-support/db.js';
 import { legacyEnvelope } from '../test-support/legacy-envelope.js';
 import { insertMerchantRow } from '../test-support/rows.js';
 import { KeyRing, type KeyRingKey } from './keyring.js';
-import { reencryptAll } from './rotate.js';
+import { keyIdsInUse, reencryptAll } from './rotate.js';
 import { SandboxTokenService } from './sandbox-token-service.js';
 import { CardVault } from './vault.js';
 
@@ -179,10 +179,32 @@ describe.each(engines())('reencryptAll on %s', (engine) => {
     ].map((row) => row.e as string);
   }
 
+  it('lists the keys stored values need, each with a column that needs it', async () => {
+    const { kysely } = handle.db;
+    const cryptogramKey = (key: string | null) =>
+      kysely
+        .updateTable('credentials_requests')
+        .set({ cryptogram_key_id: key })
+        .where('id', '=', 'crq_1')
+        .execute();
+    await cryptogramKey('gone');
+    try {
+      expect(await keyIdsInUse(handle.db)).toEqual(
+        new Map([
+          ['old', 'vault_cards.pan_ciphertext'],
+          ['gone', 'credentials_requests.cryptogram_key_id'],
+        ]),
+      );
+    } finally {
+      await cryptogramKey(null);
+    }
+  });
+
   it('re-encrypts every envelope under the new primary key, and then has nothing left to do', async () => {
     expect((await envelopes()).map((e) => newRing.keyIdOf(e))).toEqual(Array(9).fill('old'));
     expect(await reencryptAll(handle.db, newRing)).toEqual({ reencrypted: 9 });
     expect((await envelopes()).map((e) => newRing.keyIdOf(e))).toEqual(Array(9).fill('new'));
+    expect([...(await keyIdsInUse(handle.db)).keys()]).toEqual(['new']);
     expect(await reencryptAll(handle.db, newRing)).toEqual({ reencrypted: 0 });
   });
 

@@ -140,3 +140,48 @@ export async function reencryptAll(db: Db, keyRing: KeyRing): Promise<{ reencryp
   for (const spec of ENVELOPE_COLUMNS) reencrypted += await rotateColumn(db.kysely, keyRing, spec);
   return { reencrypted };
 }
+
+/** Rows read from each end of a column by `keyIdsInUse`. */
+const SAMPLE_ROWS = 100;
+
+/** A column that names vault keys: envelopes, or a bare key id. */
+interface KeyedColumn {
+  column: string;
+  key: string;
+  holds: 'envelope' | 'keyId';
+}
+
+const KEYED_COLUMNS: KeyedColumn[] = [
+  { column: 'vault_cards.pan_ciphertext', key: 'id', holds: 'envelope' },
+  ...ENVELOPE_COLUMNS.map(({ sealed, key }): KeyedColumn => ({ column: sealed, key, holds: 'envelope' })),
+  // The key a credentials request's sandbox cryptogram is derived under, needed by its webhook's retries.
+  { column: 'credentials_requests.cryptogram_key_id', key: 'id', holds: 'keyId' },
+];
+
+/**
+ * The key ids stored values need, each with a column it was found in: read from the first and last
+ * SAMPLE_ROWS rows of every column that names keys, in primary-key order (creation order for prefixed
+ * ids, random for the vault's UUIDs), so two index scans a column whatever the table's size. Key ids
+ * live only inside the envelopes, and reading every envelope at every start would make a start as slow
+ * as the database is large. So it is a sample: a table of up to twice SAMPLE_ROWS rows whole, else its
+ * ends, which catches a ring that lacks the key everything was sealed under before a rotation, but may
+ * miss the rows a `vault rotate-key` cut short left between the ends.
+ */
+export async function keyIdsInUse(db: Db): Promise<Map<string, string>> {
+  const found = new Map<string, string>();
+  for (const { column: qualified, key, holds } of KEYED_COLUMNS) {
+    const [tableName, columnName] = qualified.split('.') as [string, string];
+    const column = sql.ref(columnName);
+    for (const direction of [sql.raw('asc'), sql.raw('desc')]) {
+      const { rows } = await sql<{ value: string }>`
+        select ${column} as value from ${sql.table(tableName)}
+        where ${column} is not null and ${column} <> '' order by ${sql.ref(key)} ${direction}
+        limit ${SAMPLE_ROWS}`.execute(db.kysely);
+      for (const { value } of rows) {
+        const keyId = holds === 'keyId' ? value : value.split('.')[1];
+        if (keyId && !found.has(keyId)) found.set(keyId, qualified);
+      }
+    }
+  }
+  return found;
+}

@@ -1,0 +1,55 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from './config.js';
+import { createLogger } from './log.js';
+import { startService } from './server.js';
+import { runCli } from './test-support/cli.js';
+import { engines, type TestDatabase, testDatabase } from './test-support/db.js';
+import { startTestService } from './test-support/service.js';
+
+const vaultKey = (id: string) => `${id}:${randomBytes(32).toString('base64')}`;
+
+describe.each(engines())('a start whose key ring lacks a key stored values need, on %s', (engine) => {
+  const oldKey = vaultKey('old');
+  const freshKey = vaultKey('fresh');
+  const problem =
+    'lacks keys that stored values are sealed under: old (in webhook_secrets.secret_ciphertext); put them back after the primary key, run npx wallet-checkout vault rotate-key, and remove them only once it has finished';
+  let database: TestDatabase;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    database = await testDatabase(engine);
+    env = { DATABASE_URL: database.url, DATA_DIR: database.dataDir };
+    // A merchant's webhook secret sealed under `old`, which the rings below leave out.
+    const created = await runCli({ ...env, VAULT_KEYS: oldKey }, ['merchant', 'create', '--name', 'Shop']);
+    expect(created.code, created.stderr).toBe(0);
+  });
+  afterAll(() => database.drop());
+
+  async function keyRingWarnings(vaultKeys: string): Promise<string[]> {
+    const service = await startTestService(engine, { VAULT_KEYS: vaultKeys }, { database });
+    await service.close();
+    return service.logs
+      .map((line) => JSON.parse(line).msg as string)
+      .filter((message) => message.startsWith('the vault key ring'));
+  }
+
+  it('warns in staging, naming the key and a column that needs it', async () => {
+    expect(await keyRingWarnings(freshKey)).toEqual([`the vault key ring (VAULT_KEYS) ${problem}`]);
+  });
+
+  it('says nothing once the ring holds the key again', async () => {
+    expect(await keyRingWarnings(`${freshKey},${oldKey}`)).toEqual([]);
+  });
+
+  it('refuses to start in production, where every read of those values would fail', async () => {
+    const config = loadConfig({
+      ...env,
+      WALLET_ENV: 'production',
+      PUBLIC_URL: 'https://pay.example',
+      VAULT_KEYS: freshKey,
+      PORT: '0',
+    });
+    await expect(startService(config, createLogger('silent'))).rejects.toThrow(`VAULT_KEYS: ${problem}`);
+  });
+});
