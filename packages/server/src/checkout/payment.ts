@@ -206,7 +206,11 @@ export class PaymentStep {
       } catch (error) {
         // Settled meanwhile by the process that took the payment, or by another sweeping one.
         if (error instanceof DomainError && error.errorCode === 'ORDER_STATE_CONFLICT') continue;
-        throw error;
+        // One order that cannot be settled now (its database read failed, say) holds up none of the others.
+        this.deps.log.warn(
+          { err: error, orderId: order.id },
+          'could not settle a payment left under way; the next sweep tries again',
+        );
       }
     }
     return settled;

@@ -166,6 +166,26 @@ describe.each(engines())('payments left under way by a stopped process, on %s', 
     ]);
   });
 
+  it('goes on past an order it cannot settle now, and tries it again at the next sweep', async () => {
+    const broken = await processingOrder(shop.merchantId);
+    await service.services.db.kysely
+      .updateTable('orders')
+      .set({ billing_address_id: 'adr_gone' })
+      .where('id', '=', broken.orderId)
+      .execute();
+    const { orderId } = await processingOrder(shop.merchantId);
+    expect(await sweepLater()).toBe(1);
+    expect((await orderOf(orderId)).status).toBe('SUCCEEDED');
+    expect((await orderOf(broken.orderId)).status).toBe('PROCESSING');
+    const warned = service.logs
+      .map((line) => JSON.parse(line))
+      .filter((line) => line.orderId === broken.orderId && line.level === 40);
+    expect(warned.map((line) => line.msg)).toContain(
+      'could not settle a payment left under way; the next sweep tries again',
+    );
+    await service.services.orders.markFailed(broken.orderId, '-1', null);
+  });
+
   it("never takes an order handed to the merchant's own processor", async () => {
     const own = await service.merchant({
       allowedOrigins: [SHOP],
