@@ -406,7 +406,7 @@ export async function listenAt<T>(
  * reads a sample of each column (keyIdsInUse).
  */
 async function checkKeyRing(db: Db, keyRing: KeyRing, config: Config, log: Logger): Promise<void> {
-  const missing = [...(await keyIdsInUse(db))].filter(([keyId]) => !keyRing.keyIds.includes(keyId));
+  const missing = [...(await keyIdsInUse(db, keyRing))].filter(([keyId]) => !keyRing.keyIds.includes(keyId));
   if (missing.length === 0) return;
   const keys = missing.map(([keyId, column]) => `${keyId} (in ${column})`).join(', ');
   const problem = `lacks keys that stored values are sealed under: ${keys}; put them back after the primary key, run npx wallet-checkout vault rotate-key, and remove them only once it has finished`;

@@ -189,7 +189,7 @@ describe.each(engines())('reencryptAll on %s', (engine) => {
         .execute();
     await cryptogramKey('gone');
     try {
-      expect(await keyIdsInUse(handle.db)).toEqual(
+      expect(await keyIdsInUse(handle.db, newRing)).toEqual(
         new Map([
           ['old', 'vault_cards.pan_ciphertext'],
           ['gone', 'credentials_requests.cryptogram_key_id'],
@@ -204,7 +204,7 @@ describe.each(engines())('reencryptAll on %s', (engine) => {
     expect((await envelopes()).map((e) => newRing.keyIdOf(e))).toEqual(Array(9).fill('old'));
     expect(await reencryptAll(handle.db, newRing)).toEqual({ reencrypted: 9 });
     expect((await envelopes()).map((e) => newRing.keyIdOf(e))).toEqual(Array(9).fill('new'));
-    expect([...(await keyIdsInUse(handle.db)).keys()]).toEqual(['new']);
+    expect([...(await keyIdsInUse(handle.db, newRing)).keys()]).toEqual(['new']);
     expect(await reencryptAll(handle.db, newRing)).toEqual({ reencrypted: 0 });
   });
 

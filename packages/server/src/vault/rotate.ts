@@ -167,7 +167,7 @@ const KEYED_COLUMNS: KeyedColumn[] = [
  * ends, which catches a ring that lacks the key everything was sealed under before a rotation, but may
  * miss the rows a `vault rotate-key` cut short left between the ends.
  */
-export async function keyIdsInUse(db: Db): Promise<Map<string, string>> {
+export async function keyIdsInUse(db: Db, keyRing: KeyRing): Promise<Map<string, string>> {
   const found = new Map<string, string>();
   for (const { column: qualified, key, holds } of KEYED_COLUMNS) {
     const [tableName, columnName] = qualified.split('.') as [string, string];
@@ -178,7 +178,7 @@ export async function keyIdsInUse(db: Db): Promise<Map<string, string>> {
         where ${column} is not null and ${column} <> '' order by ${sql.ref(key)} ${direction}
         limit ${SAMPLE_ROWS}`.execute(db.kysely);
       for (const { value } of rows) {
-        const keyId = holds === 'keyId' ? value : value.split('.')[1];
+        const keyId = holds === 'keyId' ? value : keyRing.keyIdOf(value);
         if (keyId && !found.has(keyId)) found.set(keyId, qualified);
       }
     }
