@@ -125,13 +125,8 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   await clock.start((error) =>
     log.warn({ err: error }, "could not read the database's clock; keeping the last offset"),
   );
-  const merchants = new Merchants({
-    db,
-    keyRing,
-    env: config.env,
-    allowedWebhookNetworks: config.webhookAllowedNetworks,
-  });
   const destinations = new WebhookDestinations(config.env, config.webhookAllowedNetworks);
+  const merchants = new Merchants({ db, keyRing, env: config.env, webhookDestinations: destinations });
   if (config.env === 'production') {
     for (const warning of await merchants.productionWarnings()) log.warn(warning);
   }

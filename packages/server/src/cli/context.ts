@@ -10,6 +10,7 @@ import { createDb, type Db } from '../db/index.js';
 import { migrate } from '../db/migrate.js';
 import { Merchants } from '../merchants/index.js';
 import { type KeyRing, loadKeyRing, STAGING_KEYS_FILE } from '../vault/keyring.js';
+import { WebhookDestinations } from '../webhooks/url-guard.js';
 import { toJson } from './output.js';
 
 export interface CliIo {
@@ -156,7 +157,7 @@ export async function openContext(
       db,
       keyRing,
       env: config.env,
-      allowedWebhookNetworks: config.webhookAllowedNetworks,
+      webhookDestinations: new WebhookDestinations(config.env, config.webhookAllowedNetworks),
       cacheTtlMs: 0,
     });
     return {

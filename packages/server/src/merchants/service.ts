@@ -23,8 +23,8 @@ export interface MerchantsOptions {
   db: Db;
   keyRing: KeyRing;
   env: WalletEnv;
-  /** WEBHOOK_ALLOWED_NETWORKS: the non-public networks webhook URLs may point to as well. */
-  allowedWebhookNetworks?: readonly string[];
+  /** Where webhook URLs may point: the environment's rule and WEBHOOK_ALLOWED_NETWORKS; `env`'s alone by default. */
+  webhookDestinations?: WebhookDestinations;
   /** Milliseconds since the epoch; injected by tests. */
   now?: () => number;
   /** Lifetime of the in-memory key, merchant and webhook-secret caches; 5 s unless said otherwise, 0 turns them off. */
@@ -101,7 +101,7 @@ export class Merchants {
 
   constructor(options: MerchantsOptions) {
     this.#repo = new MerchantsRepo(options.db);
-    this.#destinations = new WebhookDestinations(options.env, options.allowedWebhookNetworks);
+    this.#destinations = options.webhookDestinations ?? new WebhookDestinations(options.env);
     this.#now = options.now ?? Date.now;
     const cache = {
       now: this.#now,
