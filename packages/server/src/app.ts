@@ -7,6 +7,7 @@ import { externalResponseRoute } from './api/merchant/payments.external-response
 import { type Authenticator, authPlugin } from './api/plugins/auth.js';
 import { errorsPlugin, frameworkError } from './api/plugins/errors.js';
 import { idempotencyPlugin } from './api/plugins/idempotency.js';
+import { type InFlight, inFlightPlugin } from './api/plugins/in-flight.js';
 import { inputPlugin } from './api/plugins/input.js';
 import { metricsPlugin } from './api/plugins/metrics.js';
 import { newRequestId, requestIdPlugin } from './api/plugins/request-id.js';
@@ -33,6 +34,8 @@ export interface AppDeps {
   externalResponses: ExternalResponseService;
   /** Counts requests when given (METRICS_PORT). */
   metrics?: Metrics;
+  /** Told of the requests being handled, when given: the service's stop waits for them. */
+  inFlight?: InFlight;
   /** Extra route plugins (lookups, sandbox), registered after the core ones. */
   routes?: FastifyPluginAsyncTypebox[];
 }
@@ -67,6 +70,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(docsPlugin, { publicUrl: deps.publicUrl, version: VERSION });
   await app.register(authPlugin, { merchants: deps.merchants });
   await app.register(idempotencyPlugin, { store: deps.idempotency });
+  if (deps.inFlight) await app.register(inFlightPlugin, { inFlight: deps.inFlight });
 
   await app.register(healthRoute(deps.db));
   await app.register(credentialsRoute(deps.credentials));

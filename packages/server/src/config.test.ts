@@ -67,8 +67,20 @@ describe('loadConfig', () => {
       metrics: { host: '0.0.0.0', port: 9464 },
       retentionDays: 90,
       webhookAllowedNetworks: ['10.20.0.0/16', 'fd00:1::/32', '192.168.1.7'],
+      webhookLoopback: false,
     });
     expect(loadConfig({}).webhookAllowedNetworks).toEqual([]);
+    // Loopback webhooks: on where the service is only reached on this machine, off where others reach it.
+    expect(loadConfig({}).webhookLoopback).toBe(true);
+    expect(loadConfig({ PUBLIC_URL: 'http://127.0.0.1:4000' }).webhookLoopback).toBe(true);
+    expect(loadConfig({ PUBLIC_URL: 'http://[::1]:4000' }).webhookLoopback).toBe(true);
+    expect(loadConfig({ PUBLIC_URL: 'http://shop.localhost:4000' }).webhookLoopback).toBe(true);
+    expect(loadConfig({ PUBLIC_URL: 'https://staging.pay.example' }).webhookLoopback).toBe(false);
+    expect(loadConfig({ PUBLIC_URL: 'http://10.0.0.5:4000' }).webhookLoopback).toBe(false);
+    expect(
+      loadConfig({ PUBLIC_URL: 'https://abc.tunnel.example', WEBHOOK_LOOPBACK: 'on' }).webhookLoopback,
+    ).toBe(true);
+    expect(loadConfig({ WEBHOOK_LOOPBACK: 'off' }).webhookLoopback).toBe(false);
     expect(loadConfig({ RETENTION_DAYS: 'off' }).retentionDays).toBeUndefined();
     expect(loadConfig({ RETENTION_DAYS: '1' }).retentionDays).toBe(1);
     expect(loadConfig({ RETENTION_DAYS: '3650' }).retentionDays).toBe(3650);
@@ -182,15 +194,25 @@ describe('loadConfig', () => {
     ],
     [
       { WEBHOOK_ALLOWED_NETWORKS: '10.0.0.0/8,0.0.0.0/0' },
-      'WEBHOOK_ALLOWED_NETWORKS: must be comma-separated address blocks: "0.0.0.0/0" covers an unspecified address (0.0.0.0); loopback, unspecified, link-local and cloud metadata addresses are never opened',
+      'WEBHOOK_ALLOWED_NETWORKS: must be comma-separated address blocks: "0.0.0.0/0" covers an unspecified address (0.0.0.0); allowed networks never open unspecified, link-local or cloud metadata addresses, nor loopback (WEBHOOK_LOOPBACK does, in staging)',
     ],
     [
       { WEBHOOK_ALLOWED_NETWORKS: '169.254.169.0/24' },
-      'WEBHOOK_ALLOWED_NETWORKS: must be comma-separated address blocks: "169.254.169.0/24" covers a link-local address (169.254.0.0); loopback, unspecified, link-local and cloud metadata addresses are never opened',
+      'WEBHOOK_ALLOWED_NETWORKS: must be comma-separated address blocks: "169.254.169.0/24" covers a link-local address (169.254.0.0); allowed networks never open unspecified, link-local or cloud metadata addresses, nor loopback (WEBHOOK_LOOPBACK does, in staging)',
     ],
     [
       { WEBHOOK_TIMEOUT_MS: '20000', WEBHOOK_LEASE_MS: '20000' },
       'WEBHOOK_LEASE_MS: must be greater than WEBHOOK_TIMEOUT_MS (20000)',
+    ],
+    [{ WEBHOOK_LOOPBACK: 'yes' }, 'WEBHOOK_LOOPBACK: must be one of on, off, got "yes"'],
+    [
+      {
+        WALLET_ENV: 'production',
+        VAULT_KEYS: 'k1:AAAA',
+        PUBLIC_URL: 'https://pay.example',
+        WEBHOOK_LOOPBACK: 'on',
+      },
+      'WEBHOOK_LOOPBACK: must be off when WALLET_ENV=production',
     ],
     [{ DEMO_STORE_PORT: '0' }, 'DEMO_STORE_PORT: must be between 1 and 65535, got 0'],
     [{ RETENTION_DAYS: '0' }, 'RETENTION_DAYS: must be a number of days from 1 to 3650, or off, got "0"'],

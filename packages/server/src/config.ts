@@ -3,7 +3,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Secret } from './secret.js';
-import { parseNetwork, WebhookDestinations } from './webhooks/url-guard.js';
+import { nonPublicHost, parseNetwork, WebhookDestinations } from './webhooks/url-guard.js';
 
 export type WalletEnv = 'staging' | 'production';
 
@@ -34,6 +34,12 @@ export interface Config {
   webhookLeaseMs: number;
   /** Non-public networks (CIDR blocks) webhooks may be delivered to besides public addresses. */
   webhookAllowedNetworks: string[];
+  /**
+   * Staging only: webhooks may go to the machine's loopback addresses. On by default when PUBLIC_URL is
+   * itself on loopback (a developer's machine, which nobody else reaches), off otherwise: on a staging
+   * service others reach, a test webhook to 127.0.0.1 would tell anyone which of the machine's ports answer.
+   */
+  webhookLoopback: boolean;
   /** Life of a payment-carousel session, in seconds. */
   sessionTtlSeconds: number;
   /** Largest request body accepted, in bytes. */
@@ -340,6 +346,16 @@ function networks(env: Env, name: string): string[] {
   return entries;
 }
 
+/** `on` or `off`; by default on in staging when the public URL's host is loopback (`localhost`, 127.0.0.1). */
+function loopback(env: Env, name: string, walletEnv: WalletEnv, publicUrl: string): boolean {
+  const local = walletEnv === 'staging' && nonPublicHost(new URL(publicUrl).hostname) === 'loopback';
+  const value = oneOf(env, name, ['on', 'off'] as const, local ? 'on' : 'off') === 'on';
+  if (value && walletEnv === 'production') {
+    throw new ConfigError(name, 'must be off when WALLET_ENV=production');
+  }
+  return value;
+}
+
 /** The data folder: DATA_DIR, else the SQLite file's folder, else `./data` (PostgreSQL, in-memory SQLite). */
 function dataFolder(env: Env, dbUrl: string): string {
   const file = dbUrl.startsWith('sqlite:') ? dbUrl.slice('sqlite:'.length) : undefined;
@@ -371,6 +387,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (walletEnv === 'production' && !publicUrl.startsWith('https://')) {
     throw new ConfigError('PUBLIC_URL', 'must be https when WALLET_ENV=production');
   }
+  const webhookLoopback = loopback(env, 'WEBHOOK_LOOPBACK', walletEnv, publicUrl);
   const webhookTimeoutMs = integer(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000);
   // The time-out and 15 s more, to build the payload and write the result: 30 s with the defaults.
   const webhookLeaseMs = integer(env, 'WEBHOOK_LEASE_MS', webhookTimeoutMs + 15_000, 100, 3_600_000);
@@ -396,6 +413,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookTimeoutMs,
     webhookLeaseMs,
     webhookAllowedNetworks: networks(env, 'WEBHOOK_ALLOWED_NETWORKS'),
+    webhookLoopback,
     sessionTtlSeconds: integer(env, 'SESSION_TTL_SECONDS', 30 * 60, 10, 7 * 24 * 3600),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 64 * 1024, 1024, 10 * 1024 * 1024),
     trustProxy: trustProxy(env.TRUST_PROXY),

@@ -101,7 +101,7 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   AMOUNT_EXCEEDS_REQUESTED: 'The reported amount is above the amount of the credentials request.',
   WEBHOOK_URL_NOT_CONFIGURED: 'The merchant account has no webhook URL to deliver credentials to.',
   WEBHOOK_URL_NOT_ALLOWED:
-    'The webhook URL is not allowed in this environment (https and public addresses only in production; public and loopback addresses in staging; plus the networks the operator allowed).',
+    'The webhook URL is not allowed in this environment (https and public addresses only in production; public addresses in staging, and loopback ones on a staging service run on the developer’s own machine; plus the networks the operator allowed).',
   RATE_LIMITED:
     'Too many requests from this client address or for this merchant; retry after the number of seconds in the `Retry-After` header.',
   OTP_THROTTLED:

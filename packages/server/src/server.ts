@@ -15,6 +15,7 @@ import { auditEventsRoute } from './api/merchant/audit-events.get.js';
 import { credentialsLookupRoutes } from './api/merchant/credentials-requests.get.js';
 import { orderGetRoute } from './api/merchant/orders.get.js';
 import { webhookRoutes } from './api/merchant/webhooks.js';
+import { InFlight } from './api/plugins/in-flight.js';
 import { sandboxMessagesRoute } from './api/sandbox/messages.js';
 import { sandboxSessionsRoute } from './api/sandbox/sessions.js';
 import { SDK_PACKAGE_DIR, sdkRoutes } from './api/sdk.js';
@@ -50,13 +51,13 @@ import { CardVault } from './vault/vault.js';
 import { Sessions, Wallet } from './wallet/index.js';
 import {
   CONNECTIONS_PER_ORIGIN,
+  configuredDestinations,
   Dispatcher,
   insertMessages,
   type MessageForPayload,
   type NewMessage,
   newMessage,
   SpreadSender,
-  WebhookDestinations,
   Webhooks,
   WebhookTester,
   WorkerSender,
@@ -125,7 +126,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   await clock.start((error) =>
     log.warn({ err: error }, "could not read the database's clock; keeping the last offset"),
   );
-  const destinations = new WebhookDestinations(config.env, config.webhookAllowedNetworks);
+  const destinations = configuredDestinations(config);
   const merchants = new Merchants({ db, keyRing, env: config.env, webhookDestinations: destinations });
   if (config.env === 'production') {
     for (const warning of await merchants.productionWarnings()) log.warn(warning);
@@ -157,6 +158,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
           dataDir: config.dataDir,
           env: config.env,
           allowedNetworks: config.webhookAllowedNetworks,
+          loopback: config.webhookLoopback,
           timeoutMs: config.webhookTimeoutMs,
           connectionsPerOrigin: Math.floor(CONNECTIONS_PER_ORIGIN / config.webhookWorkers),
         },
@@ -313,7 +315,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   };
 }
 
-export async function createApp(services: Services): Promise<FastifyInstance> {
+export async function createApp(services: Services, inFlight?: InFlight): Promise<FastifyInstance> {
   const { config } = services;
   const routes = [
     credentialsLookupRoutes(services),
@@ -357,6 +359,7 @@ export async function createApp(services: Services): Promise<FastifyInstance> {
     credentials: services.credentials,
     externalResponses: services.externalResponses,
     metrics: services.metrics,
+    inFlight,
     routes,
   });
 }
@@ -434,7 +437,8 @@ export async function startService(
 ): Promise<RunningService> {
   const services = await createServices(config, log);
   if (config.env === 'staging') await seedStaging(services.wallet);
-  const app = await createApp(services);
+  const inFlight = new InFlight();
+  const app = await createApp(services, inFlight);
   const drain = new HttpDrain(app.server);
   let maintenance: { stop(): Promise<void> } | undefined;
   let metricsServer: Server | undefined;
@@ -446,7 +450,23 @@ export async function startService(
     const requests = await drain.stop(() => app.close(), config.webhookTimeoutMs);
     await maintenance?.stop();
     await services.webhookTester.close();
-    const webhooks = await services.dispatcher.stop();
+    // Requests cut at the end of the grace period run on meanwhile, up to as long again.
+    if (inFlight.count > 0) {
+      log.info(
+        { requests: inFlight.count },
+        'waiting for the work of requests cut at the end of the grace period',
+      );
+    }
+    const [webhooks, requestsStillRunning] = await Promise.all([
+      services.dispatcher.stop(),
+      inFlight.settled(config.webhookTimeoutMs),
+    ]);
+    if (requestsStillRunning > 0) {
+      log.warn(
+        { requestsStillRunning },
+        'requests still under way when the database closed; a payment among them is settled by the sweep for payments left under way',
+      );
+    }
     await services.shopperAuth.notices.stop();
     services.clock.stop();
     services.senders.close();
@@ -454,6 +474,7 @@ export async function startService(
     log.info(
       {
         ...requests,
+        requestsStillRunning,
         webhooksHandedBack: webhooks.handedBack,
         webhookAttemptsFinished: webhooks.attemptsFinished,
         durationMs: Math.round(performance.now() - started),

@@ -5,8 +5,13 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createDb } from './db/index.js';
+import { TEST_SHOPPER_EMAIL } from './sandbox/seed.js';
 import { engines, type TestDatabase, testDatabase } from './test-support/db.js';
+import { type GatewayProxy, startGatewayProxy } from './test-support/gateway-proxy.js';
+import { type SandboxGatewayServer, startSandboxGateway } from './test-support/sandbox-gateway.js';
 import { credentialsBody, startTestService, type TestService } from './test-support/service.js';
+import { until } from './test-support/wait.js';
 
 const MAIN = fileURLToPath(new URL('./main.ts', import.meta.url));
 
@@ -216,6 +221,7 @@ describe.each(engines())(
         msg: 'wallet checkout stopped',
         requestsFinished: 0,
         requestsCut: 0,
+        requestsStillRunning: 0,
         webhooksHandedBack: 0,
         webhookAttemptsFinished: 0,
         durationMs: expect.any(Number),
@@ -301,3 +307,81 @@ describe.each(engines())(
     });
   },
 );
+
+/**
+ * A checkout payment waiting on a slow gateway when the grace period ends: its connection is cut, but the
+ * stop waits for it before closing the database, so the gateway's decision is recorded and the order
+ * settles now, not at the next sweep for payments left under way.
+ */
+describe.each(engines())('a stop that cuts a payment waiting on the gateway, on %s', (engine) => {
+  const SHOP = 'https://shop.example';
+  let database: TestDatabase;
+  let gateway: SandboxGatewayServer;
+  let proxy: GatewayProxy;
+
+  beforeAll(async () => {
+    database = await testDatabase(engine);
+    gateway = await startSandboxGateway();
+    proxy = await startGatewayProxy(gateway.url);
+  });
+  afterAll(async () => {
+    await proxy?.close();
+    await gateway?.close();
+    await database?.drop();
+  });
+
+  it('records the decision before the database closes', { timeout: 30_000 }, async () => {
+    // The grace period, and the wait for the requests it cut, last WEBHOOK_TIMEOUT_MS each.
+    const service = await startTestService(
+      engine,
+      { SANDBOX_GATEWAY_URL: proxy.url, WEBHOOK_TIMEOUT_MS: '1000' },
+      { database },
+    );
+    const shop = await service.merchant({ allowedOrigins: [SHOP] });
+    const created = await service.call('POST', '/checkout/orders', {
+      body: { merchantId: shop.merchantId, order: { lineItems: [{ SKU: 'TEE', amount: 2500 }] } },
+      headers: { origin: SHOP },
+    });
+    const orderId = created.json.orderId as string;
+    await service.call('POST', `/checkout/api/orders/${orderId}/otp`, {
+      body: { email: TEST_SHOPPER_EMAIL },
+    });
+    const verified = await service.call('POST', `/checkout/api/orders/${orderId}/otp/verify`, {
+      body: { email: TEST_SHOPPER_EMAIL, code: '123456' },
+    });
+    const headers = { authorization: `Bearer ${verified.json.shopperToken}` };
+    const wallet = await service.call('GET', '/checkout/api/wallet', { headers });
+    const card = wallet.json.cards.find(
+      (entry: { last4CardNumber: string }) => entry.last4CardNumber === '1111',
+    );
+
+    const held = proxy.holdNext();
+    const paying = service.call('POST', `/checkout/api/orders/${orderId}/pay`, {
+      body: { paymentId: card.paymentId },
+      headers,
+    });
+    await held.arrived;
+    const stopped = service.close();
+    // The grace period ends with the payment still waiting: its client's connection is cut, and the stop
+    // waits for its work before it closes the database.
+    await expect(paying).rejects.toThrow();
+    await until(async () => service.logs.join('').includes('waiting for the work of requests cut'));
+    held.release();
+    await stopped;
+
+    const lines = service.logs.join('');
+    expect(lines).not.toContain('destroyed');
+    expect(stopLine(service.logs)).toMatchObject({ requestsCut: 1, requestsStillRunning: 0 });
+    const db = createDb(database.url);
+    try {
+      const order = await db.kysely
+        .selectFrom('orders')
+        .select('status')
+        .where('id', '=', orderId)
+        .executeTakeFirst();
+      expect(order?.status).toBe('SUCCEEDED');
+    } finally {
+      await db.close();
+    }
+  });
+});

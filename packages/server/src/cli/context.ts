@@ -10,7 +10,7 @@ import { createDb, type Db } from '../db/index.js';
 import { migrate } from '../db/migrate.js';
 import { Merchants } from '../merchants/index.js';
 import { type KeyRing, loadKeyRing, STAGING_KEYS_FILE } from '../vault/keyring.js';
-import { WebhookDestinations } from '../webhooks/url-guard.js';
+import { configuredDestinations } from '../webhooks/url-guard.js';
 import { toJson } from './output.js';
 
 export interface CliIo {
@@ -157,7 +157,7 @@ export async function openContext(
       db,
       keyRing,
       env: config.env,
-      webhookDestinations: new WebhookDestinations(config.env, config.webhookAllowedNetworks),
+      webhookDestinations: configuredDestinations(config),
       cacheTtlMs: 0,
     });
     return {

@@ -267,6 +267,32 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     expect(json(opened)).toMatchObject({ webhookUrl: 'http://10.1.2.3/hooks' });
   });
 
+  it('keeps webhooks off loopback on a staging service others reach, unless WEBHOOK_LOOPBACK opens it', async () => {
+    const shared = { ...env, PUBLIC_URL: 'https://staging.pay.example' };
+    const { merchantId } = json(
+      await runCli(shared, ['merchant', 'create', '--name', 'Shared', '--json']),
+    ) as {
+      merchantId: string;
+    };
+    const update = [
+      'merchant',
+      'update',
+      merchantId,
+      '--webhook-url',
+      'http://127.0.0.1:9000/hooks',
+      '--json',
+    ];
+    expect(await runCli(shared, update.slice(0, -1))).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        'error: --webhook-url must not point to a loopback address (staging delivers to public addresses only), got "127.0.0.1"\n',
+    });
+    const opened = await runCli({ ...shared, WEBHOOK_LOOPBACK: 'on' }, update);
+    expect(opened.code, opened.stderr).toBe(0);
+    expect(json(opened)).toMatchObject({ webhookUrl: 'http://127.0.0.1:9000/hooks' });
+  });
+
   it('with --json, reports a failure as one JSON line on stderr, keeping the exit code', async () => {
     expect(await cli('merchant', 'show', 'nope', '--json')).toEqual({
       code: 1,

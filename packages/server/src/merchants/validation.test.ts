@@ -187,7 +187,7 @@ describe('networks the operator allowed (WEBHOOK_ALLOWED_NETWORKS)', () => {
       ['fe80::/64', 'a link-local address (fe80::)'],
     ]) {
       expect(() => new WebhookDestinations('production', [block as string])).toThrow(
-        `"${block}" covers ${covered}; loopback, unspecified, link-local and cloud metadata addresses are never opened`,
+        `"${block}" covers ${covered}; allowed networks never open unspecified, link-local or cloud metadata addresses, nor loopback (WEBHOOK_LOOPBACK does, in staging)`,
       );
     }
   });

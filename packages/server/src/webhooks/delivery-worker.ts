@@ -66,7 +66,7 @@ const orderPayloads = new OrderPayloadBuilder(
   }),
 );
 const sender = new Sender({
-  destinations: new WebhookDestinations(data.env, data.allowedNetworks),
+  destinations: new WebhookDestinations(data.env, data.allowedNetworks, { loopback: data.loopback }),
   timeoutMs: data.timeoutMs,
   connectionsPerOrigin: data.connectionsPerOrigin,
   payloads: {

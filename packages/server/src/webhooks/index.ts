@@ -21,6 +21,12 @@ export { RECOVER_BATCH, Webhooks, type WebhooksOptions } from './service.js';
 export { SpreadSender } from './spread-sender.js';
 export { MESSAGE_STATES, type MessageState, MessageTransitionError } from './state.js';
 export { TESTS_PER_MINUTE, WEBHOOK_TEST, WebhookTester, type WebhookTestResult } from './tester.js';
-export { anAddress, checkWebhookUrl, parseNetwork, WebhookDestinations } from './url-guard.js';
+export {
+  anAddress,
+  checkWebhookUrl,
+  configuredDestinations,
+  parseNetwork,
+  WebhookDestinations,
+} from './url-guard.js';
 export { NOTIFY_CHANNEL, WakeUps } from './wake-ups.js';
 export { type DeliveryWorkerData, WorkerSender, type WorkerSenderOptions } from './worker-sender.js';

@@ -14,6 +14,8 @@ import {
 
 const PRODUCTION = new WebhookDestinations('production');
 const STAGING = new WebhookDestinations('staging');
+/** A staging service others reach (WEBHOOK_LOOPBACK=off): the machine's own ports are not theirs to try. */
+const SHARED_STAGING = new WebhookDestinations('staging', [], { loopback: false });
 
 describe('address classification', () => {
   it.each([
@@ -63,6 +65,11 @@ describe('address classification', () => {
     // SIIT's IPv4-translated form (::ffff:0:a.b.c.d) reaches the IPv4 address it carries.
     ['::ffff:0:7f00:1', 'loopback'],
     ['::ffff:0:10.0.0.1', 'private'],
+    // Outside 2000::/3, the only part of IPv6 routed on the internet.
+    ['1::1', 'reserved'],
+    ['4000::1', 'reserved'],
+    ['e000::1', 'reserved'],
+    ['fe00::1', 'reserved'],
   ])('%s is %s', (address, range) => {
     expect(nonPublicRange(address)).toBe(range);
   });
@@ -78,6 +85,8 @@ describe('address classification', () => {
     '2a00:1450:4001:80b::200e',
     '64:ff9b::808:808',
     '2002:808:808::1',
+    '::ffff:0:808:808',
+    '2a01:4f8:c17::1',
   ])('%s is public', (address) => {
     expect(nonPublicRange(address)).toBeUndefined();
   });
@@ -135,6 +144,32 @@ describe('checkWebhookUrl', () => {
     expect(refusedWith('http://[fe80::1]/', STAGING)).toMatch(/a link-local address/);
     expect(refusedWith('http://[fd00:ec2::254]/', STAGING)).toMatch(/a cloud metadata address/);
     expect(refusedWith('http://100.100.100.200/', STAGING)).toMatch(/a cloud metadata address/);
+  });
+
+  it('refuses loopback in every form in staging with WEBHOOK_LOOPBACK off, and still takes the internet', () => {
+    for (const url of [
+      'http://localhost:3000/hooks',
+      'http://api.localhost/',
+      'http://127.0.0.1:9/x',
+      'http://127.8.9.10/',
+      'http://[::1]:4000/',
+      'http://[::ffff:127.0.0.1]/',
+      'http://2130706433/',
+    ]) {
+      expect(refusedWith(url, SHARED_STAGING)).toMatch(
+        /is a loopback address; staging delivers to public addresses only\.$/,
+      );
+    }
+    expect(checkWebhookUrl('http://shop.example.com/x', SHARED_STAGING).hostname).toBe('shop.example.com');
+    expect(new WebhookDestinations('staging', ['10.20.0.0/16'], { loopback: false }).rule).toBe(
+      'staging delivers to public addresses and the networks the operator allowed only',
+    );
+  });
+
+  it('never opens loopback in production, whatever it is told', () => {
+    expect(new WebhookDestinations('production', [], { loopback: true }).refusedRange('127.0.0.1')).toBe(
+      'loopback',
+    );
   });
 
   it('accepts a public https URL in production', () => {
@@ -202,6 +237,15 @@ describe('connect-time guard', () => {
     await response.body.dump();
     await pool.close();
     expect(requests).toBe(1);
+  });
+
+  it('refuses a name that resolves to loopback in staging with WEBHOOK_LOOPBACK off', async () => {
+    const error = await new Promise<NodeJS.ErrnoException | null>((resolve) =>
+      guardedLookup(SHARED_STAGING)('localhost', { all: true }, (err) => resolve(err)),
+    );
+    expect(error?.message).toBe(
+      "The webhook URL's host localhost resolves to a non-public address; staging delivers to public addresses only.",
+    );
   });
 
   it('lets staging reach loopback, and never dials a private, link-local or cloud metadata address', async () => {

@@ -2,16 +2,17 @@
  * Where webhooks may go. In production a webhook URL must be https and must not reach the service's
  * own network: the address check runs on every address actually dialled (after DNS), so a name that
  * resolves to a public address when saved and to 127.0.0.1 later (DNS rebinding) is still refused.
- * Staging allows http and loopback as well, because merchants develop against http://localhost, and
- * nothing else that is not public: anyone can open a staging account, and the instant answer of a test
- * webhook would otherwise let them map the service's network. An operator may open other non-public
+ * Staging allows http as well, and loopback where the service runs on a developer's machine, because
+ * merchants develop against http://localhost; nothing else that is not public: anyone can open a staging
+ * account, and the instant answer of a test webhook would otherwise let them map the service's network
+ * (or, through loopback, the ports of the machine itself). An operator may open other non-public
  * networks (WEBHOOK_ALLOWED_NETWORKS) in either environment, but never link-local addresses or the cloud
  * metadata services, which hand out the machine's credentials.
  */
 import dns from 'node:dns';
 import net from 'node:net';
 import { buildConnector } from 'undici';
-import type { WalletEnv } from '../config.js';
+import type { Config, WalletEnv } from '../config.js';
 import { DomainError } from '../errors.js';
 
 type Range = readonly [address: string, prefix: number];
@@ -127,7 +128,8 @@ function expandIpv6(address: string): number[] | undefined {
 
 /**
  * The name of the non-public range `address` is in ('loopback', 'private', …), or undefined for a
- * public address. Accepts IPv4, IPv6 and IPv4-mapped IPv6 text.
+ * public address. Accepts IPv4, IPv6 and IPv4-mapped IPv6 text; an IPv6 address that carries an IPv4 one
+ * is judged as that IPv4 address, and any other outside 2000::/3 is reserved.
  */
 export function nonPublicRange(address: string): string | undefined {
   const family = net.isIPv4(address) ? 'ipv4' : net.isIPv6(address) ? 'ipv6' : undefined;
@@ -138,9 +140,15 @@ export function nonPublicRange(address: string): string | undefined {
   for (const [label, list] of BLOCK_LISTS) {
     if (list.check(parsed)) return label;
   }
-  const embedded = family === 'ipv6' ? embeddedIpv4(address) : undefined;
-  return embedded === undefined ? undefined : nonPublicRange(embedded);
+  if (family === 'ipv4') return undefined;
+  const carried = carriedIpv4(address);
+  if (carried !== undefined) return nonPublicRange(carried);
+  // Outside 2000::/3 every IPv6 address not named above is reserved by the IETF, not routed on the internet.
+  return GLOBAL_UNICAST.check(parsed) ? undefined : 'reserved';
 }
+
+const GLOBAL_UNICAST = new net.BlockList();
+GLOBAL_UNICAST.addSubnet('2000::', 3, 'ipv6');
 
 /**
  * The non-public range a URL's host names before any DNS lookup: that of a literal IP address (with or
@@ -156,8 +164,9 @@ export function nonPublicHost(hostname: string): string | undefined {
 }
 
 /**
- * Ranges no setting opens: the machine's cloud provider and its credentials (metadata, link-local), and
- * the machine itself (loopback, which staging allows on its own terms, and unspecified, which dials it).
+ * Ranges no allowed network opens: the machine's cloud provider and its credentials (metadata,
+ * link-local), and the machine itself (loopback, which only WEBHOOK_LOOPBACK opens, in staging, and
+ * unspecified, which dials it).
  */
 const NEVER_OPENED = ['unspecified', 'loopback', 'cloud metadata', 'link-local'];
 
@@ -204,8 +213,6 @@ OPAQUE_IPV4_CARRIERS.addSubnet('2001::', 32, 'ipv6');
 
 /** The IPv4 address an IPv6 one carries and reaches (IPv4-mapped, SIIT, NAT64, 6to4), if any. */
 function carriedIpv4(address: string): string | undefined {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
-  if (mapped !== undefined) return mapped;
   const groups = expandIpv6(address);
   if (groups?.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff) {
     return ipv4FromGroups(groups[6] ?? 0, groups[7] ?? 0);
@@ -214,7 +221,8 @@ function carriedIpv4(address: string): string | undefined {
 }
 
 /**
- * The addresses webhooks may be delivered to: public ones; loopback too in staging; and the non-public
+ * The addresses webhooks may be delivered to: public ones; loopback too in staging when `loopback` says
+ * so (on when not given: a caller with a configuration passes its `webhookLoopback`); and the non-public
  * networks the operator allowed (CIDR blocks, `10.0.0.0/8` or `fd00::/8`), which may not overlap a range
  * of NEVER_OPENED. A block opens addresses of its own family: an IPv6 address that carries an IPv4 one
  * is judged by the IPv4 blocks. Plain data crosses to the delivery worker threads, which build their own.
@@ -222,22 +230,24 @@ function carriedIpv4(address: string): string | undefined {
 export class WebhookDestinations {
   readonly env: WalletEnv;
   readonly allowedNetworks: readonly string[];
+  readonly loopback: boolean;
   /** What a refusal says is allowed. */
   readonly rule: string;
   readonly #allowedV4 = new net.BlockList();
   readonly #allowedV6 = new net.BlockList();
 
   /** Throws an Error naming the entry and the rule when an allowed network is not a block, or not one it may open. */
-  constructor(env: WalletEnv, allowedNetworks: readonly string[] = []) {
+  constructor(env: WalletEnv, allowedNetworks: readonly string[] = [], options: { loopback?: boolean } = {}) {
     this.env = env;
     this.allowedNetworks = allowedNetworks;
+    this.loopback = env === 'staging' && (options.loopback ?? true);
     for (const network of allowedNetworks) {
       const block = parseNetwork(network);
       if (block === undefined) throw new Error(`"${network}" is not an address block such as 10.0.0.0/8`);
       const wrong = wrongBlock(block);
       if (wrong !== undefined) {
         throw new Error(
-          `"${network}" ${wrong}; loopback, unspecified, link-local and cloud metadata addresses are never opened`,
+          `"${network}" ${wrong}; allowed networks never open unspecified, link-local or cloud metadata addresses, nor loopback (WEBHOOK_LOOPBACK does, in staging)`,
         );
       }
       (block.family === 'ipv4' ? this.#allowedV4 : this.#allowedV6).addSubnet(
@@ -246,7 +256,7 @@ export class WebhookDestinations {
         block.family,
       );
     }
-    const where = env === 'production' ? 'public addresses' : 'public and loopback addresses';
+    const where = this.loopback ? 'public and loopback addresses' : 'public addresses';
     const opened = allowedNetworks.length > 0 ? ' and the networks the operator allowed' : '';
     this.rule = `${env} delivers to ${where}${opened} only`;
   }
@@ -255,7 +265,7 @@ export class WebhookDestinations {
   refusedRange(address: string): string | undefined {
     const range = nonPublicRange(address);
     if (range === undefined) return undefined;
-    if (this.env === 'staging' && range === 'loopback') return undefined;
+    if (this.loopback && range === 'loopback') return undefined;
     if (NEVER_OPENED.includes(range)) return range;
     return this.#opens(address) ? undefined : range;
   }
@@ -279,6 +289,15 @@ export class WebhookDestinations {
     const host = hostname.replace(/^\[(.*)\]$/, '$1');
     return this.refusedRange(net.isIP(host) ? host : '127.0.0.1');
   }
+}
+
+/** The destinations a configuration allows (WALLET_ENV, WEBHOOK_ALLOWED_NETWORKS, WEBHOOK_LOOPBACK). */
+export function configuredDestinations(
+  config: Pick<Config, 'env' | 'webhookAllowedNetworks' | 'webhookLoopback'>,
+): WebhookDestinations {
+  return new WebhookDestinations(config.env, config.webhookAllowedNetworks, {
+    loopback: config.webhookLoopback,
+  });
 }
 
 export interface AddressBlock {

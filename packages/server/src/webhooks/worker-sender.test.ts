@@ -320,6 +320,7 @@ describe('a batch of attempts the worker cannot be given', () => {
         dataDir: database.dataDir,
         env: 'staging',
         allowedNetworks: [],
+        loopback: true,
         timeoutMs: 1_000,
         connectionsPerOrigin: 1,
       },

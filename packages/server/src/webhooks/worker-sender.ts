@@ -32,6 +32,8 @@ export interface DeliveryWorkerData {
   env: WalletEnv;
   /** WEBHOOK_ALLOWED_NETWORKS, from which the worker builds its WebhookDestinations. */
   allowedNetworks: readonly string[];
+  /** WEBHOOK_LOOPBACK. */
+  loopback: boolean;
   timeoutMs: number;
   /** Its share of the process's connections per receiver origin. */
   connectionsPerOrigin: number;

@@ -38,6 +38,47 @@ function frameworkMessage(code: ErrorCode, error: FastifyError): string {
 /** 5 s: a restart or a failover of the database, or a lock released, is usually over by then. */
 const DATABASE_RETRY_AFTER_SECONDS = 5;
 
+/** While the database stays unreachable, one log line per failure this often rather than one per request. */
+export const REFUSAL_LOG_INTERVAL_MS = 10_000;
+
+/**
+ * Which answers of an unreachable database are logged: the first of each kind of failure (its code, else
+ * its message), then one every REFUSAL_LOG_INTERVAL_MS, which tells how many it stood for. An outage
+ * otherwise logs a full error line per request: thousands in a few seconds under load.
+ */
+export class RefusalLog {
+  readonly #now: () => number;
+  #kind: unknown;
+  #loggedAt = Number.NEGATIVE_INFINITY;
+  #unlogged = 0;
+
+  constructor(now: () => number = Date.now) {
+    this.#now = now;
+  }
+
+  /** Undefined to leave this refusal out of the log, else how many were left out since the last line. */
+  next(error: unknown): number | undefined {
+    const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+    const kind = code ?? message;
+    const now = this.#now();
+    if (kind === this.#kind && now - this.#loggedAt < REFUSAL_LOG_INTERVAL_MS) {
+      this.#unlogged += 1;
+      return undefined;
+    }
+    const unlogged = this.#unlogged;
+    this.#kind = kind;
+    this.#loggedAt = now;
+    this.#unlogged = 0;
+    return unlogged;
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    databaseRefusals: RefusalLog;
+  }
+}
+
 export function sendError(reply: FastifyReply, code: ErrorCode, message: string): FastifyReply {
   const body: ErrorBody = { errorCode: code, errorMessage: message };
   return reply.status(ERROR_STATUS[code]).type('application/json').send(body);
@@ -74,7 +115,13 @@ function handle(
 export function unexpectedError(error: unknown, request: FastifyRequest, reply: FastifyReply): ErrorBody {
   // The driver's message goes to the log only: it may name hosts, files or SQL.
   if (isDatabaseUnavailable(error)) {
-    request.log.error({ err: error }, 'the database could not be reached; answered 503');
+    const unlogged = request.server.databaseRefusals.next(error);
+    if (unlogged !== undefined) {
+      request.log.error(
+        { err: error, refusedUnlogged: unlogged },
+        'the database could not be reached; answered 503',
+      );
+    }
     reply
       .status(ERROR_STATUS.SERVICE_UNAVAILABLE)
       .header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
@@ -123,6 +170,7 @@ function pathPattern(url: string): RegExp {
  * but not for the request's method, answers 405 with the methods it has in `Allow`.
  */
 export const errorsPlugin = fp(async (app: FastifyInstance) => {
+  app.decorate('databaseRefusals', new RefusalLog());
   const routes: { path: RegExp; methods: string[] }[] = [];
   app.addHook('onRoute', (route) => {
     routes.push({ path: pathPattern(route.url), methods: [route.method].flat() });
