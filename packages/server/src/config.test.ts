@@ -304,5 +304,9 @@ describe('the production files in deploy/', () => {
       /^ExecStart=\/usr\/bin\/node packages\/server\/dist\/main\.js serve$/m,
     );
     expect(read('wallet-checkout.service')).toMatch(/^StateDirectory=wallet-checkout$/m);
+    // A stop takes up to twice WEBHOOK_TIMEOUT_MS (the grace period, then the work it cut and the webhook
+    // attempts under way): systemd must not kill the process before.
+    const stopSeconds = Number(/^TimeoutStopSec=(\d+)$/m.exec(read('wallet-checkout.service'))?.[1]);
+    expect(stopSeconds * 1000).toBeGreaterThan(2 * config.webhookTimeoutMs);
   });
 });
