@@ -7,7 +7,7 @@ import { externalResponseRoute } from './api/merchant/payments.external-response
 import { type Authenticator, authPlugin } from './api/plugins/auth.js';
 import { errorsPlugin, frameworkError } from './api/plugins/errors.js';
 import { idempotencyPlugin } from './api/plugins/idempotency.js';
-import { type InFlight, inFlightPlugin } from './api/plugins/in-flight.js';
+import { type InFlight, inFlightBegins, inFlightEnds } from './api/plugins/in-flight.js';
 import { inputPlugin } from './api/plugins/input.js';
 import { metricsPlugin } from './api/plugins/metrics.js';
 import { newRequestId, requestIdPlugin } from './api/plugins/request-id.js';
@@ -63,6 +63,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
 
+  if (deps.inFlight) await app.register(inFlightBegins, { inFlight: deps.inFlight });
   if (deps.metrics) await app.register(metricsPlugin, { metrics: deps.metrics });
   await app.register(errorsPlugin);
   await app.register(inputPlugin);
@@ -70,7 +71,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(docsPlugin, { publicUrl: deps.publicUrl, version: VERSION });
   await app.register(authPlugin, { merchants: deps.merchants });
   await app.register(idempotencyPlugin, { store: deps.idempotency });
-  if (deps.inFlight) await app.register(inFlightPlugin, { inFlight: deps.inFlight });
+  if (deps.inFlight) await app.register(inFlightEnds, { inFlight: deps.inFlight });
 
   await app.register(healthRoute(deps.db));
   await app.register(credentialsRoute(deps.credentials));

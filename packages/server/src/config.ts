@@ -3,7 +3,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Secret } from './secret.js';
-import { nonPublicHost, parseNetwork, WebhookDestinations } from './webhooks/url-guard.js';
+import { isLoopbackHost, parseNetwork, WebhookDestinations } from './webhooks/url-guard.js';
 
 export type WalletEnv = 'staging' | 'production';
 
@@ -35,9 +35,10 @@ export interface Config {
   /** Non-public networks (CIDR blocks) webhooks may be delivered to besides public addresses. */
   webhookAllowedNetworks: string[];
   /**
-   * Staging only: webhooks may go to the machine's loopback addresses. On by default when PUBLIC_URL is
-   * itself on loopback (a developer's machine, which nobody else reaches), off otherwise: on a staging
-   * service others reach, a test webhook to 127.0.0.1 would tell anyone which of the machine's ports answer.
+   * Staging only: webhooks may go to the machine's loopback addresses. On by default when HOST and
+   * PUBLIC_URL are on loopback and TRUST_PROXY is unset (a developer's machine, which nobody else
+   * reaches), off otherwise: on a staging service others reach, a test webhook to 127.0.0.1 would tell
+   * anyone which of the machine's ports answer.
    */
   webhookLoopback: boolean;
   /** Life of a payment-carousel session, in seconds. */
@@ -339,16 +340,23 @@ function networks(env: Env, name: string): string[] {
   if (value === '') return [];
   const entries = value.split(',').map((entry) => entry.trim());
   try {
-    new WebhookDestinations('production', entries);
+    new WebhookDestinations('production', { allowedNetworks: entries, loopback: false });
   } catch (error) {
     throw new ConfigError(name, `must be comma-separated address blocks: ${(error as Error).message}`);
   }
   return entries;
 }
 
-/** `on` or `off`; by default on in staging when the public URL's host is loopback (`localhost`, 127.0.0.1). */
-function loopback(env: Env, name: string, walletEnv: WalletEnv, publicUrl: string): boolean {
-  const local = walletEnv === 'staging' && nonPublicHost(new URL(publicUrl).hostname) === 'loopback';
+type Reach = Pick<Config, 'host' | 'publicUrl' | 'trustProxy'>;
+
+/** Nobody but this machine reaches the service: it listens on loopback, as its public URL says, with no proxy. */
+function onlyThisMachine({ host, publicUrl, trustProxy }: Reach): boolean {
+  return isLoopbackHost(host) && isLoopbackHost(new URL(publicUrl).hostname) && trustProxy === false;
+}
+
+/** `on` or `off`; by default on in staging where only this machine reaches the service. */
+function loopback(env: Env, name: string, walletEnv: WalletEnv, reach: Reach): boolean {
+  const local = walletEnv === 'staging' && onlyThisMachine(reach);
   const value = oneOf(env, name, ['on', 'off'] as const, local ? 'on' : 'off') === 'on';
   if (value && walletEnv === 'production') {
     throw new ConfigError(name, 'must be off when WALLET_ENV=production');
@@ -387,7 +395,13 @@ export function loadConfig(env: Env = process.env): Config {
   if (walletEnv === 'production' && !publicUrl.startsWith('https://')) {
     throw new ConfigError('PUBLIC_URL', 'must be https when WALLET_ENV=production');
   }
-  const webhookLoopback = loopback(env, 'WEBHOOK_LOOPBACK', walletEnv, publicUrl);
+  const listenHost = host(env, 'HOST');
+  const proxies = trustProxy(env.TRUST_PROXY);
+  const webhookLoopback = loopback(env, 'WEBHOOK_LOOPBACK', walletEnv, {
+    host: listenHost,
+    publicUrl,
+    trustProxy: proxies,
+  });
   const webhookTimeoutMs = integer(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000);
   // The time-out and 15 s more, to build the payload and write the result: 30 s with the defaults.
   const webhookLeaseMs = integer(env, 'WEBHOOK_LEASE_MS', webhookTimeoutMs + 15_000, 100, 3_600_000);
@@ -400,7 +414,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
   return {
     port,
-    host: host(env, 'HOST'),
+    host: listenHost,
     publicUrl,
     databaseUrl: dbUrl,
     env: walletEnv,
@@ -416,7 +430,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookLoopback,
     sessionTtlSeconds: integer(env, 'SESSION_TTL_SECONDS', 30 * 60, 10, 7 * 24 * 3600),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 64 * 1024, 1024, 10 * 1024 * 1024),
-    trustProxy: trustProxy(env.TRUST_PROXY),
+    trustProxy: proxies,
     sandboxGatewayUrl: url('SANDBOX_GATEWAY_URL', env.SANDBOX_GATEWAY_URL || 'http://127.0.0.1:4010'),
     demoStorePort: integer(env, 'DEMO_STORE_PORT', 4001, 1, 65_535),
     ...loadSmtpSettings(env),
@@ -426,4 +440,13 @@ export function loadConfig(env: Env = process.env): Config {
     metrics: metricsAddress(env, port),
     operator: operator(env.WALLET_OPERATOR),
   };
+}
+
+/** The warning a start gives when WEBHOOK_LOOPBACK=on opens this machine's ports to a service others reach. */
+export function loopbackWarning(config: Config): string | undefined {
+  if (!config.webhookLoopback || onlyThisMachine(config)) return undefined;
+  return (
+    'WEBHOOK_LOOPBACK is on, and others may reach this service (HOST, PUBLIC_URL or TRUST_PROXY say so): ' +
+    "any staging merchant's test webhook can reach whatever listens on this machine's loopback"
+  );
 }

@@ -334,9 +334,19 @@ describe.each(engines())('a stop that cuts a payment waiting on the gateway, on 
     // The grace period, and the wait for the requests it cut, last WEBHOOK_TIMEOUT_MS each.
     const service = await startTestService(
       engine,
-      { SANDBOX_GATEWAY_URL: proxy.url, WEBHOOK_TIMEOUT_MS: '1000' },
+      { SANDBOX_GATEWAY_URL: proxy.url, WEBHOOK_TIMEOUT_MS: '3000' },
       { database },
     );
+    // Watched, not changed: once the dispatcher has stopped, only the wait for cut requests holds the
+    // database open.
+    const { dispatcher } = service.services;
+    const stopDispatcher = dispatcher.stop.bind(dispatcher);
+    let dispatcherStopped: Promise<unknown> | undefined;
+    dispatcher.stop = () => {
+      const stopping = stopDispatcher();
+      dispatcherStopped = stopping;
+      return stopping;
+    };
     const shop = await service.merchant({ allowedOrigins: [SHOP] });
     const created = await service.call('POST', '/checkout/orders', {
       body: { merchantId: shop.merchantId, order: { lineItems: [{ SKU: 'TEE', amount: 2500 }] } },
@@ -366,6 +376,7 @@ describe.each(engines())('a stop that cuts a payment waiting on the gateway, on 
     // waits for its work before it closes the database.
     await expect(paying).rejects.toThrow();
     await until(async () => service.logs.join('').includes('waiting for the work of requests cut'));
+    await dispatcherStopped;
     held.release();
     await stopped;
 

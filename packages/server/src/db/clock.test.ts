@@ -65,7 +65,7 @@ describe.each(engines().filter((engine) => engine === 'postgres'))(
         new Dispatcher({
           db: handle.db,
           log: createLogger('silent'),
-          destinations: new WebhookDestinations('staging'),
+          destinations: new WebhookDestinations('staging', { loopback: true }),
           timeoutMs: 5_000,
           retryDelaysMs: { default: [50], credentials: [50] },
           endpoints: {

@@ -5,6 +5,7 @@ import { DomainError } from '../errors.js';
 import { TEST_ACTOR } from '../test-support/actor.js';
 import { engines, openTestDb } from '../test-support/db.js';
 import { KeyRing } from '../vault/keyring.js';
+import { WebhookDestinations } from '../webhooks/url-guard.js';
 import { hashApiKey, Merchants } from './index.js';
 
 const keyRing = new KeyRing([{ id: 'k1', key: randomBytes(32) }]);
@@ -27,7 +28,13 @@ describe.each(engines())('merchants on %s', (engine) => {
   beforeAll(async () => {
     handle = await openTestDb(engine);
     clock = 1_700_000_000_000;
-    merchants = new Merchants({ db: handle.db, keyRing, env: 'staging', now });
+    merchants = new Merchants({
+      db: handle.db,
+      keyRing,
+      env: 'staging',
+      now,
+      webhookDestinations: new WebhookDestinations('staging', { loopback: true }),
+    });
   });
   afterAll(() => handle.close());
 
@@ -180,7 +187,7 @@ describe.each(engines())('merchants on %s', (engine) => {
         TEST_ACTOR,
       );
       expect(secure.merchant.allowedOrigins).toEqual(['https://shop.example']);
-      // Staging is for development: a local receiver is fine there.
+      // Staging on a developer's machine (loopback on) takes a local receiver.
       const local = await merchants.create(
         { name: 'Dev', webhookUrl: 'http://127.0.0.1:3000/hooks', allowedOrigins: ['http://localhost:8000'] },
         TEST_ACTOR,

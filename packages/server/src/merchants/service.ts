@@ -23,7 +23,7 @@ export interface MerchantsOptions {
   db: Db;
   keyRing: KeyRing;
   env: WalletEnv;
-  /** Where webhook URLs may point: the environment's rule and WEBHOOK_ALLOWED_NETWORKS; `env`'s alone by default. */
+  /** Where webhook URLs may point (WEBHOOK_ALLOWED_NETWORKS, WEBHOOK_LOOPBACK); public addresses only by default. */
   webhookDestinations?: WebhookDestinations;
   /** Milliseconds since the epoch; injected by tests. */
   now?: () => number;
@@ -101,7 +101,8 @@ export class Merchants {
 
   constructor(options: MerchantsOptions) {
     this.#repo = new MerchantsRepo(options.db);
-    this.#destinations = options.webhookDestinations ?? new WebhookDestinations(options.env);
+    this.#destinations =
+      options.webhookDestinations ?? new WebhookDestinations(options.env, { loopback: false });
     this.#now = options.now ?? Date.now;
     const cache = {
       now: this.#now,

@@ -4,8 +4,8 @@ import { DomainError, ValidationError } from '../errors.js';
 import { checkWebhookUrl, WebhookDestinations } from '../webhooks/url-guard.js';
 import { validateWebhookUrl } from './validation.js';
 
-const PRODUCTION = new WebhookDestinations('production');
-const STAGING = new WebhookDestinations('staging');
+const PRODUCTION = new WebhookDestinations('production', { loopback: false });
+const STAGING = new WebhookDestinations('staging', { loopback: true });
 
 /** 'allowed', or the range a webhook URL is refused for when saved (else the whole message). */
 function onSave(url: string, destinations = PRODUCTION): string {
@@ -152,8 +152,14 @@ describe('staging webhook URLs: saved and delivered alike', () => {
 });
 
 describe('networks the operator allowed (WEBHOOK_ALLOWED_NETWORKS)', () => {
-  const staging = new WebhookDestinations('staging', ['10.20.0.0/16', 'fd00:1::/32', '192.168.1.7']);
-  const production = new WebhookDestinations('production', ['10.20.0.0/16']);
+  const staging = new WebhookDestinations('staging', {
+    allowedNetworks: ['10.20.0.0/16', 'fd00:1::/32', '192.168.1.7'],
+    loopback: true,
+  });
+  const production = new WebhookDestinations('production', {
+    allowedNetworks: ['10.20.0.0/16'],
+    loopback: false,
+  });
 
   it('opens those networks, and no address beside them', () => {
     expect(
@@ -186,28 +192,39 @@ describe('networks the operator allowed (WEBHOOK_ALLOWED_NETWORKS)', () => {
       ['168.63.129.16/32', 'a cloud metadata address (168.63.129.16)'],
       ['fe80::/64', 'a link-local address (fe80::)'],
     ]) {
-      expect(() => new WebhookDestinations('production', [block as string])).toThrow(
+      expect(
+        () => new WebhookDestinations('production', { allowedNetworks: [block as string], loopback: false }),
+      ).toThrow(
         `"${block}" covers ${covered}; allowed networks never open unspecified, link-local or cloud metadata addresses, nor loopback (WEBHOOK_LOOPBACK does, in staging)`,
       );
     }
   });
 
   it('opens addresses of its own family only, and IPv4 carried in IPv6 by the IPv4 blocks', () => {
-    const v6 = new WebhookDestinations('production', ['2000::/3', 'fc00::/7']);
+    const v6 = new WebhookDestinations('production', {
+      allowedNetworks: ['2000::/3', 'fc00::/7'],
+      loopback: false,
+    });
     expect(onSend('https://10.0.0.1/h', v6)).toBe('private');
     expect(onSend('https://[::ffff:10.0.0.1]/h', v6)).toBe('private');
     expect(onSend('https://[fd00:1::1]/h', v6)).toBe('allowed');
     // A block may hold a metadata address, which stays refused.
     expect(onSend('https://[fd00:ec2::254]/h', v6)).toBe('cloud metadata');
-    expect(onSend('https://168.63.129.16/h', new WebhookDestinations('production', ['168.63.0.0/16']))).toBe(
-      'cloud metadata',
-    );
+    expect(
+      onSend(
+        'https://168.63.129.16/h',
+        new WebhookDestinations('production', { allowedNetworks: ['168.63.0.0/16'], loopback: false }),
+      ),
+    ).toBe('cloud metadata');
     // Teredo and local-use NAT64 carry an IPv4 address no block can judge: never opened.
     expect(onSend('https://[2001::a9fe:a9fe]/h', v6)).toBe('reserved');
     expect(
-      onSend('https://[64:ff9b:1::a9fe:a9fe]/h', new WebhookDestinations('production', ['64:ff9b:1::/48'])),
+      onSend(
+        'https://[64:ff9b:1::a9fe:a9fe]/h',
+        new WebhookDestinations('production', { allowedNetworks: ['64:ff9b:1::/48'], loopback: false }),
+      ),
     ).toBe('reserved');
-    const v4 = new WebhookDestinations('production', ['10.0.0.0/8']);
+    const v4 = new WebhookDestinations('production', { allowedNetworks: ['10.0.0.0/8'], loopback: false });
     expect(onSend('https://[::ffff:10.0.0.1]/h', v4)).toBe('allowed');
     expect(onSend('https://[64:ff9b::10.0.0.1]/h', v4)).toBe('allowed');
     expect(onSend('https://[::10.0.0.1]/h', v4)).toBe('reserved');

@@ -46,9 +46,13 @@ const db = await openReadOnlyDb(data.databaseUrl, {
 // The main thread loaded the same ring first and gave any warning about it.
 const keyRing = loadKeyRing({ vaultKeys: data.vaultKeys, dataDir: data.dataDir, warn: () => undefined });
 const vault = new CardVault(db, keyRing);
+const destinations = new WebhookDestinations(data.env, {
+  allowedNetworks: data.allowedNetworks,
+  loopback: data.loopback,
+});
 const credentialsPayload = new CredentialsPayloadBuilder({
   repo: new PaymentsRepo(db),
-  merchants: new Merchants({ db, keyRing, env: data.env }),
+  merchants: new Merchants({ db, keyRing, env: data.env, webhookDestinations: destinations }),
   wallet: new Wallet(db, vault),
   vault,
   tokens: provisionedByMainThread(new SandboxTokenService(db, keyRing, vault)),
@@ -66,7 +70,7 @@ const orderPayloads = new OrderPayloadBuilder(
   }),
 );
 const sender = new Sender({
-  destinations: new WebhookDestinations(data.env, data.allowedNetworks, { loopback: data.loopback }),
+  destinations,
   timeoutMs: data.timeoutMs,
   connectionsPerOrigin: data.connectionsPerOrigin,
   payloads: {

@@ -160,7 +160,7 @@ describe.each(engines())('dispatcher on %s', (engine) => {
     const instance = new Dispatcher({
       db,
       log,
-      destinations: new WebhookDestinations('staging'),
+      destinations: new WebhookDestinations('staging', { loopback: true }),
       timeoutMs: 2_000,
       retryDelaysMs: { default: [50, 50, 100, 200, 400, 800], credentials: [50, 50, 100, 200, 400, 800] },
       endpoints: 'resolve' in endpoint ? endpoint : { resolve: async () => endpoint },
@@ -772,7 +772,7 @@ describe.each(engines())('dispatcher on %s', (engine) => {
     const sender = dispatcher(
       { url: `https://127.0.0.1:${hooks.port}/hooks`, secrets: [SECRET] },
       {
-        destinations: new WebhookDestinations('production'),
+        destinations: new WebhookDestinations('production', { loopback: false }),
         retryDelaysMs: { default: [], credentials: [] },
       },
     );
@@ -786,7 +786,7 @@ describe.each(engines())('dispatcher on %s', (engine) => {
     const sender = dispatcher(
       { url: 'http://shop.example.com/hooks', secrets: [SECRET] },
       {
-        destinations: new WebhookDestinations('production'),
+        destinations: new WebhookDestinations('production', { loopback: false }),
         retryDelaysMs: { default: [], credentials: [] },
       },
     );
@@ -803,7 +803,7 @@ describe.each(engines())('dispatcher on %s', (engine) => {
       const process = new Dispatcher({
         db: processDb,
         log,
-        destinations: new WebhookDestinations('staging'),
+        destinations: new WebhookDestinations('staging', { loopback: true }),
         timeoutMs: 2_000,
         retryDelaysMs: { default: [50], credentials: [50] },
         endpoints: { resolve: async () => ({ url: hooks.url(), secrets: [SECRET] }) },

@@ -20,7 +20,7 @@ async function listening(server: http.Server): Promise<{ base: string; close(): 
 /** A staging Sender whose payload is the message id. */
 function testSender(timeoutMs: number, connectionsPerOrigin: number): Sender {
   return new Sender({
-    destinations: new WebhookDestinations('staging'),
+    destinations: new WebhookDestinations('staging', { loopback: true }),
     timeoutMs,
     connectionsPerOrigin,
     payloads: { build: async (message) => ({ id: message.id }) },

@@ -7,15 +7,16 @@ import {
   checkWebhookUrl,
   guardedConnector,
   guardedLookup,
+  isLoopbackHost,
   nonPublicHost,
   nonPublicRange,
   WebhookDestinations,
 } from './url-guard.js';
 
-const PRODUCTION = new WebhookDestinations('production');
-const STAGING = new WebhookDestinations('staging');
+const PRODUCTION = new WebhookDestinations('production', { loopback: false });
+const STAGING = new WebhookDestinations('staging', { loopback: true });
 /** A staging service others reach (WEBHOOK_LOOPBACK=off): the machine's own ports are not theirs to try. */
-const SHARED_STAGING = new WebhookDestinations('staging', [], { loopback: false });
+const SHARED_STAGING = new WebhookDestinations('staging', { loopback: false });
 
 describe('address classification', () => {
   it.each([
@@ -115,6 +116,29 @@ describe('nonPublicHost, the check on a URL host before any lookup', () => {
   });
 });
 
+describe('isLoopbackHost, whether the service itself is reached on loopback only', () => {
+  it.each([
+    ['localhost', true],
+    ['LOCALHOST', true],
+    ['localhost.', true],
+    ['shop.localhost', true],
+    ['127.0.0.1', true],
+    ['127.9.9.9', true],
+    ['[::1]', true],
+    ['::1', true],
+    ['[::ffff:127.0.0.1]', true],
+    // Forms that only carry a loopback address reach another machine, if any.
+    ['[64:ff9b::7f00:1]', false],
+    ['[2002:7f00:1::]', false],
+    ['0.0.0.0', false],
+    ['::', false],
+    ['10.0.0.5', false],
+    ['pay.example', false],
+  ])('%s: %s', (host, loopback) => {
+    expect(isLoopbackHost(host)).toBe(loopback);
+  });
+});
+
 describe('checkWebhookUrl', () => {
   const refusedWith = (url: string, destinations: WebhookDestinations): string => {
     try {
@@ -161,13 +185,13 @@ describe('checkWebhookUrl', () => {
       );
     }
     expect(checkWebhookUrl('http://shop.example.com/x', SHARED_STAGING).hostname).toBe('shop.example.com');
-    expect(new WebhookDestinations('staging', ['10.20.0.0/16'], { loopback: false }).rule).toBe(
-      'staging delivers to public addresses and the networks the operator allowed only',
-    );
+    expect(
+      new WebhookDestinations('staging', { allowedNetworks: ['10.20.0.0/16'], loopback: false }).rule,
+    ).toBe('staging delivers to public addresses and the networks the operator allowed only');
   });
 
   it('never opens loopback in production, whatever it is told', () => {
-    expect(new WebhookDestinations('production', [], { loopback: true }).refusedRange('127.0.0.1')).toBe(
+    expect(new WebhookDestinations('production', { loopback: true }).refusedRange('127.0.0.1')).toBe(
       'loopback',
     );
   });

@@ -163,6 +163,24 @@ export function nonPublicHost(hostname: string): string | undefined {
   return net.isIP(host) ? nonPublicRange(host) : undefined;
 }
 
+const MACHINE_LOOPBACK = new net.BlockList();
+MACHINE_LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+MACHINE_LOOPBACK.addAddress('::1', 'ipv6');
+MACHINE_LOOPBACK.addSubnet('::ffff:127.0.0.0', 104, 'ipv6');
+
+/**
+ * Whether a host name or address is this machine's own loopback: `localhost` and its subdomains (with or
+ * without the final dot), 127.0.0.0/8, ::1 and the IPv4-mapped form of 127.0.0.0/8. Not the forms that
+ * only carry a loopback address (NAT64, 6to4), which reach another machine if they reach one at all.
+ */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  const name = host.endsWith('.') ? host.slice(0, -1) : host;
+  if (name === 'localhost' || name.endsWith('.localhost')) return true;
+  const family = net.isIPv4(host) ? 'ipv4' : net.isIPv6(host) ? 'ipv6' : undefined;
+  return family !== undefined && MACHINE_LOOPBACK.check(host, family);
+}
+
 /**
  * Ranges no allowed network opens: the machine's cloud provider and its credentials (metadata,
  * link-local), and the machine itself (loopback, which only WEBHOOK_LOOPBACK opens, in staging, and
@@ -222,7 +240,7 @@ function carriedIpv4(address: string): string | undefined {
 
 /**
  * The addresses webhooks may be delivered to: public ones; loopback too in staging when `loopback` says
- * so (on when not given: a caller with a configuration passes its `webhookLoopback`); and the non-public
+ * so (a caller with a configuration passes its `webhookLoopback`); and the non-public
  * networks the operator allowed (CIDR blocks, `10.0.0.0/8` or `fd00::/8`), which may not overlap a range
  * of NEVER_OPENED. A block opens addresses of its own family: an IPv6 address that carries an IPv4 one
  * is judged by the IPv4 blocks. Plain data crosses to the delivery worker threads, which build their own.
@@ -237,10 +255,11 @@ export class WebhookDestinations {
   readonly #allowedV6 = new net.BlockList();
 
   /** Throws an Error naming the entry and the rule when an allowed network is not a block, or not one it may open. */
-  constructor(env: WalletEnv, allowedNetworks: readonly string[] = [], options: { loopback?: boolean } = {}) {
+  constructor(env: WalletEnv, options: { allowedNetworks?: readonly string[]; loopback: boolean }) {
+    const { allowedNetworks = [] } = options;
     this.env = env;
     this.allowedNetworks = allowedNetworks;
-    this.loopback = env === 'staging' && (options.loopback ?? true);
+    this.loopback = env === 'staging' && options.loopback;
     for (const network of allowedNetworks) {
       const block = parseNetwork(network);
       if (block === undefined) throw new Error(`"${network}" is not an address block such as 10.0.0.0/8`);
@@ -295,7 +314,8 @@ export class WebhookDestinations {
 export function configuredDestinations(
   config: Pick<Config, 'env' | 'webhookAllowedNetworks' | 'webhookLoopback'>,
 ): WebhookDestinations {
-  return new WebhookDestinations(config.env, config.webhookAllowedNetworks, {
+  return new WebhookDestinations(config.env, {
+    allowedNetworks: config.webhookAllowedNetworks,
     loopback: config.webhookLoopback,
   });
 }

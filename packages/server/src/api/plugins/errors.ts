@@ -41,35 +41,66 @@ const DATABASE_RETRY_AFTER_SECONDS = 5;
 /** While the database stays unreachable, one log line per failure this often rather than one per request. */
 export const REFUSAL_LOG_INTERVAL_MS = 10_000;
 
+/** Causes followed to tell failures apart, as isDatabaseUnavailable follows them. */
+const KIND_DEPTH = 3;
+
+/** A failure's kind: the code (else the message) of the error and of each cause, `ETIMEDOUT < …`. */
+function kindOf(error: unknown): string {
+  const parts: string[] = [];
+  let current = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined;
+  for (let depth = 0; depth < KIND_DEPTH && current && typeof current === 'object'; depth++) {
+    parts.push(String(current.code ?? current.message));
+    current = current.cause as typeof current;
+  }
+  return parts.join(' < ');
+}
+
+interface RefusalLogger {
+  error(details: object, message: string): void;
+}
+
 /**
- * Which answers of an unreachable database are logged: the first of each kind of failure (its code, else
- * its message), then one every REFUSAL_LOG_INTERVAL_MS, which tells how many it stood for. An outage
- * otherwise logs a full error line per request: thousands in a few seconds under load.
+ * Which answers of an unreachable database are logged: the first of each kind of failure in full, then,
+ * at the end of REFUSAL_LOG_INTERVAL_MS, how many more of that kind were answered, so that every one is
+ * accounted for. An outage otherwise logs a full error line per request: thousands a second under load.
  */
 export class RefusalLog {
-  readonly #now: () => number;
-  #kind: unknown;
-  #loggedAt = Number.NEGATIVE_INFINITY;
-  #unlogged = 0;
+  readonly #log: RefusalLogger;
+  /** The kinds logged in the current interval, with the refusals of each counted since. */
+  readonly #kinds = new Map<string, { unlogged: number; timer: NodeJS.Timeout }>();
 
-  constructor(now: () => number = Date.now) {
-    this.#now = now;
+  constructor(log: RefusalLogger) {
+    this.#log = log;
   }
 
-  /** Undefined to leave this refusal out of the log, else how many were left out since the last line. */
-  next(error: unknown): number | undefined {
-    const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-    const kind = code ?? message;
-    const now = this.#now();
-    if (kind === this.#kind && now - this.#loggedAt < REFUSAL_LOG_INTERVAL_MS) {
-      this.#unlogged += 1;
-      return undefined;
+  refused(error: unknown, log: RefusalLogger): void {
+    const kind = kindOf(error);
+    const counted = this.#kinds.get(kind);
+    if (counted) {
+      counted.unlogged += 1;
+      return;
     }
-    const unlogged = this.#unlogged;
-    this.#kind = kind;
-    this.#loggedAt = now;
-    this.#unlogged = 0;
-    return unlogged;
+    log.error({ err: error }, 'the database could not be reached; answered 503');
+    const timer = setTimeout(() => this.#summarize(kind), REFUSAL_LOG_INTERVAL_MS);
+    timer.unref();
+    this.#kinds.set(kind, { unlogged: 0, timer });
+  }
+
+  /** Logs the counts not yet logged now, as the service stops. */
+  flush(): void {
+    for (const kind of [...this.#kinds.keys()]) this.#summarize(kind);
+  }
+
+  #summarize(kind: string): void {
+    const counted = this.#kinds.get(kind);
+    if (!counted) return;
+    clearTimeout(counted.timer);
+    this.#kinds.delete(kind);
+    if (counted.unlogged === 0) return;
+    this.#log.error(
+      { failure: kind, refusedUnlogged: counted.unlogged },
+      'the database could not be reached; answered 503 to more requests',
+    );
   }
 }
 
@@ -115,13 +146,7 @@ function handle(
 export function unexpectedError(error: unknown, request: FastifyRequest, reply: FastifyReply): ErrorBody {
   // The driver's message goes to the log only: it may name hosts, files or SQL.
   if (isDatabaseUnavailable(error)) {
-    const unlogged = request.server.databaseRefusals.next(error);
-    if (unlogged !== undefined) {
-      request.log.error(
-        { err: error, refusedUnlogged: unlogged },
-        'the database could not be reached; answered 503',
-      );
-    }
+    request.server.databaseRefusals.refused(error, request.log);
     reply
       .status(ERROR_STATUS.SERVICE_UNAVAILABLE)
       .header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
@@ -170,7 +195,12 @@ function pathPattern(url: string): RegExp {
  * but not for the request's method, answers 405 with the methods it has in `Allow`.
  */
 export const errorsPlugin = fp(async (app: FastifyInstance) => {
-  app.decorate('databaseRefusals', new RefusalLog());
+  const refusals = new RefusalLog(app.log);
+  app.decorate('databaseRefusals', refusals);
+  app.addHook('onClose', (_instance, done) => {
+    refusals.flush();
+    done();
+  });
   const routes: { path: RegExp; methods: string[] }[] = [];
   app.addHook('onRoute', (route) => {
     routes.push({ path: pathPattern(route.url), methods: [route.method].flat() });

@@ -44,17 +44,23 @@ export class InFlight {
   }
 }
 
-/**
- * Registered after the plugins whose onSend hooks write to the database. A request ends at its onSend
- * here, whether or not its client is still there (Fastify runs onResponse only for an answer written in
- * full), or at onResponse for an answer that never reached onSend.
- */
-export const inFlightPlugin = fp(async (app: FastifyInstance, options: { inFlight: InFlight }) => {
+/** Registered before every other plugin: a request begins before any hook of theirs reads the database. */
+export const inFlightBegins = fp(async (app: FastifyInstance, options: { inFlight: InFlight }) => {
   const { inFlight } = options;
   app.addHook('onRequest', (request, _reply, done) => {
     inFlight.begin(request);
     done();
   });
+});
+
+/**
+ * Registered after the plugins whose onSend hooks write to the database. A request ends at its onSend
+ * here, whether or not its client is still there (Fastify runs onResponse only for an answer written in
+ * full), or at onResponse for an answer that never reached onSend. No route hijacks its reply: one that
+ * did would count until the stop's wait ran out.
+ */
+export const inFlightEnds = fp(async (app: FastifyInstance, options: { inFlight: InFlight }) => {
+  const { inFlight } = options;
   app.addHook('onSend', (request, _reply, payload, done) => {
     inFlight.end(request);
     done(null, payload);
