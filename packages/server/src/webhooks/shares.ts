@@ -7,6 +7,7 @@
  * while the last share's worth of slots stays free. A message that may not start yet is set aside for its
  * receiver and started, before anything else, when one of that receiver's attempts ends.
  */
+import { Fifo } from './fifo.js';
 import type { LeasedMessage } from './repo.js';
 
 export interface SharesOptions {
@@ -44,7 +45,7 @@ export class ReceiverShares {
   /** Attempts in flight by receiver. */
   readonly #inFlight = new Map<string, number>();
   /** Messages set aside by receiver, in the order they came. */
-  readonly #waiting = new Map<string, LeasedMessage[]>();
+  readonly #waiting = new Map<string, Fifo<LeasedMessage>>();
   /** Receivers with messages set aside that may start one, served before anything else. */
   readonly #ready = new Set<string>();
   /** Receivers whose last attempt timed out. */
@@ -120,9 +121,12 @@ export class ReceiverShares {
 
   /** Sets a message aside for its receiver; `ready` when the receiver may have room already. */
   setAside(receiver: string, message: LeasedMessage, ready = false): void {
-    const waiting = this.#waiting.get(receiver);
-    if (waiting === undefined) this.#waiting.set(receiver, [message]);
-    else waiting.push(message);
+    let waiting = this.#waiting.get(receiver);
+    if (waiting === undefined) {
+      waiting = new Fifo();
+      this.#waiting.set(receiver, waiting);
+    }
+    waiting.push(message);
     if (ready) this.#ready.add(receiver);
   }
 
@@ -134,7 +138,7 @@ export class ReceiverShares {
   startReady(start: (message: LeasedMessage, receiver: string) => void): boolean {
     let claimAgain = false;
     for (const receiver of this.#ready) {
-      const waiting = this.#waiting.get(receiver) as LeasedMessage[];
+      const waiting = this.#waiting.get(receiver) as Fifo<LeasedMessage>;
       while (this.hasSlot() && this.mayStart(receiver) && waiting.length > 0) {
         start(waiting.shift() as LeasedMessage, receiver);
       }
@@ -164,7 +168,7 @@ export class ReceiverShares {
 
   /** Empties every receiver's set-aside messages, for a dispatcher that stops. */
   takeSetAside(): LeasedMessage[] {
-    const messages = [...this.#waiting.values()].flat();
+    const messages = [...this.#waiting.values()].flatMap((waiting) => [...waiting]);
     this.#waiting.clear();
     this.#ready.clear();
     return messages;
