@@ -56,7 +56,25 @@ const FILE_CODES = new Set(['EIO', 'ENOSPC', 'EDQUOT', 'EROFS']);
 /** Causes followed at most: pg-pool's connection time-out carries the socket's error as its cause. */
 const MAX_CAUSES = 3;
 
-function classifies(error: { code?: unknown; message?: unknown }): boolean {
+export interface ErrorLink {
+  code?: unknown;
+  message?: unknown;
+}
+
+/**
+ * The error, then its cause, that one's cause and so on, MAX_CAUSES causes at most: what tells one failure
+ * of the database from another (see also api/plugins/errors.ts).
+ */
+export function* causeChain(error: unknown): Generator<ErrorLink> {
+  let current = error;
+  for (let depth = 0; depth <= MAX_CAUSES; depth++) {
+    if (typeof current !== 'object' || current === null) return;
+    yield current;
+    current = (current as { cause?: unknown }).cause;
+  }
+}
+
+function classifies(error: ErrorLink): boolean {
   const { code, message } = error;
   if (typeof code === 'string') {
     // Node's codes first: some (EPIPE, EROFS) have a SQLSTATE's shape.
@@ -70,11 +88,6 @@ function classifies(error: { code?: unknown; message?: unknown }): boolean {
 }
 
 export function isDatabaseUnavailable(error: unknown): boolean {
-  let current = error;
-  for (let depth = 0; depth <= MAX_CAUSES; depth++) {
-    if (typeof current !== 'object' || current === null) return false;
-    if (classifies(current as { code?: unknown; message?: unknown })) return true;
-    current = (current as { cause?: unknown }).cause;
-  }
+  for (const link of causeChain(error)) if (classifies(link)) return true;
   return false;
 }

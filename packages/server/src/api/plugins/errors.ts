@@ -1,7 +1,7 @@
 import type { ErrorObject } from 'ajv';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { isDatabaseUnavailable } from '../../db/unavailable.js';
+import { causeChain, isDatabaseUnavailable } from '../../db/unavailable.js';
 import { DomainError, ERROR_STATUS, type ErrorCode } from '../../errors.js';
 import { scrub } from '../../log.js';
 import { describeValidationError } from '../validation.js';
@@ -41,18 +41,9 @@ const DATABASE_RETRY_AFTER_SECONDS = 5;
 /** While the database stays unreachable, one log line per failure this often rather than one per request. */
 export const REFUSAL_LOG_INTERVAL_MS = 10_000;
 
-/** Causes followed to tell failures apart, as isDatabaseUnavailable follows them. */
-const KIND_DEPTH = 3;
-
 /** A failure's kind: the code (else the message) of the error and of each cause, `ETIMEDOUT < …`. */
 function kindOf(error: unknown): string {
-  const parts: string[] = [];
-  let current = error as { code?: unknown; message?: unknown; cause?: unknown } | undefined;
-  for (let depth = 0; depth < KIND_DEPTH && current && typeof current === 'object'; depth++) {
-    parts.push(String(current.code ?? current.message));
-    current = current.cause as typeof current;
-  }
-  return parts.join(' < ');
+  return Array.from(causeChain(error), (link) => String(link.code ?? link.message)).join(' < ');
 }
 
 interface RefusalLogger {
