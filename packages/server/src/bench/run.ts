@@ -118,7 +118,7 @@ function threadTimes(pid: number): Map<string, { runNs: number; waitNs: number }
 /**
  * What the service's threads did between two `threadTimes` readings: the main thread's time on a core
  * and waiting for one, the busiest other thread (the delivery worker when it delivers), and the rest
- * (V8's GC and compiler threads, libuv's pool, the checkpointer).
+ * (V8's GC and compiler threads, libuv's pool, the WAL's flush thread and the checkpointer).
  */
 function threadReport(
   pid: number,

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type Finished, runNode } from '../test-support/child.js';
 import { until } from '../test-support/wait.js';
 import { createDb, type Db } from './index.js';
+import { WalFlush } from './sqlite-wal.js';
 
 /** Resolves after `count` turns of the event loop, time enough for anything not held back to settle. */
 async function turns(count: number): Promise<void> {
@@ -84,15 +86,15 @@ describe('SQLite commits and the write-ahead log', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  it('answers a commit once fdatasync of the WAL returned, and runs no statement before (fdatasync held by a fake)', async () => {
+  it('answers a commit once the flush of the WAL returned, and runs no statement before (the flush held by a fake)', async () => {
     const db = createDb(`sqlite:${file}`);
     try {
       await createTable(db);
       const held: Array<() => void> = [];
-      const real = fs.fdatasync;
-      vi.spyOn(fs, 'fdatasync').mockImplementation(((fd: number, done: (error: Error | null) => void) => {
-        held.push(() => real(fd, done));
-      }) as typeof fs.fdatasync);
+      const real = WalFlush.prototype.flush;
+      vi.spyOn(WalFlush.prototype, 'flush').mockImplementation(function (this: WalFlush) {
+        return new Promise((resolve, reject) => held.push(() => real.call(this).then(resolve, reject)));
+      });
 
       let committed = false;
       let seen: number | undefined;
@@ -125,11 +127,58 @@ describe('SQLite commits and the write-ahead log', () => {
     }
   });
 
-  it('flushes a write made outside a transaction before answering it (fdatasync counted by a spy)', async () => {
+  it("commits while every thread of libuv's pool is held (by opens of FIFOs nobody writes to)", async () => {
+    const db = createDb(`sqlite:${file}`);
+    const held: string[] = [];
+    try {
+      await createTable(db);
+      const order: string[] = [];
+      // An open of a FIFO for reading waits on the pool's thread until something opens it for writing, as
+      // a lookup of a name whose DNS server does not answer waits in getaddrinfo.
+      const opens = Array.from({ length: Number(process.env.UV_THREADPOOL_SIZE ?? 4) }, (_, i) => {
+        const fifo = path.join(dir, `held-${i}`);
+        execFileSync('mkfifo', [fifo]);
+        held.push(fifo);
+        return fs.promises.open(fifo, 'r');
+      });
+      const canary = fs.promises.stat(file).then(() => order.push('pool free'));
+
+      await db.run('insert into notes (body) values (?)', ['while the pool is held']);
+      order.push('committed');
+      expect(await count(db)).toBe(1);
+
+      // Opened for reading and writing, a FIFO never waits, and lets the held opens through.
+      const writers = held.map((fifo) => fs.openSync(fifo, 'r+'));
+      order.push('released');
+      for (const handle of await Promise.all(opens)) await handle.close();
+      for (const writer of writers) fs.closeSync(writer);
+      await canary;
+      expect(order).toEqual(['committed', 'released', 'pool free']);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it("fails a flush with fdatasync's own error code, and answers the next one (a WAL on /dev/null)", async () => {
+    // fdatasync refuses a device that cannot be synced: EINVAL, from the flush thread.
+    fs.symlinkSync('/dev/null', `${file}-wal`);
+    const wal = new WalFlush(file);
+    try {
+      await expect(wal.flush()).rejects.toMatchObject({
+        code: 'EINVAL',
+        message: expect.stringContaining('fdatasync'),
+      });
+      await expect(wal.flush()).rejects.toMatchObject({ code: 'EINVAL' });
+    } finally {
+      await wal.close();
+    }
+  });
+
+  it('flushes a write made outside a transaction before answering it (flushes counted by a spy)', async () => {
     const db = createDb(`sqlite:${file}`);
     try {
       await createTable(db);
-      const flushes = vi.spyOn(fs, 'fdatasync');
+      const flushes = vi.spyOn(WalFlush.prototype, 'flush');
       await db.run('insert into notes (body) values (?)', ['b']);
       expect(flushes).toHaveBeenCalledTimes(1);
       await count(db);

@@ -4,9 +4,11 @@
  * - `WalFlush`: with `synchronous = FULL`, SQLite fsyncs the WAL inside `COMMIT`, and better-sqlite3 runs
  *   `COMMIT` on the JavaScript thread: every commit stopped the loop for 0.2 to 1 ms. The connection now
  *   runs with `synchronous = NORMAL` (the WAL is written on commit, not synced) and the driver flushes the
- *   WAL file with `fdatasync` on libuv's thread pool before it reports the commit, and runs no other
+ *   WAL file with `fdatasync` in a thread of its own before it reports the commit, and runs no other
  *   statement until then. A commit is on disk when its promise resolves, and no one reads it before, as
- *   with FULL; but requests that need no database go on meanwhile.
+ *   with FULL; but requests that need no database go on meanwhile. Not on libuv's thread pool: its four
+ *   threads also run every `dns.lookup`, and a webhook receiver whose DNS server does not answer holds
+ *   them for seconds at a time, which held every commit with them.
  * - `Checkpointer`: SQLite copies the WAL back into the database file every 1,000 pages, inside whichever
  *   commit crosses the mark (several milliseconds, two fsyncs). With `wal_autocheckpoint = 0` that is left
  *   to a worker thread with its own connection, which checkpoints every `intervalMs`.
@@ -15,9 +17,34 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
+/**
+ * The flush thread's whole program: `fdatasync` of the descriptor each message names (descriptors are the
+ * process's, so the main thread's serves), answered in order with null or the error's code and message.
+ */
+const FLUSH_WORKER = `
+const fs = require('node:fs');
+const { parentPort } = require('node:worker_threads');
+parentPort.on('message', (fd) => {
+  try {
+    fs.fdatasyncSync(fd);
+    parentPort.postMessage(null);
+  } catch (error) {
+    parentPort.postMessage({ code: error && error.code, message: String(error && error.message) });
+  }
+});
+`;
+
+interface Waiting {
+  resolve(): void;
+  reject(error: Error): void;
+}
+
 export class WalFlush {
   readonly #path: string;
   #fd: number | undefined;
+  #worker: Worker | undefined;
+  /** Flushes asked of the worker and not yet answered, oldest first. */
+  #waiting: Waiting[] = [];
 
   constructor(databaseFile: string) {
     this.#path = `${databaseFile}-wal`;
@@ -28,13 +55,43 @@ export class WalFlush {
     // Opened at the first flush: SQLite creates the WAL file with the first write. It then stays in place
     // while this process holds the database open, so one descriptor serves every flush.
     this.#fd ??= fs.openSync(this.#path, 'r');
+    this.#worker ??= this.#start();
+    const worker = this.#worker;
+    // Referenced while a flush waits, as libuv's pool kept the process alive for one.
+    if (this.#waiting.length === 0) worker.ref();
     const fd = this.#fd;
-    return new Promise((resolve, reject) => fs.fdatasync(fd, (error) => (error ? reject(error) : resolve())));
+    return new Promise((resolve, reject) => {
+      this.#waiting.push({ resolve, reject });
+      worker.postMessage(fd);
+    });
   }
 
-  close(): void {
+  async close(): Promise<void> {
+    const worker = this.#worker;
+    this.#worker = undefined;
+    await worker?.terminate();
     if (this.#fd !== undefined) fs.closeSync(this.#fd);
     this.#fd = undefined;
+  }
+
+  #start(): Worker {
+    const worker = new Worker(FLUSH_WORKER, { eval: true });
+    worker.unref();
+    worker.on('message', (failure: { code: string | undefined; message: string } | null) => {
+      const waiting = this.#waiting.shift();
+      if (this.#waiting.length === 0) worker.unref();
+      if (failure === null) waiting?.resolve();
+      else waiting?.reject(Object.assign(new Error(failure.message), { code: failure.code }));
+    });
+    // A thread that died (it should not: its program catches what fdatasync throws) fails what it held,
+    // as a failed flush does, and the next flush starts another.
+    const fail = (error: Error) => {
+      if (this.#worker === worker) this.#worker = undefined;
+      for (const waiting of this.#waiting.splice(0)) waiting.reject(error);
+    };
+    worker.on('error', fail);
+    worker.on('exit', () => fail(new Error('the WAL flush thread stopped before it answered')));
+    return worker;
   }
 }
 

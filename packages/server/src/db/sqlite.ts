@@ -161,7 +161,7 @@ class SqliteDriver implements Driver {
     // The worker first: the main connection, closed last, then removes the WAL.
     await this.#checkpointer?.close();
     this.#connection.close();
-    this.#wal?.close();
+    await this.#wal?.close();
   }
 
   /** Runs the statement now, or, while another handle's transaction is open, once it has ended. */

@@ -1,3 +1,4 @@
+import type dns from 'node:dns';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
@@ -239,6 +240,39 @@ describe('connect-time guard', () => {
     expect(error?.message).toBe(
       "The webhook URL's host localhost resolves to a non-public address; production delivers to public addresses only.",
     );
+  });
+
+  it('gives the connections that ask for a name at once one lookup between them (DNS resolver faked)', () => {
+    const calls: { hostname: string; family: unknown; answer: (...answer: unknown[]) => void }[] = [];
+    const fake = ((hostname: string, options: dns.LookupOptions, answer: (...answer: unknown[]) => void) => {
+      calls.push({ hostname, family: options.family, answer });
+    }) as unknown as typeof dns.lookup;
+    const lookup = guardedLookup(PRODUCTION, fake);
+    const answers: unknown[] = [];
+    const keep = (error: unknown, addresses: unknown) => answers.push(error ?? addresses);
+    for (let i = 0; i < 5; i++) lookup('hooks.example.com', { all: true }, keep);
+    lookup('other.example.com', {}, keep);
+    lookup('hooks.example.com', { family: 6, all: true }, keep);
+    expect(calls.map(({ hostname, family }) => [hostname, family])).toEqual([
+      ['hooks.example.com', undefined],
+      ['other.example.com', undefined],
+      ['hooks.example.com', 6],
+    ]);
+
+    calls[0]?.answer(null, [
+      { address: '93.184.216.34', family: 4 },
+      { address: '10.0.0.1', family: 4 },
+    ]);
+    expect(answers).toEqual(Array(5).fill([{ address: '93.184.216.34', family: 4 }]));
+    // Answered, the name is asked again by the next connection: nothing is kept past the lookup.
+    lookup('hooks.example.com', { all: true }, keep);
+    expect(calls).toHaveLength(4);
+
+    calls[1]?.answer(
+      Object.assign(new Error('getaddrinfo EAI_AGAIN other.example.com'), { code: 'EAI_AGAIN' }),
+      [],
+    );
+    expect(answers[5]).toMatchObject({ code: 'EAI_AGAIN' });
   });
 
   it('never dials a refused address: the receiver sees no request', async () => {

@@ -395,13 +395,35 @@ type LookupCallback = (
   family?: number,
 ) => void;
 
+type AddressesCallback = (error: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => void;
+
 /**
  * A `dns.lookup` for net/tls connect options that drops the addresses `destinations` refuses; it fails
  * when none is left. Node calls it with `all: true` when it tries several addresses (happy eyeballs).
+ *
+ * Lookups of a name that overlap share one call of `lookup`. `dns.lookup` is getaddrinfo on libuv's pool
+ * of four threads, which the process's file work shares: a receiver whose DNS server does not answer
+ * would otherwise hold a thread for each connection its deliveries open (up to 32), for as long as the
+ * resolver's time-outs last (5 s and more), and every lookup and file read of the process behind them.
  */
-export function guardedLookup(destinations: WebhookDestinations) {
+export function guardedLookup(destinations: WebhookDestinations, lookup: typeof dns.lookup = dns.lookup) {
+  const inFlight = new Map<string, AddressesCallback[]>();
+  const resolveShared = (hostname: string, options: dns.LookupOptions, done: AddressesCallback) => {
+    const key = `${options.family ?? 0} ${options.hints ?? 0} ${hostname}`;
+    const waiting = inFlight.get(key);
+    if (waiting !== undefined) {
+      waiting.push(done);
+      return;
+    }
+    const callbacks = [done];
+    inFlight.set(key, callbacks);
+    lookup(hostname, { ...options, all: true }, (error, addresses) => {
+      inFlight.delete(key);
+      for (const callback of callbacks) callback(error, addresses);
+    });
+  };
   return (hostname: string, options: dns.LookupOptions, callback: LookupCallback): void => {
-    dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
+    resolveShared(hostname, options, (error, addresses) => {
       if (error) {
         callback(error, []);
         return;
