@@ -319,5 +319,10 @@ describe('the production files in deploy/', () => {
     // attempts under way): systemd must not kill the process before.
     const stopSeconds = Number(/^TimeoutStopSec=(\d+)$/m.exec(read('wallet-checkout.service'))?.[1]);
     expect(stopSeconds * 1000).toBeGreaterThan(2 * config.webhookTimeoutMs);
+    // Webhook receivers' lookups share libuv's pool with the process's file work: more than its 4 threads.
+    const poolThreads = Number(
+      /^Environment=UV_THREADPOOL_SIZE=(\d+)$/m.exec(read('wallet-checkout.service'))?.[1],
+    );
+    expect(poolThreads).toBeGreaterThan(4);
   });
 });
