@@ -4,11 +4,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { type Finished, runNode } from '../test-support/child.js';
 import { until } from '../test-support/wait.js';
 import { createDb, type Db } from './index.js';
-import { WalFlush } from './sqlite-wal.js';
+import { FLUSH_THREAD_STOPPED, WalFlush } from './sqlite-wal.js';
+import { isDatabaseUnavailable } from './unavailable.js';
 
 /** Resolves after `count` turns of the event loop, time enough for anything not held back to settle. */
 async function turns(count: number): Promise<void> {
@@ -130,6 +131,16 @@ describe('SQLite commits and the write-ahead log', () => {
   it("commits while every thread of libuv's pool is held (by opens of FIFOs nobody writes to)", async () => {
     const db = createDb(`sqlite:${file}`);
     const held: string[] = [];
+    const writers: number[] = [];
+    // Opened for reading and writing, a FIFO never waits, and lets the held opens through. Also when the
+    // test fails on its time-out: the held threads would otherwise stall the files that run after it.
+    const release = () => {
+      for (const fifo of held.slice(writers.length)) writers.push(fs.openSync(fifo, 'r+'));
+    };
+    onTestFinished(() => {
+      release();
+      for (const writer of writers.splice(0)) fs.closeSync(writer);
+    });
     try {
       await createTable(db);
       const order: string[] = [];
@@ -147,15 +158,58 @@ describe('SQLite commits and the write-ahead log', () => {
       order.push('committed');
       expect(await count(db)).toBe(1);
 
-      // Opened for reading and writing, a FIFO never waits, and lets the held opens through.
-      const writers = held.map((fifo) => fs.openSync(fifo, 'r+'));
+      release();
       order.push('released');
       for (const handle of await Promise.all(opens)) await handle.close();
-      for (const writer of writers) fs.closeSync(writer);
       await canary;
       expect(order).toEqual(['committed', 'released', 'pool free']);
     } finally {
       await db.close();
+    }
+  });
+
+  it('answers a flush asked before close, then closes', async () => {
+    fs.writeFileSync(`${file}-wal`, '');
+    const wal = new WalFlush(file);
+    const flushed = wal.flush();
+    await wal.close();
+    await expect(flushed).resolves.toBeUndefined();
+  });
+
+  it('rejects, and does not throw, when the WAL cannot be opened', async () => {
+    const wal = new WalFlush(path.join(dir, 'missing.db'));
+    await expect(wal.flush()).rejects.toMatchObject({ code: 'ENOENT' });
+    await wal.close();
+  });
+
+  it("fails only the flushes a dead thread held, and the next thread answers its own (the thread's program faked to die once)", async () => {
+    fs.writeFileSync(`${file}-wal`, '');
+    const died = path.join(dir, 'died');
+    // The first thread dies at its first flush; the next one flushes 300 ms slower than the disk, so that
+    // the dead thread's 'exit', a turn after its 'error', comes while the next one holds a flush.
+    const program = `
+      const fs = require('node:fs');
+      const { parentPort } = require('node:worker_threads');
+      parentPort.on('message', (fd) => {
+        if (!fs.existsSync(${JSON.stringify(died)})) {
+          fs.writeFileSync(${JSON.stringify(died)}, '');
+          throw new Error('the fake flush thread dies');
+        }
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 300);
+        fs.fdatasyncSync(fd);
+        parentPort.postMessage(null);
+      });
+    `;
+    const wal = new WalFlush(file, { program });
+    try {
+      const stopped = await wal.flush().catch((error: unknown) => error);
+      expect(stopped).toMatchObject({ code: FLUSH_THREAD_STOPPED });
+      // Not known to be on disk: answered 503, to be retried.
+      expect(isDatabaseUnavailable(stopped)).toBe(true);
+      await expect(wal.flush()).resolves.toBeUndefined();
+      await expect(wal.flush()).resolves.toBeUndefined();
+    } finally {
+      await wal.close();
     }
   });
 

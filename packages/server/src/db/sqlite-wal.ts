@@ -6,7 +6,7 @@
  *   runs with `synchronous = NORMAL` (the WAL is written on commit, not synced) and the driver flushes the
  *   WAL file with `fdatasync` in a thread of its own before it reports the commit, and runs no other
  *   statement until then. A commit is on disk when its promise resolves, and no one reads it before, as
- *   with FULL; but requests that need no database go on meanwhile. Not on libuv's thread pool: its four
+ *   with FULL; but requests that need no database go on meanwhile. Not on libuv's thread pool: its
  *   threads also run every `dns.lookup`, and a webhook receiver whose DNS server does not answer holds
  *   them for seconds at a time, which held every commit with them.
  * - `Checkpointer`: SQLite copies the WAL back into the database file every 1,000 pages, inside whichever
@@ -39,59 +39,89 @@ interface Waiting {
   reject(error: Error): void;
 }
 
+/** A flush thread and the flushes asked of it and not yet answered, oldest first. */
+interface FlushThread {
+  worker: Worker;
+  waiting: Waiting[];
+}
+
+/** The code of a flush that its thread never answered: the commit may or may not be on disk. */
+export const FLUSH_THREAD_STOPPED = 'ERR_WAL_FLUSH_THREAD_STOPPED';
+
+export interface WalFlushOptions {
+  /** The flush thread's program: FLUSH_WORKER, or in tests a fake that fails as the real one should not. */
+  program?: string;
+}
+
 export class WalFlush {
   readonly #path: string;
+  readonly #program: string;
   #fd: number | undefined;
-  #worker: Worker | undefined;
-  /** Flushes asked of the worker and not yet answered, oldest first. */
-  #waiting: Waiting[] = [];
+  #thread: FlushThread | undefined;
+  /** The last flush asked: answered in order, it settles once every flush before it has. */
+  #last: Promise<void> | undefined;
 
-  constructor(databaseFile: string) {
+  constructor(databaseFile: string, options: WalFlushOptions = {}) {
     this.#path = `${databaseFile}-wal`;
+    this.#program = options.program ?? FLUSH_WORKER;
   }
 
-  /** Resolves once everything committed before the call is on disk. */
+  /** Resolves once everything committed before the call is on disk; never throws, it rejects. */
   flush(): Promise<void> {
-    // Opened at the first flush: SQLite creates the WAL file with the first write. It then stays in place
-    // while this process holds the database open, so one descriptor serves every flush.
-    this.#fd ??= fs.openSync(this.#path, 'r');
-    this.#worker ??= this.#start();
-    const worker = this.#worker;
+    let thread: FlushThread;
+    let fd: number;
+    try {
+      // Opened at the first flush: SQLite creates the WAL file with the first write. It then stays in
+      // place while this process holds the database open, so one descriptor serves every flush.
+      this.#fd ??= fs.openSync(this.#path, 'r');
+      this.#thread ??= this.#start();
+      thread = this.#thread;
+      fd = this.#fd;
+    } catch (error) {
+      return Promise.reject(error);
+    }
     // Referenced while a flush waits, as libuv's pool kept the process alive for one.
-    if (this.#waiting.length === 0) worker.ref();
-    const fd = this.#fd;
-    return new Promise((resolve, reject) => {
-      this.#waiting.push({ resolve, reject });
-      worker.postMessage(fd);
+    if (thread.waiting.length === 0) thread.worker.ref();
+    this.#last = new Promise((resolve, reject) => {
+      thread.waiting.push({ resolve, reject });
+      thread.worker.postMessage(fd);
     });
+    return this.#last;
   }
 
+  /** Waits for the flushes asked, then stops the thread and closes the descriptor. */
   async close(): Promise<void> {
-    const worker = this.#worker;
-    this.#worker = undefined;
-    await worker?.terminate();
+    await this.#last?.catch(() => undefined);
+    const thread = this.#thread;
+    this.#thread = undefined;
+    await thread?.worker.terminate();
     if (this.#fd !== undefined) fs.closeSync(this.#fd);
     this.#fd = undefined;
   }
 
-  #start(): Worker {
-    const worker = new Worker(FLUSH_WORKER, { eval: true });
+  #start(): FlushThread {
+    const thread: FlushThread = { worker: new Worker(this.#program, { eval: true }), waiting: [] };
+    const { worker, waiting } = thread;
     worker.unref();
     worker.on('message', (failure: { code: string | undefined; message: string } | null) => {
-      const waiting = this.#waiting.shift();
-      if (this.#waiting.length === 0) worker.unref();
-      if (failure === null) waiting?.resolve();
-      else waiting?.reject(Object.assign(new Error(failure.message), { code: failure.code }));
+      const answered = waiting.shift();
+      if (waiting.length === 0) worker.unref();
+      if (failure === null) answered?.resolve();
+      else answered?.reject(Object.assign(new Error(failure.message), { code: failure.code }));
     });
     // A thread that died (it should not: its program catches what fdatasync throws) fails what it held,
-    // as a failed flush does, and the next flush starts another.
-    const fail = (error: Error) => {
-      if (this.#worker === worker) this.#worker = undefined;
-      for (const waiting of this.#waiting.splice(0)) waiting.reject(error);
+    // as a failed flush does, and the next flush starts another. Its own queue only: its 'exit' can come
+    // a turn after its 'error', when a new thread already holds the next flush.
+    const fail = (cause: unknown) => {
+      if (this.#thread === thread) this.#thread = undefined;
+      const error = Object.assign(new Error('the WAL flush thread stopped before it answered', { cause }), {
+        code: FLUSH_THREAD_STOPPED,
+      });
+      for (const stopped of waiting.splice(0)) stopped.reject(error);
     };
     worker.on('error', fail);
-    worker.on('exit', () => fail(new Error('the WAL flush thread stopped before it answered')));
-    return worker;
+    worker.on('exit', (exitCode) => fail(exitCode));
+    return thread;
   }
 }
 

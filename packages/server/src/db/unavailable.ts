@@ -3,6 +3,8 @@
  * our code or in a query: the API answers those `503 SERVICE_UNAVAILABLE`, to be retried.
  */
 
+import { FLUSH_THREAD_STOPPED } from './sqlite-wal.js';
+
 /**
  * PostgreSQL SQLSTATEs of a server that is down, restarting or out of room, by class or by code: 08
  * connection exception; 53 insufficient resources (disk full, out of memory, too many connections);
@@ -50,8 +52,8 @@ const SQLITE_CODES = [
   'SQLITE_READONLY',
 ];
 
-/** Node's file errors of the WAL's flush to disk (db/sqlite-wal.ts). */
-const FILE_CODES = new Set(['EIO', 'ENOSPC', 'EDQUOT', 'EROFS']);
+/** Node's file errors of the WAL's flush to disk, and its thread's stopping unanswered (db/sqlite-wal.ts). */
+const FILE_CODES = new Set(['EIO', 'ENOSPC', 'EDQUOT', 'EROFS', FLUSH_THREAD_STOPPED]);
 
 /** Causes followed at most: pg-pool's connection time-out carries the socket's error as its cause. */
 const MAX_CAUSES = 3;

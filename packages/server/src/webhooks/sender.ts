@@ -6,7 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { scrub } from '../log.js';
 import { Signer } from './signing.js';
-import { checkWebhookUrl, guardedConnector, type WebhookDestinations } from './url-guard.js';
+import { checkWebhookUrl, guardedConnector, guardedLookup, type WebhookDestinations } from './url-guard.js';
 
 export interface WebhookEndpoint {
   url: string | null;
@@ -135,9 +135,12 @@ export class Sender implements AttemptSender {
   readonly #signer = new Signer();
   /** By origin, least recently used first. */
   readonly #origins = new Map<string, Origin>();
+  /** Every origin's connections look names up through this one, so overlapping lookups of a name are one. */
+  readonly #lookup: ReturnType<typeof guardedLookup>;
 
   constructor(options: SenderOptions) {
     this.#destinations = options.destinations;
+    this.#lookup = guardedLookup(options.destinations);
     this.#timeoutMs = options.timeoutMs;
     this.#payloads = options.payloads;
     this.#connections = options.connectionsPerOrigin ?? CONNECTIONS_PER_ORIGIN;
@@ -277,7 +280,7 @@ export class Sender implements AttemptSender {
       connections: this.#connections,
       headersTimeout: this.#timeoutMs,
       bodyTimeout: this.#timeoutMs,
-      connect: guardedConnector(this.#destinations, { timeout: this.#timeoutMs }),
+      connect: guardedConnector(this.#destinations, { timeout: this.#timeoutMs }, this.#lookup),
     });
     origin = { pool, active: 0, waiting: [] };
     this.#origins.set(key, origin);

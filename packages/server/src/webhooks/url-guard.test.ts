@@ -251,6 +251,9 @@ describe('connect-time guard', () => {
     const answers: unknown[] = [];
     const keep = (error: unknown, addresses: unknown) => answers.push(error ?? addresses);
     for (let i = 0; i < 5; i++) lookup('hooks.example.com', { all: true }, keep);
+    // A connection that wants one address shares the call, and gets the first allowed.
+    const single: unknown[] = [];
+    lookup('hooks.example.com', {}, (error, address) => single.push(error ?? address));
     lookup('other.example.com', {}, keep);
     lookup('hooks.example.com', { family: 6, all: true }, keep);
     expect(calls.map(({ hostname, family }) => [hostname, family])).toEqual([
@@ -264,6 +267,7 @@ describe('connect-time guard', () => {
       { address: '10.0.0.1', family: 4 },
     ]);
     expect(answers).toEqual(Array(5).fill([{ address: '93.184.216.34', family: 4 }]));
+    expect(single).toEqual(['93.184.216.34']);
     // Answered, the name is asked again by the next connection: nothing is kept past the lookup.
     lookup('hooks.example.com', { all: true }, keep);
     expect(calls).toHaveLength(4);
@@ -273,6 +277,22 @@ describe('connect-time guard', () => {
       [],
     );
     expect(answers[5]).toMatchObject({ code: 'EAI_AGAIN' });
+  });
+
+  it('answers a lookup that throws with its error, and asks again for the next connection (DNS resolver faked)', () => {
+    let calls = 0;
+    const fake = (() => {
+      calls++;
+      throw Object.assign(new TypeError('The "hostname" argument is invalid'), {
+        code: 'ERR_INVALID_ARG_TYPE',
+      });
+    }) as unknown as typeof dns.lookup;
+    const lookup = guardedLookup(PRODUCTION, fake);
+    const errors: unknown[] = [];
+    lookup('hooks.example.com', { all: true }, (error) => errors.push(error));
+    lookup('hooks.example.com', { all: true }, (error) => errors.push(error));
+    expect(errors).toMatchObject([{ code: 'ERR_INVALID_ARG_TYPE' }, { code: 'ERR_INVALID_ARG_TYPE' }]);
+    expect(calls).toBe(2);
   });
 
   it('never dials a refused address: the receiver sees no request', async () => {

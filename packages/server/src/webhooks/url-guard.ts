@@ -401,14 +401,17 @@ type AddressesCallback = (error: NodeJS.ErrnoException | null, addresses: dns.Lo
  * A `dns.lookup` for net/tls connect options that drops the addresses `destinations` refuses; it fails
  * when none is left. Node calls it with `all: true` when it tries several addresses (happy eyeballs).
  *
- * Lookups of a name that overlap share one call of `lookup`. `dns.lookup` is getaddrinfo on libuv's pool
- * of four threads, which the process's file work shares: a receiver whose DNS server does not answer
- * would otherwise hold a thread for each connection its deliveries open (up to 32), for as long as the
- * resolver's time-outs last (5 s and more), and every lookup and file read of the process behind them.
+ * Lookups of a name that overlap share one call of `lookup`, so one of these should serve every connection
+ * a thread opens (a Sender's pools share one). `dns.lookup` is getaddrinfo on libuv's pool of threads (4
+ * unless UV_THREADPOOL_SIZE says otherwise), which the process's file work shares: a receiver whose DNS
+ * server does not answer would otherwise hold a thread for each connection its deliveries open (up to 32),
+ * for as long as the resolver waits (10 s and more), and every lookup and file read of the process behind
+ * them.
  */
 export function guardedLookup(destinations: WebhookDestinations, lookup: typeof dns.lookup = dns.lookup) {
   const inFlight = new Map<string, AddressesCallback[]>();
   const resolveShared = (hostname: string, options: dns.LookupOptions, done: AddressesCallback) => {
+    // What net and undici pass: family and hints (never `order` or `verbatim`, left to their defaults).
     const key = `${options.family ?? 0} ${options.hints ?? 0} ${hostname}`;
     const waiting = inFlight.get(key);
     if (waiting !== undefined) {
@@ -417,10 +420,15 @@ export function guardedLookup(destinations: WebhookDestinations, lookup: typeof 
     }
     const callbacks = [done];
     inFlight.set(key, callbacks);
-    lookup(hostname, { ...options, all: true }, (error, addresses) => {
+    const answer = (error: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => {
       inFlight.delete(key);
       for (const callback of callbacks) callback(error, addresses);
-    });
+    };
+    try {
+      lookup(hostname, { ...options, all: true }, answer);
+    } catch (error) {
+      answer(error as NodeJS.ErrnoException, []);
+    }
   };
   return (hostname: string, options: dns.LookupOptions, callback: LookupCallback): void => {
     resolveShared(hostname, options, (error, addresses) => {
@@ -442,14 +450,15 @@ export function guardedLookup(destinations: WebhookDestinations, lookup: typeof 
 
 /**
  * An undici connector that dials only what `destinations` allows: IP literals are checked before
- * dialling, names are resolved by `guardedLookup`, so the address the socket connects to is always one
- * that passed.
+ * dialling, names are resolved by `guardedLookup` (`lookup`, shared by the connectors of one thread), so
+ * the address the socket connects to is always one that passed.
  */
 export function guardedConnector(
   destinations: WebhookDestinations,
   options: buildConnector.BuildOptions = {},
+  lookup: ReturnType<typeof guardedLookup> = guardedLookup(destinations),
 ): buildConnector.connector {
-  const connect = buildConnector({ ...options, lookup: guardedLookup(destinations) });
+  const connect = buildConnector({ ...options, lookup });
   return (target, callback) => {
     const range = net.isIP(target.hostname) ? destinations.refusedRange(target.hostname) : undefined;
     if (range !== undefined) {
