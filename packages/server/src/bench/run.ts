@@ -38,6 +38,11 @@ const MAIN = path.join(DIST, 'main.js');
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 10);
 const STEADY_RATE = Number(process.env.BENCH_RATE ?? 2_000);
 const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 100_000);
+/**
+ * Node's flags for the service's processes, say `--cpu-prof --cpu-prof-dir=/tmp/prof` for a profile of each
+ * (Node refuses --cpu-prof in NODE_OPTIONS).
+ */
+const SERVICE_NODE_ARGS = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const AUDIT_EVENTS = Number(process.env.BENCH_AUDIT_EVENTS ?? 100_000);
 
 async function freePort(): Promise<number> {
@@ -173,7 +178,7 @@ async function startService(
   env: Record<string, string>,
 ): Promise<{ child: ChildProcess; url: string }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [MAIN, 'serve'], {
+  const child = spawn(process.execPath, [...SERVICE_NODE_ARGS, MAIN, 'serve'], {
     env: {
       ...process.env,
       DATA_DIR: dataDir,
@@ -410,7 +415,11 @@ async function auditTrail(dataDir: string) {
 }
 
 async function main(): Promise<void> {
-  const command = 'npm run bench';
+  // The settings that changed the phases, as they would be typed before the command.
+  const settings = Object.entries(process.env)
+    .filter(([name]) => name.startsWith('BENCH_'))
+    .map(([name, value]) => `${name}=${/^[\w./:=-]*$/.test(value ?? '') ? value : `'${value}'`}`);
+  const command = [...settings, 'npm run bench'].join(' ');
   const lines: string[] = [];
   const report = (line: string) => {
     lines.push(line);
