@@ -96,6 +96,28 @@ describe('receiver shares', () => {
     expect(shares.hasSetAside('r')).toBe(false);
   });
 
+  it('leaves out every merchant with messages set aside for a saturated receiver, and only while it has some', () => {
+    const shares = new ReceiverShares({ concurrency: 8, perReceiver: 2, perSlowReceiver: 1 });
+    fill(shares, 'r');
+    shares.setAside('r', message('m1', 'mch_b'));
+    expect(shares.saturated()).toEqual([]);
+    shares.setAside('r', message('m2', 'mch_c'));
+    shares.setAside('r', message('m3', 'mch_c'));
+    shares.setAside('s', message('m4', 'mch_d'));
+    expect(shares.saturated()).toEqual(['mch_b', 'mch_c']);
+
+    const started: string[] = [];
+    const start = (next: LeasedMessage, receiver: string) => {
+      started.push(next.id);
+      shares.started(receiver);
+    };
+    shares.ended('r');
+    shares.startReady(start);
+    expect(started).toEqual(['m1']);
+    // mch_b has nothing set aside any more; mch_c's two keep the receiver saturated.
+    expect(shares.saturated()).toEqual(['mch_c']);
+  });
+
   it('hands every set-aside message back when the dispatcher stops', () => {
     const shares = new ReceiverShares({ concurrency: 8, perReceiver: 1, perSlowReceiver: 1 });
     fill(shares, 'r');

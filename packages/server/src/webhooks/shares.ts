@@ -19,6 +19,12 @@ export interface SharesOptions {
   perSlowReceiver: number;
 }
 
+/** A receiver's set-aside messages, and how many of them each merchant has (for `saturated`). */
+interface SetAside {
+  messages: Fifo<LeasedMessage>;
+  merchants: Map<string, number>;
+}
+
 /** Merchants whose receiver a process remembers; beyond this it forgets them all and looks them up again. */
 const MAX_RECEIVERS_KNOWN = 10_000;
 
@@ -45,7 +51,7 @@ export class ReceiverShares {
   /** Attempts in flight by receiver. */
   readonly #inFlight = new Map<string, number>();
   /** Messages set aside by receiver, in the order they came. */
-  readonly #waiting = new Map<string, Fifo<LeasedMessage>>();
+  readonly #waiting = new Map<string, SetAside>();
   /** Receivers with messages set aside that may start one, served before anything else. */
   readonly #ready = new Set<string>();
   /** Receivers whose last attempt timed out. */
@@ -123,10 +129,11 @@ export class ReceiverShares {
   setAside(receiver: string, message: LeasedMessage, ready = false): void {
     let waiting = this.#waiting.get(receiver);
     if (waiting === undefined) {
-      waiting = new Fifo();
+      waiting = { messages: new Fifo(), merchants: new Map() };
       this.#waiting.set(receiver, waiting);
     }
-    waiting.push(message);
+    waiting.messages.push(message);
+    waiting.merchants.set(message.merchantId, (waiting.merchants.get(message.merchantId) ?? 0) + 1);
     if (ready) this.#ready.add(receiver);
   }
 
@@ -138,13 +145,17 @@ export class ReceiverShares {
   startReady(start: (message: LeasedMessage, receiver: string) => void): boolean {
     let claimAgain = false;
     for (const receiver of this.#ready) {
-      const waiting = this.#waiting.get(receiver) as Fifo<LeasedMessage>;
-      while (this.hasSlot() && this.mayStart(receiver) && waiting.length > 0) {
-        start(waiting.shift() as LeasedMessage, receiver);
+      const { messages, merchants } = this.#waiting.get(receiver) as SetAside;
+      while (this.hasSlot() && this.mayStart(receiver) && messages.length > 0) {
+        const message = messages.shift() as LeasedMessage;
+        const left = (merchants.get(message.merchantId) ?? 1) - 1;
+        if (left === 0) merchants.delete(message.merchantId);
+        else merchants.set(message.merchantId, left);
+        start(message, receiver);
       }
-      if (waiting.length < this.perReceiver && this.#skipped.delete(receiver)) claimAgain = true;
-      if (waiting.length === 0) this.#waiting.delete(receiver);
-      if (waiting.length === 0 || !this.mayStart(receiver)) this.#ready.delete(receiver);
+      if (messages.length < this.perReceiver && this.#skipped.delete(receiver)) claimAgain = true;
+      if (messages.length === 0) this.#waiting.delete(receiver);
+      if (messages.length === 0 || !this.mayStart(receiver)) this.#ready.delete(receiver);
       if (!this.hasSlot()) break;
     }
     return claimAgain;
@@ -153,22 +164,23 @@ export class ReceiverShares {
   /**
    * The merchants a claim should leave out: those whose messages wait for a receiver with a share's worth
    * set aside already, since claiming more for them would only take room from the others. Remembers
-   * those receivers for `startReady`.
+   * those receivers for `startReady`. Walks the receivers and their merchants, not their messages: a
+   * receiver that stopped answering may have tens of thousands set aside, and every claim asks.
    */
   saturated(): string[] {
     const merchants = new Set<string>();
     this.#skipped = new Set();
     for (const [receiver, waiting] of this.#waiting) {
-      if (waiting.length < this.perReceiver) continue;
+      if (waiting.messages.length < this.perReceiver) continue;
       this.#skipped.add(receiver);
-      for (const message of waiting) merchants.add(message.merchantId);
+      for (const merchantId of waiting.merchants.keys()) merchants.add(merchantId);
     }
     return [...merchants];
   }
 
   /** Empties every receiver's set-aside messages, for a dispatcher that stops. */
   takeSetAside(): LeasedMessage[] {
-    const messages = [...this.#waiting.values()].flatMap((waiting) => [...waiting]);
+    const messages = [...this.#waiting.values()].flatMap((waiting) => [...waiting.messages]);
     this.#waiting.clear();
     this.#ready.clear();
     return messages;
