@@ -109,6 +109,8 @@ export class PaymentsRepo {
       .where('merchant_id', '=', merchantId)
       .where('merchant_reference', '=', merchantReference)
       .orderBy('created_at', 'desc')
+      // Requests of the same millisecond in one order every time (ids start with their time).
+      .orderBy('id', 'desc')
       .limit(limit)
       .execute();
     return rows.map(toRequest);
@@ -124,6 +126,8 @@ export class PaymentsRepo {
       .where('merchant_id', '=', merchantId)
       .where('payment_id', '=', paymentId)
       .orderBy('created_at', 'desc')
+      // Requests of the same millisecond in one order every time (ids start with their time).
+      .orderBy('id', 'desc')
       .limit(1)
       .executeTakeFirst();
     return row && toRequest(row);
