@@ -5,7 +5,7 @@ import { healthRoute } from './api/health.js';
 import { credentialsRoute } from './api/merchant/payments.credentials.js';
 import { externalResponseRoute } from './api/merchant/payments.external-response.js';
 import { type Authenticator, authPlugin } from './api/plugins/auth.js';
-import { errorsPlugin, frameworkError } from './api/plugins/errors.js';
+import { clientError, errorsPlugin, frameworkError } from './api/plugins/errors.js';
 import { idempotencyPlugin } from './api/plugins/idempotency.js';
 import { type InFlight, inFlightBegins, inFlightEnds } from './api/plugins/in-flight.js';
 import { inputPlugin } from './api/plugins/input.js';
@@ -60,6 +60,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: true },
     frameworkErrors: frameworkError,
+    clientErrorHandler: clientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
 

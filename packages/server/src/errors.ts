@@ -35,6 +35,7 @@ export const ERROR_STATUS = {
   WEBHOOK_NOT_RESENDABLE: 409,
   ORDER_STATE_CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
+  HEADERS_TOO_LARGE: 431,
   UNSUPPORTED_MEDIA_TYPE: 415,
   SESSION_EXPIRED: 422,
   PAYMENT_METHOD_EXPIRED: 422,
@@ -95,6 +96,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   ORDER_STATE_CONFLICT:
     'The order is no longer open for this step (already paid, failed, abandoned or expired, or a payment is under way).',
   PAYLOAD_TOO_LARGE: 'The body is larger than the service accepts.',
+  HEADERS_TOO_LARGE:
+    "The request's headers are larger than the service accepts (Node's limit, 16 KiB by default); the connection closes.",
   UNSUPPORTED_MEDIA_TYPE: 'The body is not sent as `application/json`.',
   SESSION_EXPIRED: 'The payment-carousel session has expired.',
   PAYMENT_METHOD_EXPIRED: 'The selected card has expired.',

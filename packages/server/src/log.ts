@@ -153,10 +153,7 @@ const XML_ELEMENT = /<([\w.-]{1,64}:)?([\w.-]{1,64})(\s[^<>]{0,256})?>([^<]+)/g;
  * paths, over whatever a gateway or a client sent.
  */
 export function scrub(text: string): string {
-  const scrubbed = decodeFraming(text)
-    .replace(CARD_NUMBER, '[card-number]')
-    .replace(API_KEY, 'sk_[redacted]')
-    .replace(WEBHOOK_SECRET, 'whsec_[redacted]')
+  const scrubbed = scrubValues(decodeFraming(text))
     .replace(BEARER, 'Bearer [redacted]')
     .replace(HEADER, (_match, key: string, separator: string) => `${key}${separator}${REDACTED}`);
   return scrubKeyValues(scrubbed).replace(
@@ -164,6 +161,17 @@ export function scrub(text: string): string {
     (match, prefix: string | undefined, name: string, attributes: string | undefined) =>
       isSensitiveKey(name) ? `<${prefix ?? ''}${name}${attributes ?? ''}>${REDACTED}` : match,
   );
+}
+
+/**
+ * Card numbers, API keys and webhook secrets replaced: for text that repeats what a client sent, such as
+ * an error message naming an id it could not find. `scrub` does this and more, for text from anywhere.
+ */
+export function scrubValues(text: string): string {
+  return text
+    .replace(CARD_NUMBER, '[card-number]')
+    .replace(API_KEY, 'sk_[redacted]')
+    .replace(WEBHOOK_SECRET, 'whsec_[redacted]');
 }
 
 /** Levels of a logged error's properties read: its own, those of the objects they hold, and so on. */

@@ -144,6 +144,41 @@ describe.each(engines())('HTTP edges on %s', (engine) => {
     },
   );
 
+  it('never repeats a card number the client put where an id goes', async () => {
+    const pan = '4111111111111111';
+    const lookup = await service.call('GET', `/payments/credentials/${pan}`, { apiKey });
+    const route = await service.call('GET', `/no/${pan}`, { apiKey });
+    for (const response of [lookup, route]) {
+      expect(response.status).toBe(404);
+      expect(response.json.errorMessage).toContain('[card-number]');
+      expect(JSON.stringify(response.json)).not.toContain(pan);
+    }
+  });
+
+  it('refuses an unpaired surrogate in a string or a field name, and takes a paired one', async () => {
+    const raw = (text: string) =>
+      service.call('POST', '/payments/credentials', {
+        apiKey,
+        headers: { 'content-type': 'application/json' },
+        rawBody: text,
+      });
+    const lone = await raw('{"merchantReference":"sur\\ud800x"}');
+    expect(lone.status).toBe(400);
+    expect(lone.json).toEqual({
+      errorCode: 'VALIDATION_ERROR',
+      errorMessage:
+        'merchantReference must be valid Unicode: it holds an unpaired surrogate (\\ud800–\\udfff)',
+    });
+    const trailing = await raw('{"a":{"\\udc00":1}}');
+    expect(trailing.json.errorMessage).toBe(
+      'a has a field name that is not valid Unicode (an unpaired surrogate)',
+    );
+    // A pair (here 😀) is a character like any other: the body reaches validation of its fields.
+    const paired = await raw('{"merchantReference":"\\ud83d\\ude00"}');
+    expect(paired.status).toBe(400);
+    expect(paired.json.errorMessage).not.toContain('Unicode');
+  });
+
   it('refuses a body nested deeper than 32 levels and leaves its Idempotency-Key free', async () => {
     const headers = { 'idempotency-key': 'deep-1' };
     const deep = await service.call('POST', '/sandbox/sessions', {

@@ -1,9 +1,11 @@
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { ErrorObject } from 'ajv';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { causeChain, isDatabaseUnavailable } from '../../db/unavailable.js';
 import { DomainError, ERROR_STATUS, type ErrorCode } from '../../errors.js';
-import { scrub } from '../../log.js';
+import { scrub, scrubValues } from '../../log.js';
 import { describeValidationError } from '../validation.js';
 
 export interface ErrorBody {
@@ -101,8 +103,12 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * Sends the error body. Card numbers and keys are taken out of its message: many name what the client
+ * sent (an unknown `sessionId`, a path), and a client may send one in any of them.
+ */
 export function sendError(reply: FastifyReply, code: ErrorCode, message: string): FastifyReply {
-  const body: ErrorBody = { errorCode: code, errorMessage: message };
+  const body: ErrorBody = { errorCode: code, errorMessage: scrubValues(message) };
   return reply.status(ERROR_STATUS[code]).type('application/json').send(body);
 }
 
@@ -166,6 +172,31 @@ export function frameworkError(error: FastifyError, request: FastifyRequest, rep
     return sendError(reply, 'VALIDATION_ERROR', 'a path parameter of the URL is too long');
   }
   return handle(error, request, reply);
+}
+
+/**
+ * For Fastify's `clientErrorHandler` option: a request Node's HTTP parser refused (not HTTP, a broken
+ * chunk, conflicting lengths, headers over Node's limit) gets the error body too, then the connection
+ * closes, since what follows on it cannot be trusted. Ended rather than destroyed: a request whose body
+ * the parser refused mid-way then ends too, through the error handler, where after a destroyed socket
+ * it waited for the rest of its body for good and a stop waited for it (see in-flight.ts).
+ */
+export function clientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+  const code: ErrorCode = tooLarge ? 'HEADERS_TOO_LARGE' : 'VALIDATION_ERROR';
+  const message = tooLarge
+    ? 'The request headers are larger than the service accepts.'
+    : `The request is not valid HTTP/1.1 (${error.code ?? 'parse error'}).`;
+  const body = JSON.stringify({ errorCode: code, errorMessage: message } satisfies ErrorBody);
+  const status = ERROR_STATUS[code];
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 /** A route's URL as a pattern for concrete paths: `:name` is one segment, `*` the rest. */

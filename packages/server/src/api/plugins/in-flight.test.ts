@@ -5,7 +5,7 @@
  * its answer until told.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { request as httpRequest } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines } from '../../test-support/db.js';
@@ -66,6 +66,39 @@ describe.each(engines())('requests in flight, on %s', (engine) => {
       expect(response.headers['idempotent-replayed']).toBe(replayed);
       expect(service.inFlight.count).toBe(0);
     }
+  });
+
+  it('answers a request that breaks HTTP mid-body with the error body, and counts it no more', async () => {
+    const { port } = new URL(service.url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    let answer = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => {
+      answer += chunk;
+    });
+    const closed = new Promise((resolve) => socket.on('close', resolve));
+    socket.write(
+      'POST /payments/credentials HTTP/1.1\r\nHost: x\r\n' +
+        `Authorization: Bearer ${shop.apiKey}\r\nContent-Type: application/json\r\n` +
+        'Transfer-Encoding: chunked\r\n\r\n5\r\n{"a":\r\nZZ\r\n',
+    );
+    await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({
+      errorCode: 'VALIDATION_ERROR',
+      errorMessage: 'The request is not valid HTTP/1.1 (HPE_INVALID_CHUNK_SIZE).',
+    });
+    await until(async () => service.inFlight.count === 0);
+  });
+
+  it('answers headers over the limit with 431 and the error body', async () => {
+    const response = await httpRequest(`${service.url}/healthz`, {
+      headers: { 'x-big': 'x'.repeat(20_000) },
+    });
+    expect(response.statusCode).toBe(431);
+    expect(await response.body.json()).toEqual({
+      errorCode: 'HEADERS_TOO_LARGE',
+      errorMessage: 'The request headers are larger than the service accepts.',
+    });
   });
 
   it('counts a request whose client hung up until its handler has finished', async () => {

@@ -6,12 +6,16 @@ import { ValidationError } from '../../errors.js';
 export const MAX_BODY_DEPTH = 32;
 
 const NUL = '\u0000';
+/** A UTF-16 surrogate without its pair: JSON's `\ud800` escapes allow it, UTF-8 (and so storage) cannot hold it. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /**
  * Why a parsed JSON body is refused, or undefined. Nested deeper than MAX_BODY_DEPTH: the fingerprint of
  * an idempotent request and the copy of a request to a delivery thread walk a body recursively. A string
  * or field name holding U+0000: PostgreSQL cannot store it in text (SQLite can), so both engines refuse it
- * here alike instead of one of them failing in the database. The walk keeps its own stack, so the body
+ * here alike instead of one of them failing in the database. One holding an unpaired surrogate (`\ud800`):
+ * it is not Unicode, each engine stores it mangled in its own way, and a webhook built from the request
+ * kept in memory would differ from one built from the row. The walk keeps its own stack, so the body
  * cannot exhaust the call stack before it is refused.
  */
 export function bodyProblem(body: unknown): string | undefined {
@@ -20,6 +24,9 @@ export function bodyProblem(body: unknown): string | undefined {
     const { value, field, depth } = next;
     if (typeof value === 'string') {
       if (value.includes(NUL)) return `${field || 'body'} must not contain the NUL character (U+0000)`;
+      if (LONE_SURROGATE.test(value)) {
+        return `${field || 'body'} must be valid Unicode: it holds an unpaired surrogate (\\ud800–\\udfff)`;
+      }
       continue;
     }
     if (value === null || typeof value !== 'object') continue;
@@ -27,6 +34,9 @@ export function bodyProblem(body: unknown): string | undefined {
     const list = Array.isArray(value);
     for (const [name, item] of Object.entries(value)) {
       if (name.includes(NUL)) return `${field || 'body'} has a field name with the NUL character (U+0000)`;
+      if (LONE_SURROGATE.test(name)) {
+        return `${field || 'body'} has a field name that is not valid Unicode (an unpaired surrogate)`;
+      }
       const child = list ? `${field}[${name}]` : field ? `${field}.${name}` : name;
       pending.push({ value: item, field: child, depth: depth + 1 });
     }
