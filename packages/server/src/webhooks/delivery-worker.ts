@@ -112,6 +112,7 @@ async function deliver(attempt: WorkerAttempt): Promise<void> {
     attempt.message,
     Promise.resolve(attempt.endpoint),
     attempt.attemptedAt,
+    attempt.sendBy,
   );
   answer(attempt.seq, outcome);
 }

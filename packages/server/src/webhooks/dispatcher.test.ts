@@ -19,6 +19,7 @@ import {
 } from './dispatcher.js';
 import { insertMessages, newMessage } from './outbox.js';
 import { WebhookRepo } from './repo.js';
+import { Sender } from './sender.js';
 import { Webhooks } from './service.js';
 import { WebhookDestinations } from './url-guard.js';
 
@@ -560,6 +561,37 @@ describe.each(engines())('dispatcher on %s', (engine) => {
     } finally {
       WebhookRepo.prototype.recordResults = record;
     }
+  });
+
+  it('sends nothing that waited for a connection past its lease, so a second process never sends it too', async () => {
+    const hooks = await receiver();
+    hooks.respond = (_request, response) => void setTimeout(() => response.end('ok'), 600);
+    // One connection per process, 1 s to answer, a lease of 1.4 s: a request must leave within 200 ms
+    // of the lease's start. The first process holds three messages; only the second one polls.
+    const oneConnection = () =>
+      new Sender({
+        destinations: new WebhookDestinations('staging', { loopback: true }),
+        timeoutMs: 1_000,
+        connectionsPerOrigin: 1,
+        payloads: { build: async (message) => payloadOf(message) },
+      });
+    const endpoint = { url: hooks.url(), secrets: [SECRET] };
+    const options = { timeoutMs: 1_000, leaseMs: 1_400 };
+    const first = dispatcher(endpoint, { ...options, sender: oneConnection() });
+    const second = dispatcher(endpoint, { ...options, sender: oneConnection(), pollIntervalMs: 50 });
+    await first.start();
+    const rows = await outbox(3, first.leaseMs);
+    first.committed(rows);
+    await second.start();
+    const stored = await until(async () => {
+      const messages = await Promise.all(rows.map((row) => repo().get(MERCHANT, row.id)));
+      return messages.every((message) => message.state === 'DELIVERED') && messages;
+    }, 15_000);
+    // Sent anyway, the third would still be under way when its lease ran out and the second process took it.
+    expect(hooks.requests.map((request) => request.headers['webhook-id']).sort()).toEqual(
+      rows.map((row) => row.id).sort(),
+    );
+    expect(stored.map((message) => message.attempts.length)).toEqual([1, 1, 1]);
   });
 
   describe('a receiver that hangs holds at most its share of the delivery slots', () => {

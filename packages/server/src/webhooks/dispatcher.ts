@@ -125,8 +125,17 @@ const OUTCOMES: Record<MessageState, DeliveryOutcome> = {
   PENDING: 'retrying',
   FAILED: 'failed',
 };
+/** 5 s: at most this much of a lease is kept, after the time-out, for writing the attempt's result. */
+const RESULT_MARGIN_MS = 5_000;
+
 export class Dispatcher {
   readonly leaseMs: number;
+  /**
+   * How long before its lease ends an attempt's request must have left (see `AttemptSender.attempt`):
+   * the time-out and a margin for the result. Undefined for a lease no longer than the time-out (given
+   * in the options; WEBHOOK_LEASE_MS cannot be), which then bounds nothing.
+   */
+  readonly #sendBeforeLeaseEndMs: number | undefined;
   readonly #log: Logger;
   readonly #delays: Record<RetrySchedule, number[]>;
   readonly #endpoints: DispatcherOptions['endpoints'];
@@ -175,6 +184,9 @@ export class Dispatcher {
     // The time-out plus 15 s for building the payload and writing the result (as WEBHOOK_LEASE_MS): a
     // lease shorter than a delivery would let a second process send the message while the first is at it.
     this.leaseMs = options.leaseMs ?? options.timeoutMs + 15_000;
+    const spare = this.leaseMs - options.timeoutMs;
+    this.#sendBeforeLeaseEndMs =
+      spare > 0 ? options.timeoutMs + Math.min(RESULT_MARGIN_MS, spare / 2) : undefined;
     this.#pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
     this.#shares = new ReceiverShares({
       concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
@@ -504,11 +516,21 @@ export class Dispatcher {
     endpoint: Promise<WebhookEndpoint>,
   ): Promise<void> {
     const attemptedAt = this.#now();
-    const { statusCode, latencyMs, error, timedOut } = await this.#sender.attempt(
+    const sendBy =
+      this.#sendBeforeLeaseEndMs === undefined ? undefined : message.leaseUntil - this.#sendBeforeLeaseEndMs;
+    const { statusCode, latencyMs, error, timedOut, leaseRanOut } = await this.#sender.attempt(
       message,
       endpoint,
       attemptedAt,
+      sendBy,
     );
+    if (leaseRanOut) {
+      // Nothing was sent and nothing is recorded: once the lease runs out, any process takes it again.
+      // Sent anyway, it could still be under way when another process took it, and go out twice.
+      this.#held.delete(message.id);
+      this.#log.debug({ messageId: message.id }, 'webhook attempt not sent: its lease ran out first');
+      return;
+    }
     this.#shares.answered(receiver, timedOut);
     if (error !== null) {
       this.#log.debug({ messageId: message.id, statusCode, error }, 'webhook attempt failed');

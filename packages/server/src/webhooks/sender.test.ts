@@ -83,6 +83,42 @@ describe('Sender', () => {
     }
   });
 
+  it('sends nothing for an attempt whose connection came after its send-by time, and says so', async () => {
+    // One connection, 300 ms an exchange: the second attempt gets the connection some 300 ms after it
+    // was made, past its send-by time of 100 ms; the third, with room to spare, goes out after it.
+    const slow = await slowReceiver(300);
+    const sender = testSender(5_000, 1);
+    const endpoint = Promise.resolve({ url: slow.url, secrets: ['whsec_dGVzdHNlY3JldA=='] });
+    try {
+      const attemptedAt = Date.now();
+      const send = (i: number, sendBy?: number) =>
+        sender.attempt(
+          { id: `msg_${i}`, merchantId: 'mch_a', eventName: 'TEST', subjectId: `s_${i}` },
+          endpoint,
+          attemptedAt,
+          sendBy,
+        );
+      const [first, late, spare] = await Promise.all([
+        send(0),
+        send(1, attemptedAt + 100),
+        send(2, attemptedAt + 60_000),
+      ]);
+      expect(first).toEqual({ statusCode: 204, latencyMs: expect.any(Number), error: null, timedOut: false });
+      expect(late).toEqual({
+        statusCode: null,
+        latencyMs: 0,
+        error: 'Not sent: it waited for a connection to the receiver past its lease.',
+        timedOut: false,
+        leaseRanOut: true,
+      });
+      expect(spare?.error).toBeNull();
+      expect(slow.stats().received).toBe(2);
+    } finally {
+      await sender.close();
+      await slow.close();
+    }
+  });
+
   it('signs each attempt when it leaves, not when it began to wait for a connection', async () => {
     // One connection, three attempts, 1.1 s each: the third leaves some 2.2 s after it was made.
     const slow = await slowReceiver(1_100);

@@ -33,6 +33,11 @@ export interface AttemptOutcome {
    * (which counts) whose body was still coming when it ended. Such a receiver gets fewer delivery slots.
    */
   timedOut: boolean;
+  /**
+   * Not sent: the attempt waited for a connection to its receiver until it could no longer end within
+   * its message's lease (`sendBy`). It is no attempt: the lease runs out and the message is taken again.
+   */
+  leaseRanOut?: true;
 }
 
 /**
@@ -42,11 +47,15 @@ export interface AttemptOutcome {
 export interface AttemptSender {
   /** Gets ready to send; called when the dispatcher starts. */
   start(): void;
-  /** One attempt; never throws. `error` is null exactly when the receiver answered 2xx. */
+  /**
+   * One attempt; never throws. `error` is null exactly when the receiver answered 2xx. `sendBy`, on the
+   * clock of `attemptedAt`: the latest time the request may leave and still end within its lease.
+   */
   attempt(
     message: MessageForPayload,
     endpoint: Promise<WebhookEndpoint>,
     attemptedAt: number,
+    sendBy?: number,
   ): Promise<AttemptOutcome>;
   /** Stops once the attempts under way have ended. */
   close(): Promise<void>;
@@ -101,6 +110,8 @@ class DeliveryTimeout extends Error {
   override readonly name = 'TimeoutError';
 }
 
+class LeaseRanOut extends Error {}
+
 const TIMED_OUT =
   /^((No complete response|Could not connect) within \d+ ms|Not sent: .* got no complete response within \d+ ms)\.$/;
 
@@ -154,13 +165,16 @@ export class Sender implements AttemptSender {
     message: MessageForPayload,
     endpoint: Promise<WebhookEndpoint>,
     attemptedAt: number,
+    sendBy = Number.POSITIVE_INFINITY,
   ): Promise<AttemptOutcome> {
+    const begun = performance.now();
     let statusCode: number | null = null;
     let started: number | undefined;
     let error: string | null = null;
     let bodyCut = false;
     let deadline: NodeJS.Timeout | undefined;
     let origin: Origin | undefined;
+    let leaseRanOut: true | undefined;
     try {
       const { url, secrets } = await endpoint;
       if (url === null) throw new DeliveryFailure('The merchant has no webhook URL configured.');
@@ -169,6 +183,10 @@ export class Sender implements AttemptSender {
       const body = await this.#body(message);
       const queued = performance.now();
       origin = await this.#connection(target.origin);
+      // Sent later, it could still be under way when the lease ends and another process sends it too.
+      if (attemptedAt + (performance.now() - begun) > sendBy) {
+        throw new LeaseRanOut('Not sent: it waited for a connection to the receiver past its lease.');
+      }
       started = performance.now();
       // Signed when it leaves, not when it queued: a receiver refuses a `webhook-timestamp` that is
       // minutes old, and an attempt may wait that long behind others to a slow receiver.
@@ -200,12 +218,14 @@ export class Sender implements AttemptSender {
       }
     } catch (caught) {
       error = describeFailure(caught, this.#timeoutMs);
+      if (caught instanceof LeaseRanOut) leaseRanOut = true;
     } finally {
       clearTimeout(deadline);
     }
     const timedOut = bodyCut || isTimeout(error);
     if (origin) this.#release(origin, timedOut);
     const latencyMs = started === undefined ? 0 : Math.round(performance.now() - started);
+    if (leaseRanOut) return { statusCode, latencyMs, error, timedOut, leaseRanOut };
     return { statusCode, latencyMs, error, timedOut };
   }
 

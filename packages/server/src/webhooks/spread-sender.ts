@@ -66,6 +66,7 @@ export class SpreadSender implements AttemptSender {
     message: MessageForPayload,
     endpoint: Promise<WebhookEndpoint>,
     attemptedAt: number,
+    sendBy?: number,
   ): Promise<AttemptOutcome> {
     let least = this.#shares[0] as Share;
     if (!this.#mainThreadBusy()) {
@@ -73,7 +74,7 @@ export class SpreadSender implements AttemptSender {
     }
     least.busy++;
     const chosen = least;
-    return chosen.sender.attempt(message, endpoint, attemptedAt).then((outcome) => {
+    return chosen.sender.attempt(message, endpoint, attemptedAt, sendBy).then((outcome) => {
       chosen.busy--;
       return outcome;
     });

@@ -44,6 +44,7 @@ export interface WorkerAttempt {
   message: MessageForPayload;
   endpoint: WebhookEndpoint;
   attemptedAt: number;
+  sendBy: number | undefined;
   remembered: RememberedRequest | undefined;
 }
 
@@ -148,6 +149,7 @@ export class WorkerSender implements AttemptSender {
     message: MessageForPayload,
     endpoint: Promise<WebhookEndpoint>,
     attemptedAt: number,
+    sendBy?: number,
   ): Promise<AttemptOutcome> {
     const { id, merchantId, eventName, subjectId } = message;
     const remembered = this.#remembered(message);
@@ -160,6 +162,7 @@ export class WorkerSender implements AttemptSender {
             message: { id, merchantId, eventName, subjectId },
             endpoint: resolved,
             attemptedAt,
+            sendBy,
             remembered,
           };
           this.#unsent.push({ attempt, resolve });
