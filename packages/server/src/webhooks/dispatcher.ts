@@ -480,9 +480,12 @@ export class Dispatcher {
     this.#pump(new Map([[merchantId, endpoint]]));
   }
 
-  /** Whether a message still holds its lease; one that waited past it is let go. */
+  /**
+   * Whether a message's lease leaves time to send it (see `#sendBeforeLeaseEndMs`); one that waited past
+   * that is let go, as its attempt would be.
+   */
   #live(message: LeasedMessage): boolean {
-    if (message.leaseUntil > this.#now()) return true;
+    if (message.leaseUntil - (this.#sendBeforeLeaseEndMs ?? 0) > this.#now()) return true;
     // Another process may hold it now, and if not a poll takes it again.
     this.#held.delete(message.id);
     return false;
