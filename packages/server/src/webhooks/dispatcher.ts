@@ -393,9 +393,9 @@ export class Dispatcher {
 
   /**
    * Whether `claimed` is a message this process still holds, queued, in flight or with its result not
-   * yet written, whose lease ran out (an attempt may wait for one of the receiver's connections longer
-   * than the lease): it then carries on under the lease the claim just wrote, so that its result is not
-   * fenced out, leaving the message to be sent again a lease later.
+   * yet written, whose lease ran out (a result write that waited, a loaded machine): it then carries on
+   * under the lease the claim just wrote, so that its result is not fenced out, leaving the message to be
+   * sent again a lease later.
    */
   #adoptLease(claimed: LeasedMessage): boolean {
     const held = this.#held.get(claimed.id);
