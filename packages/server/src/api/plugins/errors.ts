@@ -7,6 +7,7 @@ import { causeChain, isDatabaseUnavailable } from '../../db/unavailable.js';
 import { DomainError, ERROR_STATUS, type ErrorCode } from '../../errors.js';
 import { scrub, scrubValues } from '../../log.js';
 import { describeValidationError } from '../validation.js';
+import { newRequestId } from './request-id.js';
 
 export interface ErrorBody {
   errorCode: ErrorCode;
@@ -177,7 +178,7 @@ export function frameworkError(error: FastifyError, request: FastifyRequest, rep
 /**
  * For Fastify's `clientErrorHandler` option: a request Node's HTTP parser refused (not HTTP, a broken
  * chunk, conflicting lengths, headers over Node's limit) gets the error body too, then the connection
- * closes, since what follows on it cannot be trusted. Ended rather than destroyed: a request whose body
+ * closes, since what follows on it cannot be trusted. It has a `Request-Id` like every answer. Ended rather than destroyed: a request whose body
  * the parser refused mid-way then ends too, through the error handler, where after a destroyed socket
  * it waited for the rest of its body for good and a stop waited for it (see in-flight.ts).
  */
@@ -194,7 +195,8 @@ export function clientError(error: Error & { code?: string }, socket: Duplex): v
   const body = JSON.stringify({ errorCode: code, errorMessage: message } satisfies ErrorBody);
   const status = ERROR_STATUS[code];
   socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json\r\n` +
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nRequest-Id: ${newRequestId()}\r\n` +
+      'Content-Type: application/json\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

@@ -82,7 +82,7 @@ describe.each(engines())('requests in flight, on %s', (engine) => {
         'Transfer-Encoding: chunked\r\n\r\n5\r\n{"a":\r\nZZ\r\n',
     );
     await closed;
-    expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\nRequest-Id: req_\w+\r\n/);
     expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({
       errorCode: 'VALIDATION_ERROR',
       errorMessage: 'The request is not valid HTTP/1.1 (HPE_INVALID_CHUNK_SIZE).',
@@ -95,6 +95,7 @@ describe.each(engines())('requests in flight, on %s', (engine) => {
       headers: { 'x-big': 'x'.repeat(20_000) },
     });
     expect(response.statusCode).toBe(431);
+    expect(response.headers['request-id']).toMatch(/^req_/);
     expect(await response.body.json()).toEqual({
       errorCode: 'HEADERS_TOO_LARGE',
       errorMessage: 'The request headers are larger than the service accepts.',
