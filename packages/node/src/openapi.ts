@@ -122,7 +122,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. */
+                    /** @description Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. Printable ASCII without spaces (a UUID, say). */
                     "idempotency-key"?: string;
                 };
                 path?: never;
@@ -305,7 +305,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. */
+                    /** @description Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. Printable ASCII without spaces (a UUID, say). */
                     "idempotency-key"?: string;
                 };
                 path?: never;
@@ -801,7 +801,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. */
+                    /** @description Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. Printable ASCII without spaces (a UUID, say). */
                     "idempotency-key"?: string;
                 };
                 path: {
@@ -939,7 +939,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. */
+                    /** @description Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. Printable ASCII without spaces (a UUID, say). */
                     "idempotency-key"?: string;
                 };
                 path?: never;
@@ -1069,7 +1069,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. */
+                    /** @description Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. Printable ASCII without spaces (a UUID, say). */
                     "idempotency-key"?: string;
                 };
                 path?: never;
@@ -1611,7 +1611,7 @@ export interface paths {
             parameters: {
                 query?: never;
                 header?: {
-                    /** @description Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. */
+                    /** @description Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. Printable ASCII without spaces (a UUID, say). */
                     "idempotency-key"?: string;
                 };
                 path?: never;

@@ -86,7 +86,7 @@ function authorizationRoute(
       return sendError(reply, style, {
         type: 'invalid_request_error',
         code: 'parameter_invalid',
-        message: `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters`,
+        message: `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters, without spaces`,
         param: 'Idempotency-Key',
       });
     }

@@ -80,7 +80,7 @@ export const IdempotencyHeaders = Type.Object({
       minLength: 1,
       maxLength: 255,
       description:
-        'Makes the POST safe to retry: the same key and body replay the first answer for 24 hours.',
+        'Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. Printable ASCII without spaces (a UUID, say).',
     }),
   ),
 });

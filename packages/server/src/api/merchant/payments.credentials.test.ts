@@ -429,17 +429,19 @@ describe.each(engines())('POST /payments/credentials on %s', (engine) => {
       expect(yours.json.requestId).not.toBe(mine.json.requestId);
     });
 
-    it('makes exactly one side effect for 20 concurrent requests with one key', async () => {
+    it('makes exactly one side effect for 20 concurrent requests with one key, and replays it to 20 more', async () => {
       const headers = { 'idempotency-key': `k-${engine}-concurrent` };
-      const responses = await Promise.all(
-        Array.from({ length: 20 }, () =>
-          service.call('POST', '/payments/credentials', {
-            apiKey: shop.apiKey,
-            body: body({ merchantReference: 'idem-20' }),
-            headers,
-          }),
-        ),
-      );
+      const twenty = () =>
+        Promise.all(
+          Array.from({ length: 20 }, () =>
+            service.call('POST', '/payments/credentials', {
+              apiKey: shop.apiKey,
+              body: body({ merchantReference: 'idem-20' }),
+              headers,
+            }),
+          ),
+        );
+      const responses = await twenty();
       const ok = responses.filter((response) => response.status === 200);
       const busy = responses.filter((response) => response.status === 409);
       expect(ok.length + busy.length).toBe(20);
@@ -449,6 +451,11 @@ describe.each(engines())('POST /payments/credentials on %s', (engine) => {
         apiKey: shop.apiKey,
       });
       expect(found.json.data).toHaveLength(1);
+
+      for (const repeat of await twenty()) {
+        expect([repeat.status, repeat.headers['idempotent-replayed']]).toEqual([200, 'true']);
+        expect(repeat.json).toEqual(ok[0]?.json);
+      }
     });
   });
 });

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DomainError } from '../../errors.js';
 import { IdempotencyStore } from '../../idempotency/store.js';
 import type { Merchant } from '../../merchants/types.js';
 import { engines, openTestDb } from '../../test-support/db.js';
@@ -70,5 +71,88 @@ describe.each(engines())('Idempotency-Key on %s', (engine) => {
     expect(retry.headers['idempotent-replayed']).toBe('true');
     expect(await retry.body.json()).toEqual({ run: 1 });
     expect(runs).toBe(1);
+
+    const repeats = await Promise.all(Array.from({ length: 20 }, () => post()));
+    for (const repeat of repeats) {
+      expect([repeat.statusCode, repeat.headers['idempotent-replayed']]).toEqual([200, 'true']);
+      expect(await repeat.body.json()).toEqual({ run: 1 });
+    }
+    expect(runs).toBe(1);
+  });
+});
+
+/**
+ * Two apps over one database stand for two processes: each holds the key in its own memory only, so the
+ * second learns of the first's answer when its own save of the answer, in its transaction, is refused.
+ */
+describe.each(engines())('Idempotency-Key across two processes on %s', (engine) => {
+  let handle: Awaited<ReturnType<typeof openTestDb>>;
+  const apps: { app: FastifyInstance; url: string; release: () => void; entered: Promise<void> }[] = [];
+
+  beforeAll(async () => {
+    handle = await openTestDb(engine);
+    const store = new IdempotencyStore(handle.db);
+    for (const name of ['one', 'two']) {
+      const app = Fastify();
+      app.decorateRequest('merchant', undefined);
+      app.addHook('onRequest', async (req) => {
+        req.merchant = { id: 'mch_idem2' } as Merchant;
+      });
+      await app.register(errorsPlugin);
+      await app.register(idempotencyPlugin, { store });
+      let enter: () => void = () => undefined;
+      const instance = {
+        app,
+        url: '',
+        release: (): void => undefined,
+        entered: new Promise<void>((r) => (enter = r)),
+      };
+      app.post('/pay', { config: { idempotent: 'pay' } }, async (req, reply) => {
+        enter();
+        await new Promise<void>((resolve) => {
+          instance.release = resolve;
+        });
+        const answer = req.idempotency?.response(201, { by: name });
+        const taken = await handle.db.kysely
+          .transaction()
+          .execute((trx) => store.save(trx, answer ? [answer] : []));
+        if (taken.size > 0) {
+          throw new DomainError(
+            'IDEMPOTENCY_REQUEST_IN_PROGRESS',
+            'A request with this Idempotency-Key is still in progress.',
+          );
+        }
+        return reply.status(201).send({ by: name });
+      });
+      instance.url = await app.listen({ host: '127.0.0.1', port: 0 });
+      apps.push(instance);
+    }
+  });
+  afterAll(async () => {
+    for (const { app, release } of apps) {
+      release();
+      await app.close();
+    }
+    await handle.close();
+  });
+
+  const post = (url: string, body: unknown) =>
+    request(`${url}/pay`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': `both-${JSON.stringify(body)}` },
+      body: JSON.stringify(body),
+    });
+
+  it('gives the later of two racing processes the answer the first one saved', async () => {
+    const [one, two] = apps as [(typeof apps)[0], (typeof apps)[0]];
+    const first = post(one.url, { amount: 1 });
+    const second = post(two.url, { amount: 1 });
+    await Promise.all([one.entered, two.entered]);
+    one.release();
+    expect((await first).statusCode).toBe(201);
+    two.release();
+    const late = await second;
+    expect([late.statusCode, late.headers['idempotent-replayed']]).toEqual([201, 'true']);
+    expect(await late.body.json()).toEqual({ by: 'one' });
   });
 });

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { DomainError, ValidationError } from '../../errors.js';
+import { DomainError, ERROR_STATUS, ValidationError } from '../../errors.js';
 import type { IdempotencyStore, StoredResponse } from '../../idempotency/store.js';
-import { unexpectedError } from './errors.js';
+import { type ErrorBody, unexpectedError } from './errors.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -49,6 +49,26 @@ function fingerprintOf(operation: string, request: FastifyRequest): string {
     .digest('base64url');
 }
 
+const IN_PROGRESS = 'IDEMPOTENCY_REQUEST_IN_PROGRESS';
+
+/**
+ * Sets the reply's status and headers for the saved first answer, or for the refusal of a key that was
+ * used with a different request, and returns the body to send.
+ */
+function storedAnswer(reply: FastifyReply, stored: StoredResponse, fingerprint: string): string {
+  reply.type('application/json');
+  if (stored.fingerprint === fingerprint) {
+    reply.status(stored.status).header('idempotent-replayed', 'true');
+    return stored.body;
+  }
+  const body: ErrorBody = {
+    errorCode: 'IDEMPOTENCY_KEY_REUSED',
+    errorMessage: 'This Idempotency-Key was used with a different request; use a new key for a new request.',
+  };
+  reply.status(ERROR_STATUS.IDEMPOTENCY_KEY_REUSED);
+  return JSON.stringify(body);
+}
+
 /**
  * Stripe's semantics: the same key and body replay the first answer and do nothing twice; the same key
  * with another body or path is a 409; a request still in flight with the same key is a 409. Keys are
@@ -76,17 +96,19 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, options: { stor
     const key = request.headers['idempotency-key'];
     if (key === undefined) return;
     if (typeof key !== 'string' || !KEY.test(key)) {
-      throw new ValidationError('header Idempotency-Key must be 1 to 255 printable ASCII characters');
+      throw new ValidationError(
+        'header Idempotency-Key must be 1 to 255 printable ASCII characters, without spaces',
+      );
     }
     const merchantId = request.merchant.id;
     const slot = `${merchantId}\n${key}`;
-    if (inFlight.has(slot)) {
-      throw new DomainError(
-        'IDEMPOTENCY_REQUEST_IN_PROGRESS',
-        'A request with this Idempotency-Key is still in progress.',
-      );
-    }
     const fingerprint = fingerprintOf(operation, request);
+    if (inFlight.has(slot)) {
+      // The request holding the key may itself be a repeat of one that finished: then so is this one.
+      const stored = await options.store.find(merchantId, key);
+      if (stored) return reply.send(storedAnswer(reply, stored, fingerprint));
+      throw new DomainError(IN_PROGRESS, 'A request with this Idempotency-Key is still in progress.');
+    }
     inFlight.add(slot);
     const context: IdempotencyContext = {
       merchantId,
@@ -102,17 +124,7 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, options: { stor
     const stored = await options.store.find(merchantId, key);
     if (!stored) return;
     context.recorded = true;
-    if (stored.fingerprint !== fingerprint) {
-      throw new DomainError(
-        'IDEMPOTENCY_KEY_REUSED',
-        'This Idempotency-Key was used with a different request; use a new key for a new request.',
-      );
-    }
-    return reply
-      .status(stored.status)
-      .header('idempotent-replayed', 'true')
-      .type('application/json')
-      .send(stored.body);
+    return reply.send(storedAnswer(reply, stored, fingerprint));
   });
 
   // The key is free again once the answer is saved, here, whether or not the client is still there to
@@ -121,6 +133,12 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, options: { stor
     const context = request.idempotency;
     if (!context) return payload;
     try {
+      if (reply.statusCode === 409 && String(payload).includes(`"${IN_PROGRESS}"`)) {
+        // Another process saved an answer under this key while this request ran; if that request has
+        // finished, its answer is this one's too.
+        const stored = await options.store.find(context.merchantId, context.key);
+        if (stored) return storedAnswer(reply, stored, context.fingerprint);
+      }
       const conflict = reply.statusCode === 409 && String(payload).includes('"IDEMPOTENCY_');
       // A 400 answers what the request said, not what the service did: the same key may send it mended.
       const kept = reply.statusCode < 500 && reply.statusCode !== 400 && !conflict;
