@@ -175,7 +175,7 @@ export interface paths {
                  *
                  *     `INVALID_JSON`: The body is not valid JSON.
                  *
-                 *     `UNSUPPORTED_CURRENCY`: `currency` is not a supported currency (USD only).
+                 *     `UNSUPPORTED_CURRENCY`: `currency` (an order's `currencyCode`) is not a supported currency: USD only, in capitals.
                  */
                 400: {
                     headers: {
@@ -358,7 +358,7 @@ export interface paths {
                  *
                  *     `INVALID_JSON`: The body is not valid JSON.
                  *
-                 *     `UNSUPPORTED_CURRENCY`: `currency` is not a supported currency (USD only).
+                 *     `UNSUPPORTED_CURRENCY`: `currency` (an order's `currencyCode`) is not a supported currency: USD only, in capitals.
                  */
                 400: {
                     headers: {

@@ -56,7 +56,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   VALIDATION_ERROR:
     'A field is missing, has the wrong type or breaks a rule; the message names the field and the rule.',
   INVALID_JSON: 'The body is not valid JSON.',
-  UNSUPPORTED_CURRENCY: '`currency` is not a supported currency (USD only).',
+  UNSUPPORTED_CURRENCY:
+    "`currency` (an order's `currencyCode`) is not a supported currency: USD only, in capitals.",
   UNAUTHORIZED: 'The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked.',
   OTP_INVALID: 'The one-time code is wrong; the message says how many tries are left before it is locked.',
   OTP_EXPIRED:

@@ -92,7 +92,7 @@ export const Money = Type.Integer({
 });
 
 export const Currency = Type.String({
-  pattern: '^[A-Z]{3}$',
+  maxLength: 16,
   description: 'ISO 4217 code; USD is the supported value.',
   examples: ['USD'],
 });

@@ -5,8 +5,6 @@ export type OrderId = Id<'order'>;
 export const ORDER_STATES = ['CREATED', 'PROCESSING', 'SUCCEEDED', 'FAILED', 'ABANDONED'] as const;
 export type OrderState = (typeof ORDER_STATES)[number];
 
-export const SUPPORTED_CURRENCIES = ['USD'] as const;
-
 /** One line of the order input (interface section 2.6); amounts are integer cents. */
 export interface LineItem {
   /** Written in capitals, exactly `SKU`. */

@@ -1,5 +1,6 @@
-import { DomainError, ValidationError } from '../errors.js';
-import { type LineItem, type OrderInput, SUPPORTED_CURRENCIES } from './types.js';
+import { ValidationError } from '../errors.js';
+import { assertSupportedCurrency } from '../payments/currency.js';
+import type { LineItem, OrderInput } from './types.js';
 
 /** $999,999.99: the upper bound of one order, in cents. */
 export const MAX_CENTS = 99_999_999;
@@ -76,12 +77,7 @@ export function validateOrder(input: unknown): OrderInput {
   const orderId = text(order.orderId, 'orderId', 128);
   const orderDescription = text(order.orderDescription, 'orderDescription', 500);
   const currencyCode = text(order.currencyCode, 'currencyCode', 3);
-  if (currencyCode !== undefined && !(SUPPORTED_CURRENCIES as readonly string[]).includes(currencyCode)) {
-    throw new DomainError(
-      'UNSUPPORTED_CURRENCY',
-      `currencyCode must be one of ${SUPPORTED_CURRENCIES.join(', ')}, got ${JSON.stringify(currencyCode)}`,
-    );
-  }
+  if (currencyCode !== undefined) assertSupportedCurrency(currencyCode, 'currencyCode');
   return {
     lineItems,
     ...(subtotal !== undefined && { subtotal }),

@@ -9,13 +9,9 @@ import type { Merchant } from '../merchants/types.js';
 import type { TokenService } from '../vault/token-service.js';
 import type { Card, Session } from '../wallet/types.js';
 import type { WebhookMessageRow } from '../webhooks/outbox.js';
+import { assertSupportedCurrency } from './currency.js';
 import type { PaymentsRepo } from './repo.js';
-import {
-  type CredentialsAcknowledgement,
-  type CredentialsRequest,
-  type CredentialsRequestInput,
-  SUPPORTED_CURRENCIES,
-} from './types.js';
+import type { CredentialsAcknowledgement, CredentialsRequest, CredentialsRequestInput } from './types.js';
 
 export const PAYMENT_CREDENTIALS = 'PAYMENT_CREDENTIALS';
 
@@ -49,15 +45,6 @@ interface Write {
   request: CredentialsRequest;
   message: WebhookMessageRow;
   answer: StoredResponse | undefined;
-}
-
-export function assertSupportedCurrency(currency: string): void {
-  if (!(SUPPORTED_CURRENCIES as readonly string[]).includes(currency)) {
-    throw new DomainError(
-      'UNSUPPORTED_CURRENCY',
-      `currency must be one of ${SUPPORTED_CURRENCIES.join(', ')}`,
-    );
-  }
 }
 
 /**

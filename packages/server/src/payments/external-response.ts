@@ -6,7 +6,7 @@ import { newId } from '../ids.js';
 import type { Merchant } from '../merchants/types.js';
 import { linkExternalResponse } from '../orders/index.js';
 import type { KeyRing } from '../vault/keyring.js';
-import { assertSupportedCurrency } from './credentials.js';
+import { assertSupportedCurrency } from './currency.js';
 import type { PaymentsRepo } from './repo.js';
 import type { Acknowledgement, ExternalResponseInput } from './types.js';
 

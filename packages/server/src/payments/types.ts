@@ -81,5 +81,3 @@ export type CredentialEntry =
       expirationYear: string;
     }
   | { type: Extract<CredentialType, 'PAN'>; pan: string; expirationMonth: string; expirationYear: string };
-
-export const SUPPORTED_CURRENCIES = ['USD'] as const;
