@@ -238,7 +238,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`. */
+                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or is sent compressed (`Content-Encoding`). */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -408,7 +408,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`. */
+                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or is sent compressed (`Content-Encoding`). */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -887,7 +887,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`. */
+                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or is sent compressed (`Content-Encoding`). */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -1017,7 +1017,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`. */
+                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or is sent compressed (`Content-Encoding`). */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -1142,7 +1142,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`. */
+                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or is sent compressed (`Content-Encoding`). */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -1704,7 +1704,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`. */
+                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or is sent compressed (`Content-Encoding`). */
                 415: {
                     headers: {
                         [name: string]: unknown;

@@ -43,6 +43,12 @@ describe.each(engines())('HTTP edges on %s', (engine) => {
       'UNSUPPORTED_MEDIA_TYPE',
     ],
     [
+      'a gzip-encoded body',
+      { rawBody: '{}', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } },
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    ],
+    [
       'a JSON array',
       { rawBody: '[]', headers: { 'content-type': 'application/json' } },
       400,
@@ -319,6 +325,17 @@ describe.each(engines())('HTTP edges on %s', (engine) => {
     });
     expect(once.status).toBe(200);
     expect(once.headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it('refuses an Authorization header sent twice, though each names a valid key', async () => {
+    const response = await request(`${service.url}/payments/credentials?merchantReference=twice`, {
+      headers: ['authorization', `Bearer ${apiKey}`, 'Authorization', `Bearer ${apiKey}`],
+    });
+    expect(response.statusCode).toBe(401);
+    expect(await response.body.json()).toEqual({
+      errorCode: 'UNAUTHORIZED',
+      errorMessage: 'The Authorization header must be sent once, not 2 times.',
+    });
   });
 
   it('gives a fresh Request-Id to every response', async () => {

@@ -4,11 +4,13 @@
  */
 import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
+import { headerCount } from '../plugins/input.js';
 
 export const CHECKOUT_TAG = ['Checkout page'];
 
-/** `Authorization: Bearer <shopperToken>`: the token `POST …/otp/verify` gave. */
+/** `Authorization: Bearer <shopperToken>`: the token `POST …/otp/verify` gave, sent once. */
 export function shopperTokenOf(request: FastifyRequest): string | undefined {
+  if (headerCount(request, 'authorization') > 1) return undefined;
   const match = /^Bearer ([A-Za-z0-9_-]{1,200})$/i.exec(request.headers.authorization ?? '');
   return match?.[1];
 }

@@ -1,3 +1,4 @@
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines } from '../../test-support/db.js';
 import { type SandboxGatewayServer, startSandboxGateway } from '../../test-support/sandbox-gateway.js';
@@ -166,7 +167,7 @@ describe.each(engines())('checkout page API: a signed-in shopper edits the walle
     expect(await walletOf(headers)).toEqual(wallet);
   });
 
-  it("answers 404 for what is not in the shopper's wallet and 401 without a shopper token", async () => {
+  it("answers 404 for what is not in the shopper's wallet, and 401 without a shopper token or with two", async () => {
     const { headers } = await signIn();
     const unknownCard = await editCard(headers, 'no-such-card', { nickName: 'Mine' });
     expect([unknownCard.status, unknownCard.json.errorCode]).toEqual([404, 'PAYMENT_METHOD_NOT_FOUND']);
@@ -177,5 +178,10 @@ describe.each(engines())('checkout page API: a signed-in shopper edits the walle
       body: { nickName: 'Mine' },
     });
     expect([anonymous.status, anonymous.json.errorCode]).toEqual([401, 'SHOPPER_UNAUTHORIZED']);
+    const twice = await request(`${service.url}/checkout/api/wallet`, {
+      headers: ['authorization', headers.authorization, 'Authorization', headers.authorization],
+    });
+    expect(twice.statusCode).toBe(401);
+    expect(await twice.body.json()).toMatchObject({ errorCode: 'SHOPPER_UNAUTHORIZED' });
   });
 });

@@ -3,6 +3,7 @@ import fp from 'fastify-plugin';
 import { UnauthorizedError } from '../../errors.js';
 import { API_KEY_PREFIXES, type RefusedKey } from '../../merchants/index.js';
 import type { Merchant } from '../../merchants/types.js';
+import { headerCount } from './input.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -105,6 +106,12 @@ export const authPlugin = fp(async (app: FastifyInstance, options: { merchants: 
     if (!header) {
       throw await refuse(request, 'The Authorization header is missing; send "Bearer <apiKey>".', {
         reason: 'no Authorization header',
+      });
+    }
+    const count = headerCount(request, 'authorization');
+    if (count > 1) {
+      throw await refuse(request, `The Authorization header must be sent once, not ${count} times.`, {
+        reason: 'several Authorization headers',
       });
     }
     const match = BEARER.exec(header);

@@ -4,6 +4,7 @@ import fp from 'fastify-plugin';
 import { DomainError, ERROR_STATUS, ValidationError } from '../../errors.js';
 import type { IdempotencyStore, StoredResponse } from '../../idempotency/store.js';
 import { type ErrorBody, unexpectedError } from './errors.js';
+import { headerCount } from './input.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -82,11 +83,7 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, options: { stor
   // Before the headers' schema: Node joins repeated headers with ", ", which would read as one longer key.
   app.addHook('preValidation', async (request) => {
     if (request.routeOptions.config.idempotent === undefined) return;
-    const { rawHeaders } = request.raw;
-    let count = 0;
-    for (let i = 0; i < rawHeaders.length; i += 2) {
-      if (rawHeaders[i]?.toLowerCase() === 'idempotency-key') count++;
-    }
+    const count = headerCount(request, 'idempotency-key');
     if (count > 1) throw new ValidationError(`header Idempotency-Key must be sent once, not ${count} times`);
   });
 

@@ -1,6 +1,6 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { ValidationError } from '../../errors.js';
+import { DomainError, ValidationError } from '../../errors.js';
 
 /** Deepest nesting a body may have; the API's own bodies are at most four levels deep. */
 export const MAX_BODY_DEPTH = 32;
@@ -45,8 +45,22 @@ export function bodyProblem(body: unknown): string | undefined {
 }
 
 /**
+ * How many times the request sent a header. Node keeps only the first of a repeated `Authorization` and
+ * joins others with ", ", so a header that must be sent once is checked against the raw list.
+ */
+export function headerCount(request: FastifyRequest, name: string): number {
+  const { rawHeaders } = request.raw;
+  let count = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    if (rawHeaders[i]?.toLowerCase() === name) count++;
+  }
+  return count;
+}
+
+/**
  * What every request's input is held to before a route sees it: a body is JSON (no text/plain: it gets
- * 415 like any other type), within MAX_BODY_DEPTH and free of NUL characters, and so is the URL.
+ * 415 like any other type), sent uncompressed, within MAX_BODY_DEPTH and free of NUL characters, and so
+ * is the URL.
  */
 export const inputPlugin = fp(async (app: FastifyInstance) => {
   const parseJson = app.getDefaultJsonParser('error', 'error');
@@ -54,6 +68,12 @@ export const inputPlugin = fp(async (app: FastifyInstance) => {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, text, done) => {
     // A route that takes no body takes none from a client that sets the content type on every request.
     if (text === '' && request.routeOptions.schema?.body === undefined) return done(null, undefined);
+    const encoding = request.headers['content-encoding'];
+    if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
+      const named = JSON.stringify(encoding.slice(0, 40));
+      const message = `header Content-Encoding ${named} is not supported; send the body uncompressed`;
+      return done(new DomainError('UNSUPPORTED_MEDIA_TYPE', message), undefined);
+    }
     parseJson(request, text as string, (error: Error | null, body?: unknown) => {
       if (error) return done(error, undefined);
       const problem = bodyProblem(body);
