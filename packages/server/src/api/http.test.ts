@@ -43,6 +43,12 @@ describe.each(engines())('HTTP edges on %s', (engine) => {
       'UNSUPPORTED_MEDIA_TYPE',
     ],
     [
+      'a field named __proto__',
+      { rawBody: '{"__proto__":{"amount":1}}', headers: { 'content-type': 'application/json' } },
+      400,
+      'VALIDATION_ERROR',
+    ],
+    [
       'a gzip-encoded body',
       { rawBody: '{}', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } },
       415,
@@ -66,6 +72,16 @@ describe.each(engines())('HTTP edges on %s', (engine) => {
     expect(response.json.errorCode).toBe(code);
     expect(typeof response.json.errorMessage).toBe('string');
     expect(response.headers['request-id']).toMatch(/^req_/);
+  });
+
+  it.each([
+    ['{"__proto__":{"admin":true}}', '__proto__'],
+    ['{"paymentId":"p","nested":{"constructor":{"prototype":{}}}}', 'nested.constructor'],
+  ])('refuses prototype-poisoning field names in %s, naming the field', async (rawBody, field) => {
+    const headers = { 'content-type': 'application/json' };
+    const response = await service.call('POST', '/payments/credentials', { apiKey, rawBody, headers });
+    expect(response.status).toBe(400);
+    expect(response.json.errorMessage).toMatch(new RegExp(`^${field} is not allowed: a field named`));
   });
 
   it('takes an empty JSON body where a route takes no body, as from a client that always sets the type', async () => {

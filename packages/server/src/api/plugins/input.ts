@@ -15,7 +15,8 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
  * or field name holding U+0000: PostgreSQL cannot store it in text (SQLite can), so both engines refuse it
  * here alike instead of one of them failing in the database. One holding an unpaired surrogate (`\ud800`):
  * it is not Unicode, each engine stores it mangled in its own way, and a webhook built from the request
- * kept in memory would differ from one built from the row. The walk keeps its own stack, so the body
+ * kept in memory would differ from one built from the row. A field `__proto__`, or `constructor` holding
+ * an object: prototype poisoning, as Fastify's parser refuses them by default. The walk keeps its own stack, so the body
  * cannot exhaust the call stack before it is refused.
  */
 export function bodyProblem(body: unknown): string | undefined {
@@ -38,6 +39,9 @@ export function bodyProblem(body: unknown): string | undefined {
         return `${field || 'body'} has a field name that is not valid Unicode (an unpaired surrogate)`;
       }
       const child = list ? `${field}[${name}]` : field ? `${field}.${name}` : name;
+      if (name === '__proto__' || (name === 'constructor' && item !== null && typeof item === 'object')) {
+        return `${child} is not allowed: a field named ${name} could alter every object of the service`;
+      }
       pending.push({ value: item, field: child, depth: depth + 1 });
     }
   }
@@ -63,7 +67,9 @@ export function headerCount(request: FastifyRequest, name: string): number {
  * is the URL.
  */
 export const inputPlugin = fp(async (app: FastifyInstance) => {
-  const parseJson = app.getDefaultJsonParser('error', 'error');
+  // bodyProblem refuses the field names that could poison `Object.prototype`, naming the field: the
+  // parser's own refusal would read as "not valid JSON".
+  const parseJson = app.getDefaultJsonParser('ignore', 'ignore');
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, text, done) => {
     // A route that takes no body takes none from a client that sets the content type on every request.
