@@ -1448,6 +1448,15 @@ export interface paths {
                         };
                     };
                 };
+                /** @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ErrorBody"];
+                    };
+                };
                 /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
                 401: {
                     headers: {

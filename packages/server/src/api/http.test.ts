@@ -381,6 +381,22 @@ describe.each(engines())('HTTP edges on %s', (engine) => {
     expect(docs.text).toContain('<html');
   });
 
+  it('documents a 400 on every operation that validates a parameter or a body', async () => {
+    const { paths } = (await service.call('GET', '/openapi.json')).json as {
+      paths: Record<
+        string,
+        Record<string, { parameters?: unknown[]; requestBody?: unknown; responses: object }>
+      >;
+    };
+    const undocumented = Object.entries(paths).flatMap(([path, operations]) =>
+      Object.entries(operations)
+        .filter(([, operation]) => (operation.parameters?.length ?? 0) > 0 || operation.requestBody)
+        .filter(([, operation]) => !('400' in operation.responses))
+        .map(([method]) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(undocumented).toEqual([]);
+  });
+
   it("keeps /docs to its own files, out of frames, with no validator's address", async () => {
     for (const path of ['/docs/', '/docs/static/swagger-initializer.js']) {
       const answer = await service.call('GET', path);

@@ -19,7 +19,7 @@ export const closeRoute =
           params: OrderParams,
           response: {
             200: Type.Object({ orderId: Type.String(), status: Type.Literal('ABANDONED') }),
-            ...errorResponses(['ORDER_NOT_FOUND', 'ORDER_STATE_CONFLICT']),
+            ...errorResponses(['VALIDATION_ERROR', 'ORDER_NOT_FOUND', 'ORDER_STATE_CONFLICT']),
           },
         },
       },

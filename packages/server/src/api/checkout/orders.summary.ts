@@ -44,7 +44,7 @@ export const orderSummaryRoute =
           tags: CHECKOUT_TAG,
           summary: 'Order summary for the checkout page',
           params: OrderParams,
-          response: { 200: OrderSummary, ...errorResponses(['ORDER_NOT_FOUND']) },
+          response: { 200: OrderSummary, ...errorResponses(['VALIDATION_ERROR', 'ORDER_NOT_FOUND']) },
         },
       },
       async (request) => deps.checkout.summary(request.params.orderId),

@@ -210,7 +210,7 @@ export const walletRoutes =
           params: Type.Object({ paymentId: Type.String({ minLength: 1, maxLength: 64 }) }),
           response: {
             200: WalletView,
-            ...errorResponses(['SHOPPER_UNAUTHORIZED', 'PAYMENT_METHOD_NOT_FOUND']),
+            ...errorResponses(['VALIDATION_ERROR', 'SHOPPER_UNAUTHORIZED', 'PAYMENT_METHOD_NOT_FOUND']),
           },
         },
       },

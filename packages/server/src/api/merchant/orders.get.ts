@@ -164,7 +164,7 @@ export const orderGetRoute =
           params: Type.Object({ orderId: Type.String({ minLength: 1, maxLength: 64 }) }),
           response: {
             200: OrderResource,
-            ...errorResponses(['UNAUTHORIZED', 'ORDER_NOT_FOUND']),
+            ...errorResponses(['UNAUTHORIZED', 'VALIDATION_ERROR', 'ORDER_NOT_FOUND']),
           },
         },
       },
