@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { DomainError, ValidationError } from '../errors.js';
 import { checkWebhookUrl, WebhookDestinations } from '../webhooks/url-guard.js';
-import { validateWebhookUrl } from './validation.js';
+import { validateShippingMethods, validateWebhookUrl } from './validation.js';
 
 const PRODUCTION = new WebhookDestinations('production', { loopback: false });
 const STAGING = new WebhookDestinations('staging', { loopback: true });
@@ -237,5 +237,29 @@ describe('networks the operator allowed (WEBHOOK_ALLOWED_NETWORKS)', () => {
     expect(() => validateWebhookUrl('https://[::]/h', PRODUCTION)).toThrow(
       'webhookUrl must not point to an unspecified address (production delivers to public addresses only), got "[::]"',
     );
+  });
+});
+
+describe('shipping methods given without an externalId', () => {
+  it('are named after themselves, so setting the same list again keeps their ids', () => {
+    const list = [
+      { name: 'Ground', price: 500 },
+      { name: ' Next day (by 10am) ', price: 2500 },
+      { name: 'ground!', price: 700 },
+      { name: 'Éclair', price: 0 },
+      { name: '速達', price: 900 },
+      { name: 'Pickup', price: 0, externalId: 'store_pickup' },
+      { name: 'Eclair', price: 100 },
+      { name: 'Other', price: 0, externalId: 'eclair-2' },
+    ];
+    const ids = validateShippingMethods(list).map((method) => method.externalId);
+    expect(ids.slice(0, 4)).toEqual(['ground', 'next-day-by-10am', 'ground-2', 'eclair']);
+    expect(ids[4]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(ids.slice(5)).toEqual(['store_pickup', 'eclair-3', 'eclair-2']);
+    expect(
+      validateShippingMethods(list)
+        .map((method) => method.externalId)
+        .slice(0, 4),
+    ).toEqual(ids.slice(0, 4));
   });
 });

@@ -168,6 +168,25 @@ function oneOf<T extends string>(field: string, allowed: readonly T[], value: un
   return value as T;
 }
 
+/**
+ * A shipping method given without an `externalId` is named after itself (`Next day` → `next-day`), so
+ * that the id stays the same when the list is set again (accents dropped: `Éclair` → `eclair`); a UUID when the name holds no letter or digit
+ * of ASCII, and a numbered one when two names make the same id or another method was given it.
+ */
+function idFromName(name: string, taken: (id: string) => boolean): string {
+  const base = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .slice(0, 60)
+    .replace(/^-+|-+$/g, '');
+  if (base === '') return newUuid();
+  let id = base;
+  for (let n = 2; taken(id); n++) id = `${base}-${n}`;
+  return id;
+}
+
 export function validateShippingMethods(value: unknown): ShippingMethod[] {
   if (!Array.isArray(value)) throw new ValidationError('shippingMethods must be an array');
   if (value.length > SHIPPING_METHODS_MAX) {
@@ -176,6 +195,8 @@ export function validateShippingMethods(value: unknown): ShippingMethod[] {
     );
   }
   const seen = new Set<string>();
+  const given = new Set(value.map((entry) => (entry as { externalId?: unknown } | null)?.externalId));
+  const taken = (id: string) => seen.has(id) || given.has(id);
   return value.map((entry: unknown, index): ShippingMethod => {
     const field = `shippingMethods[${index}]`;
     if (typeof entry !== 'object' || entry === null) {
@@ -193,7 +214,7 @@ export function validateShippingMethods(value: unknown): ShippingMethod[] {
         `${field}.price must be a whole number of cents, 0 or more, got ${shown(price)}`,
       );
     }
-    const id = externalId ?? newUuid();
+    const id = externalId ?? idFromName(name, taken);
     if (seen.has(id)) throw new ValidationError(`${field}.externalId must be unique, "${id}" is repeated`);
     seen.add(id);
     return { externalId: id, name: name.trim(), price };
