@@ -21,6 +21,8 @@ export interface OptionSpec {
   multiple?: boolean;
   /** Shown in help after the flag, e.g. `URL`. */
   value?: string;
+  /** The values the option takes, checked when the line is parsed; help shows them when `value` is not set. */
+  choices?: readonly string[];
   description: string;
 }
 
@@ -152,6 +154,17 @@ export function parseCommandLine(spec: CommandSpec, args: string[]): Parsed | 'h
   }
   const repeated = repeatedSingleOption(options, result.tokens);
   if (repeated) throw new UsageError(`option --${repeated} is given more than once`, spec.name);
+  const values = result.values as OptionValues;
+  for (const [name, option] of Object.entries(options)) {
+    const given = [values[name]].flat().filter((value) => typeof value === 'string');
+    const wrong = option.choices && given.find((value) => !option.choices?.includes(value));
+    if (wrong !== undefined) {
+      throw new UsageError(
+        `--${name} must be one of ${option.choices?.join(', ')}, got "${wrong}"`,
+        spec.name,
+      );
+    }
+  }
   const names = spec.positionals ?? [];
   const { positionals } = result;
   if (positionals.length < names.length) {
@@ -161,7 +174,6 @@ export function parseCommandLine(spec: CommandSpec, args: string[]): Parsed | 'h
   if (positionals.length > names.length) {
     throw new UsageError(`unexpected argument "${positionals[names.length]}" for "${spec.name}"`, spec.name);
   }
-  const values = result.values as OptionValues;
   return { values, positionals, json: values.json === true };
 }
 
@@ -173,7 +185,7 @@ export function usageLine(spec: CommandSpec): string {
 export function commandHelp(spec: CommandSpec): string {
   const options = { ...spec.options, ...COMMON_OPTIONS };
   const flags = Object.entries(options).map(([name, option]) => {
-    const value = option.type === 'string' ? ` ${option.value ?? 'VALUE'}` : '';
+    const value = option.type === 'string' ? ` ${option.value ?? option.choices?.join('|') ?? 'VALUE'}` : '';
     const repeat = option.multiple ? ' (repeatable)' : '';
     return [`--${name}${value}`, `${option.description}${repeat}`] as const;
   });
@@ -249,6 +261,24 @@ export function commaList(value: string): string[] {
     .split(',')
     .map((part) => part.trim())
     .filter((part) => part !== '');
+}
+
+/** A comma-separated option whose every part is one of `choices`; another part is a usage error. */
+export function choiceList<T extends string>(
+  value: string,
+  flag: string,
+  choices: readonly T[],
+  command: string,
+): T[] {
+  const parts = commaList(value);
+  const wrong = parts.find((part) => !(choices as readonly string[]).includes(part));
+  if (wrong !== undefined) {
+    throw new UsageError(
+      `--${flag} must list ${choices.join(', ')} or several of them, comma-separated, got "${wrong}"`,
+      command,
+    );
+  }
+  return parts as T[];
 }
 
 /** Refuses a name given twice in a repeatable `NAME=…` option, where the last would silently win. */

@@ -7,14 +7,7 @@ import {
   DEFAULT_LIST_LIMIT,
   MAX_LIST_LIMIT,
 } from '../audit/index.js';
-import {
-  type Command,
-  defineCommand,
-  stringOption,
-  timeOption,
-  UsageError,
-  wholeNumberOption,
-} from './args.js';
+import { type Command, defineCommand, stringOption, timeOption, wholeNumberOption } from './args.js';
 import { isoTime, table, toJson } from './output.js';
 
 function detailsText(event: AuditEvent): string {
@@ -32,7 +25,12 @@ const auditList = defineCommand<AuditFilter>({
       description: 'events numbered after this one: to go on copying the trail elsewhere',
     },
     merchant: { type: 'string', value: 'ID', description: "only events of this merchant's account" },
-    action: { type: 'string', value: 'NAME', description: 'only this action, e.g. api_key.revoked' },
+    action: {
+      type: 'string',
+      value: 'NAME',
+      choices: AUDIT_ACTIONS,
+      description: 'only this action, e.g. api_key.revoked',
+    },
     subject: {
       type: 'string',
       value: 'ID',
@@ -54,9 +52,6 @@ const auditList = defineCommand<AuditFilter>({
   prepare({ values }) {
     const command = 'audit list';
     const action = stringOption(values, 'action');
-    if (action !== undefined && !(AUDIT_ACTIONS as readonly string[]).includes(action)) {
-      throw new UsageError(`--action must be one of ${AUDIT_ACTIONS.join(', ')}, got "${action}"`, command);
-    }
     const filter: AuditFilter = {};
     const since = timeOption(values, 'since', command);
     const afterSeq = wholeNumberOption(values, 'after', { min: 0, max: Number.MAX_SAFE_INTEGER }, command);

@@ -6,6 +6,7 @@
 import { NotFoundError, ValidationError } from '../errors.js';
 import {
   DEFAULT_SANDBOX_TIMEOUT_MS,
+  GATEWAY_NAMES,
   type GatewayAccount,
   GatewayAccounts,
   MAX_GATEWAY_TIMEOUT_MS,
@@ -69,11 +70,15 @@ const gatewaySet = defineCommand<SetInput>({
   summary: "Set (or replace) the gateway a merchant's payments are authorized with, and its credentials.",
   positionals: ['merchantId'],
   options: {
-    gateway: { type: 'string', value: 'NAME', description: 'the gateway: sandbox (required)' },
+    gateway: {
+      type: 'string',
+      choices: GATEWAY_NAMES,
+      description: `the gateway: ${GATEWAY_NAMES.join(', ')} (required)`,
+    },
     url: { type: 'string', value: 'URL', description: "the gateway's base URL (required)" },
     style: {
       type: 'string',
-      value: 'json|xml',
+      choices: ['json', 'xml'],
       description: 'the sandbox API style, which is also the gatewayResponse merchants get (default json)',
     },
     'timeout-ms': {

@@ -1,6 +1,7 @@
 /** `merchant …`, `apikey …` and `webhook-secret rotate`: operator tasks on merchant accounts. */
 import { NotFoundError, ValidationError } from '../errors.js';
 import {
+  CREDENTIAL_TYPES,
   type CreateMerchantInput,
   type CredentialType,
   DEFAULT_CACHE_TTL_MS,
@@ -9,7 +10,7 @@ import {
 } from '../merchants/index.js';
 import {
   type Command,
-  commaList,
+  choiceList,
   defineCommand,
   listOption,
   namedWholeNumber,
@@ -36,12 +37,12 @@ const SETTINGS_OPTIONS: Record<string, OptionSpec> = {
   },
   variant: {
     type: 'string',
-    value: 'standard|connected',
+    choices: ['standard', 'connected'],
     description: 'checkout variant (default standard)',
   },
   'authorization-mode': {
     type: 'string',
-    value: 'service|merchant',
+    choices: ['service', 'merchant'],
     description: 'who authorizes payments (default service)',
   },
   'shipping-method': {
@@ -58,7 +59,7 @@ const SETTINGS_OPTIONS: Record<string, OptionSpec> = {
   },
   'remember-devices': {
     type: 'string',
-    value: 'on|off',
+    choices: ['on', 'off'],
     description: 'whether the checkout offers "Remember me on this device" (default on)',
   },
 };
@@ -114,12 +115,7 @@ function settingsFrom(values: OptionValues, command: string): MerchantPatch {
     namedWholeNumber('tax-rate', raw, 'STATE=BASIS_POINTS', command),
   );
   const remember = stringOption(values, 'remember-devices');
-  if (remember !== undefined) {
-    if (remember !== 'on' && remember !== 'off') {
-      throw new UsageError(`--remember-devices must be on or off, got "${remember}"`, command);
-    }
-    patch.rememberDevices = remember === 'on';
-  }
+  if (remember !== undefined) patch.rememberDevices = remember === 'on';
   if (rates) {
     refuseRepeatedNames(
       'tax-rate',
@@ -150,7 +146,9 @@ const merchantCreate = defineCommand<CreateMerchantInput>({
     const input: CreateMerchantInput = { name, ...settingsFrom(values, 'merchant create') };
     if (input.webhookUrl === null) delete input.webhookUrl;
     const approve = stringOption(values, 'approve-credentials');
-    if (approve !== undefined) input.credentialTypes = commaList(approve) as CredentialType[];
+    if (approve !== undefined) {
+      input.credentialTypes = choiceList(approve, 'approve-credentials', CREDENTIAL_TYPES, 'merchant create');
+    }
     return input;
   },
   async execute(context, input) {
@@ -263,8 +261,9 @@ const merchantApprove = defineCommand<{ id: string; types: CredentialType[] }>({
     },
   },
   prepare({ values, positionals }) {
-    const types = commaList(requiredOption(values, 'types', 'merchant approve-credentials'));
-    return { id: positionals[0] as string, types: types as CredentialType[] };
+    const command = 'merchant approve-credentials';
+    const types = choiceList(requiredOption(values, 'types', command), 'types', CREDENTIAL_TYPES, command);
+    return { id: positionals[0] as string, types };
   },
   async execute(context, { id, types }) {
     const merchant = await inFlags(context.merchants.approveCredentials(id, types, context.actor), '--types');

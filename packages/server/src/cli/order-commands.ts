@@ -12,7 +12,6 @@ import {
   requiredOption,
   stringOption,
   timeOption,
-  UsageError,
   wholeNumberOption,
 } from './args.js';
 import { isoTime, table } from './output.js';
@@ -108,7 +107,12 @@ const orderList = defineCommand<ListInput>({
   summary: "List a merchant's orders, newest first.",
   options: {
     merchant: { type: 'string', value: 'ID', description: 'the merchant (required)' },
-    status: { type: 'string', value: 'STATUS', description: `only orders in it: ${ORDER_STATES.join(', ')}` },
+    status: {
+      type: 'string',
+      value: 'STATUS',
+      choices: ORDER_STATES,
+      description: `only orders in it: ${ORDER_STATES.join(', ')}`,
+    },
     since: {
       type: 'string',
       value: 'TIME',
@@ -120,9 +124,6 @@ const orderList = defineCommand<ListInput>({
   prepare({ values }) {
     const command = 'order list';
     const status = stringOption(values, 'status');
-    if (status !== undefined && !(ORDER_STATES as readonly string[]).includes(status)) {
-      throw new UsageError(`--status must be one of ${ORDER_STATES.join(', ')}, got "${status}"`, command);
-    }
     const createdSince = timeOption(values, 'since', command);
     return {
       merchantId: requiredOption(values, 'merchant', command),

@@ -229,14 +229,8 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
         ],
         /^error: --origin must be scheme:\/\/host\[:port\] with an http or https scheme and no path, got "https:\/\/a\.example\/path"$/,
       ],
-      [['merchant', 'update', merchantId, '--variant', 'premium'], /^error: --variant must be one of/],
       [['merchant', 'update', merchantId, '--tax-rate', 'TX=10001'], /^error: --tax-rate TX must be/],
       [['merchant', 'create', '--name', ''], /^error: --name must be 1 to 200 characters/],
-      [
-        ['merchant', 'create', '--name', 'A', '--approve-credentials', 'CVV'],
-        /^error: --approve-credentials must be/,
-      ],
-      [['merchant', 'approve-credentials', merchantId, '--types', 'CVV'], /^error: --types must be/],
       [['merchant', 'show', 'mch_missing'], /^error: merchant mch_missing does not exist$/],
       [['merchant', 'update', 'mch_missing', '--name', 'X'], /^error: merchant mch_missing does not exist$/],
       [['apikey', 'create', 'mch_missing'], /^error: merchant mch_missing does not exist$/],
@@ -714,7 +708,19 @@ describe('wallet-checkout CLI without a database', () => {
     [['merchant', 'approve-credentials', 'mch_1'], /^error: "merchant approve-credentials" needs --types/],
     [
       ['merchant', 'update', 'mch_1', '--remember-devices', 'no'],
-      /^error: --remember-devices must be on or off, got "no"/,
+      /^error: --remember-devices must be one of on, off, got "no"/,
+    ],
+    [
+      ['merchant', 'update', 'mch_1', '--variant', 'premium'],
+      /^error: --variant must be one of standard, connected/,
+    ],
+    [
+      ['merchant', 'create', '--name', 'A', '--approve-credentials', 'PAN,CVV'],
+      /^error: --approve-credentials must list NETWORK_TOKEN, PAN or several of them, comma-separated, got "CVV"/,
+    ],
+    [
+      ['merchant', 'approve-credentials', 'mch_1', '--types', 'CVV'],
+      /^error: --types must list NETWORK_TOKEN, PAN or several/,
     ],
     [
       ['merchant', 'create', '--name', 'X', '--shipping-method', 'Ground'],

@@ -10,6 +10,7 @@ export { GatewayError, type GatewayErrorKind, type SdkResult, sdkResult } from '
 export type * from './gateway.js';
 export {
   connectorFor,
+  GATEWAY_NAMES,
   type GatewaySettings,
   MAX_GATEWAY_TIMEOUT_MS,
   parseGatewaySettings,
