@@ -50,7 +50,7 @@ describe.each(engines())('wallet-checkout gateway … on %s', (engine) => {
     const text = await recorded(cli('gateway', 'show', merchantId));
     expect(text).toEqual({
       code: 0,
-      stdout: `Merchant ${merchantId} has no gateway account: it pays through the sandbox gateway at http://127.0.0.1:4010 (SANDBOX_GATEWAY_URL).\n`,
+      stdout: `Merchant ${merchantId} has no gateway account: it pays through the sandbox gateway at the service's SANDBOX_GATEWAY_URL (http://127.0.0.1:4010 in this command's environment).\n`,
       stderr: '',
     });
     expect(json(await recorded(cli('gateway', 'show', merchantId, '--json')))).toEqual({

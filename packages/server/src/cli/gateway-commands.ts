@@ -170,7 +170,7 @@ const gatewayShow = defineCommand<string>({
     }
     const fallback =
       context.config.env === 'staging'
-        ? `it pays through the sandbox gateway at ${context.config.sandboxGatewayUrl} (SANDBOX_GATEWAY_URL).`
+        ? `it pays through the sandbox gateway at the service's SANDBOX_GATEWAY_URL (${context.config.sandboxGatewayUrl} in this command's environment).`
         : 'its payments fail with -1 until one is set with "wallet-checkout gateway set".';
     context.print(`Merchant ${merchantId} has no gateway account: ${fallback}`, {
       merchantId,

@@ -72,7 +72,7 @@ async function runUntilStopped(context: Context, demo: boolean): Promise<number>
       `Demo merchant: ${merchant.merchantId}`,
       `Demo API key:  ${merchant.apiKey} (new on every start)`,
       `Own-processor demo merchant: ${ownProcessorMerchant.merchantId}`,
-      `Own-processor demo API key:  ${ownProcessorMerchant.apiKey}`,
+      `Own-processor demo API key:  ${ownProcessorMerchant.apiKey} (new on every start)`,
     );
   }
   context.print(lines.join('\n'), {

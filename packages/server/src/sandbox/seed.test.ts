@@ -78,4 +78,22 @@ describe.each(engines())('seedStaging on %s', (engine) => {
     expect(await counts()).toEqual(before);
     expect((await wallet.listCards(shopper.id))[0]?.last4).toBe('1111');
   });
+
+  it('brings back a test card the shopper removed, keeping its paymentId and the edits to the others', async () => {
+    const shopper = await seedStaging(wallet);
+    const seeded = await wallet.listCards(shopper.id);
+    const visa = seeded.find((card) => card.last4 === '1111');
+    const mastercard = seeded.find((card) => card.last4 === '4444');
+    if (!visa || !mastercard) throw new Error('the seeded wallet lost its cards');
+    await wallet.editCard(shopper.id, mastercard.id, { nickname: 'Work' });
+    await wallet.removeCard(shopper.id, visa.id);
+    expect((await wallet.listCards(shopper.id)).map((card) => card.last4)).not.toContain('1111');
+
+    await seedStaging(wallet);
+    const cards = await wallet.listCards(shopper.id);
+    expect(cards.map((card) => card.last4).sort()).toEqual(['0002', '0069', '0119', '1111', '4444']);
+    expect(cards.find((card) => card.last4 === '1111')?.id).toBe(visa.id);
+    expect(cards.find((card) => card.last4 === '4444')?.nickname).toBe('Work');
+    expect(await counts()).toMatchObject({ cards: 5, vault_cards: 5 });
+  });
 });

@@ -1,3 +1,4 @@
+import { DomainError } from '../errors.js';
 import type { Shopper, Wallet } from '../wallet/index.js';
 
 export const TEST_SHOPPER_EMAIL = 'test.shopper@example.com';
@@ -48,8 +49,10 @@ export const TEST_CARDS: readonly TestCard[] = [
 const CARD_LIFE_YEARS = 3;
 
 /**
- * Creates the staging test shopper with one default address and the test cards. Idempotent: what
- * already exists is kept as it is, so a second run creates nothing.
+ * Creates the staging test shopper with one default address and the test cards, at every start. What
+ * exists is kept as it is (a nickname, an edited address), so a second run creates nothing; a test card
+ * the shopper removed comes back, so every start offers the cards the docs list. One that would not fit a
+ * full wallet is left out rather than stopping the start.
  */
 export async function seedStaging(wallet: Wallet): Promise<Shopper> {
   const shopper =
@@ -76,16 +79,22 @@ export async function seedStaging(wallet: Wallet): Promise<Shopper> {
       isDefaultShipping: true,
     }));
   const expYear = new Date().getUTCFullYear() + CARD_LIFE_YEARS;
+  const held = await wallet.listCards(shopper.id);
   // One after the other: the first card saved (Visa 1111) becomes the default.
   for (const card of TEST_CARDS) {
-    await wallet.addCard({
-      shopperId: shopper.id,
-      pan: card.pan,
-      expMonth: 12,
-      expYear,
-      nameOnCard: 'Taylor Shopper',
-      billingAddressId: address.id,
-    });
+    if (held.some((kept) => kept.last4 === card.last4 && kept.brand === card.brand)) continue;
+    await wallet
+      .saveCard({
+        shopperId: shopper.id,
+        pan: card.pan,
+        expMonth: 12,
+        expYear,
+        nameOnCard: 'Taylor Shopper',
+        billingAddressId: address.id,
+      })
+      .catch((error: unknown) => {
+        if (!(error instanceof DomainError && error.errorCode === 'WALLET_FULL')) throw error;
+      });
   }
   return shopper;
 }
