@@ -12,7 +12,7 @@ import { engines, type TestDatabase, testDatabase } from '../test-support/db.js'
 import { startTestService, type TestService } from '../test-support/service.js';
 import { until } from '../test-support/wait.js';
 import { openReadOnlyDb } from './read-only-db.js';
-import { WorkerSender } from './worker-sender.js';
+import { type DeliveryWorkerData, WorkerSender } from './worker-sender.js';
 
 const VISA_PAN = '4111111111111111';
 
@@ -298,6 +298,20 @@ describe.each(engines())("the worker's database handle on %s", (engine) => {
   });
 });
 
+/** A staging worker over the test database, with one connection to each receiver. */
+function oneConnectionWorker(database: TestDatabase, timeoutMs: number): DeliveryWorkerData {
+  return {
+    databaseUrl: database.url,
+    vaultKeys: undefined,
+    dataDir: database.dataDir,
+    env: 'staging',
+    allowedNetworks: [],
+    loopback: true,
+    timeoutMs,
+    connectionsPerOrigin: 1,
+  };
+}
+
 describe('a batch of attempts the worker cannot be given', () => {
   let database: TestDatabase;
 
@@ -314,16 +328,7 @@ describe('a batch of attempts the worker cannot be given', () => {
   it('fails those attempts with the reason and keeps the worker serving the next', async () => {
     const sender = new WorkerSender({
       log: createLogger('silent'),
-      worker: {
-        databaseUrl: database.url,
-        vaultKeys: undefined,
-        dataDir: database.dataDir,
-        env: 'staging',
-        allowedNetworks: [],
-        loopback: true,
-        timeoutMs: 1_000,
-        connectionsPerOrigin: 1,
-      },
+      worker: oneConnectionWorker(database, 1_000),
       // A function cannot cross to another thread: postMessage throws for the whole batch.
       remembered: (message) =>
         message.subjectId === 'crq_uncloneable'
@@ -346,6 +351,80 @@ describe('a batch of attempts the worker cannot be given', () => {
       expect(next.error).toMatch(
         /payload could not be built: credentials request crq_missing no longer exists/,
       );
+    } finally {
+      await sender.close();
+    }
+  });
+});
+
+describe.each(engines())("a delivery worker thread and an attempt's send-by time on %s", (engine) => {
+  let database: TestDatabase;
+  let service: TestService;
+  let receiver: HoldingReceiver;
+
+  beforeAll(async () => {
+    database = await testDatabase(engine);
+    // The service only acknowledges: its messages are this test's to send, through its own worker.
+    service = await startTestService(engine, { WEBHOOK_DISPATCH: 'off' }, { database });
+    receiver = await startHoldingReceiver();
+  });
+  afterAll(async () => {
+    await service.close();
+    await receiver.close();
+    await database.drop();
+  });
+
+  it('sends nothing past the send-by time given to the thread, and says why', async () => {
+    const shop = await service.merchant({ webhookUrl: receiver.url, credentialTypes: ['PAN'] });
+    const session = await service.session(shop.apiKey);
+    for (const merchantReference of ['late', 'on-time']) {
+      const response = await service.call('POST', '/payments/credentials', {
+        apiKey: shop.apiKey,
+        body: firstCardCredentials(session, merchantReference),
+      });
+      expect(response.status).toBe(200);
+    }
+    const [late, onTime] = await service.services.db.kysely
+      .selectFrom('webhook_messages')
+      .select(['id', 'merchant_id', 'event_name', 'subject_id'])
+      .where('merchant_id', '=', shop.merchantId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    const messageOf = (row: typeof late) => ({
+      id: row?.id as string,
+      merchantId: shop.merchantId,
+      eventName: row?.event_name as string,
+      subjectId: row?.subject_id as string,
+    });
+    const sender = new WorkerSender({
+      log: createLogger('silent'),
+      worker: oneConnectionWorker(database, 5_000),
+      remembered: () => undefined,
+      networkTokens: {
+        provision: async () => {
+          throw new Error('a PAN-only merchant needs no network token');
+        },
+      },
+    });
+    sender.start();
+    try {
+      const endpoint = Promise.resolve({ url: receiver.url, secrets: [shop.webhookSecret] });
+      const attemptedAt = Date.now();
+      const refused = await sender.attempt(messageOf(late), endpoint, attemptedAt, attemptedAt - 1);
+      expect(refused).toEqual({
+        statusCode: null,
+        latencyMs: 0,
+        error: 'Not sent: it waited for a connection to the receiver past its lease.',
+        timedOut: false,
+        leaseRanOut: true,
+      });
+      const sent = sender.attempt(messageOf(onTime), endpoint, Date.now(), Date.now() + 60_000);
+      const arrived = await receiver.nth(1);
+      arrived.response.end('ok');
+      expect(await sent).toMatchObject({ statusCode: 200, error: null });
+      expect(receiver.held.map((request) => request.headers['webhook-id'])).toEqual([onTime?.id]);
+      expect(verify(shop.webhookSecret, arrived).merchantReference).toBe('on-time');
     } finally {
       await sender.close();
     }
