@@ -67,8 +67,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (deps.inFlight) await app.register(inFlightBegins, { inFlight: deps.inFlight });
   if (deps.metrics) await app.register(metricsPlugin, { metrics: deps.metrics });
   await app.register(errorsPlugin);
-  await app.register(inputPlugin);
+  // Before the input rules: an answer refusing the URL carries the request id and headers too.
   await app.register(requestIdPlugin);
+  await app.register(inputPlugin);
   await app.register(docsPlugin, { publicUrl: deps.publicUrl, version: VERSION });
   await app.register(authPlugin, { merchants: deps.merchants });
   await app.register(idempotencyPlugin, { store: deps.idempotency });

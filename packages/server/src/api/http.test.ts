@@ -163,6 +163,8 @@ describe.each(engines())('HTTP edges on %s', (engine) => {
       expect(response.json.errorMessage).toBe(
         rule.startsWith('the URL') ? `${rule} (U+0000)` : `${rule} the NUL character (U+0000)`,
       );
+      expect(response.headers['request-id']).toMatch(/^req_/);
+      expect(response.headers['x-content-type-options']).toBe('nosniff');
     },
   );
 
