@@ -312,7 +312,7 @@ describe.each(engines())('HTTP edges on %s', (engine) => {
       headers: { 'idempotency-key': 'x'.repeat(300) },
     });
     expect(response.status).toBe(400);
-    expect(response.json.errorMessage).toMatch(/idempotency-key/i);
+    expect(response.json.errorMessage).toBe('header Idempotency-Key must be at most 255 characters long');
   });
 
   it('refuses an Idempotency-Key sent twice, naming the rule, and keeps neither key', async () => {

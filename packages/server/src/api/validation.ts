@@ -101,5 +101,11 @@ export function describeValidationError(errors: ErrorObject[], part: string | un
     const { additionalProperty } = first.params as { additionalProperty: string };
     return `${where}${additionalProperty} is not one this route takes`;
   }
-  return `${where}${fieldName(first, part)} ${literalChoice(errors, first) ?? rule(first)}`;
+  const field = fieldName(first, part);
+  // Node gives header names in lower case; messages name them as the docs write them (`Idempotency-Key`).
+  const named =
+    part === 'headers'
+      ? field.replace(/(^|-)([a-z])/g, (_, dash, letter) => dash + letter.toUpperCase())
+      : field;
+  return `${where}${named} ${literalChoice(errors, first) ?? rule(first)}`;
 }
