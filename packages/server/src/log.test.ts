@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { LazyChildLogger, scrub } from './log.js';
+import { LazyChildLogger, scrub, scrubValues } from './log.js';
 import { memoryLogger } from './test-support/log.js';
 
 /**
@@ -230,5 +230,15 @@ describe('the logger', () => {
       },
     });
     expect(lines[1]).toMatchObject({ error: 'the receiver answered {"cvc":"[redacted]"}' });
+  });
+});
+
+describe('scrubValues', () => {
+  it('keeps a UUID whole, digit groups and all, and still takes out a card number beside it', () => {
+    const id = '7a123456-7890-4123-8456-789012345678';
+    expect(scrubValues(`sessionId ${id} was not found; 4111 1111 1111 1111`)).toBe(
+      `sessionId ${id} was not found; [card-number]`,
+    );
+    expect(scrubValues('paymentId 41111111-1111-1111-1111-111111111111x')).not.toContain('1111-1111-1111');
   });
 });

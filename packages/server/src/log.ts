@@ -67,6 +67,14 @@ function isSensitiveKey(key: string): boolean {
 // glued to letters or underscores (`x4111…`, `4111…abc`) or to more digits. A match starts only where no digit precedes
 // and every step is forced, so the scan is linear.
 const CARD_NUMBER = /(?<!\d)\d(?:[ +-]?\d){11,}/g;
+/**
+ * A UUID (the service's session, card and address ids): kept whole, as no card number has its shape,
+ * though its digit groups joined by dashes can read as one.
+ */
+const UUID_OR_CARD_NUMBER = new RegExp(
+  `(?<![0-9A-Za-z])([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?![0-9A-Za-z])|${CARD_NUMBER.source}`,
+  'gi',
+);
 const API_KEY = /(?<![A-Za-z0-9])sk_(?:test|live)_[A-Za-z0-9]+/g;
 const WEBHOOK_SECRET = /(?<![A-Za-z0-9])whsec_[A-Za-z0-9+/=]+/g;
 const BEARER = /\bBearer\s+[^\s"',]+/gi;
@@ -169,7 +177,7 @@ export function scrub(text: string): string {
  */
 export function scrubValues(text: string): string {
   return text
-    .replace(CARD_NUMBER, '[card-number]')
+    .replace(UUID_OR_CARD_NUMBER, (_match, uuid?: string) => uuid ?? '[card-number]')
     .replace(API_KEY, 'sk_[redacted]')
     .replace(WEBHOOK_SECRET, 'whsec_[redacted]');
 }

@@ -354,6 +354,12 @@ describe.each(engines())('HTTP edges on %s', (engine) => {
       errorCode: 'UNAUTHORIZED',
       errorMessage: 'The Authorization header must be sent once, not 2 times.',
     });
+    const emptyFirst = await request(`${service.url}/payments/credentials?merchantReference=twice`, {
+      headers: ['authorization', '', 'Authorization', `Bearer ${apiKey}`],
+    });
+    expect(((await emptyFirst.body.json()) as { errorMessage: string }).errorMessage).toBe(
+      'The Authorization header must be sent once, not 2 times.',
+    );
   });
 
   it('gives a fresh Request-Id to every response', async () => {
@@ -397,6 +403,12 @@ describe.each(engines())('HTTP edges on %s', (engine) => {
         .map(([method]) => `${method.toUpperCase()} ${path}`),
     );
     expect(undocumented).toEqual([]);
+    const withoutSuccess = Object.entries(paths).flatMap(([path, operations]) =>
+      Object.entries(operations)
+        .filter(([, operation]) => !Object.keys(operation.responses).some((status) => /^[23]/.test(status)))
+        .map(([method]) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(withoutSuccess).toEqual([]);
   });
 
   it("keeps /docs to its own files, out of frames, with no validator's address", async () => {

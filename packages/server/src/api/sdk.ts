@@ -119,7 +119,10 @@ export const sdkRoutes =
           summary: 'The browser SDK at a fixed version',
           description: 'The same file under its version, cached for a year (immutable).',
           params: Type.Object({ version: Type.String({ maxLength: 32 }) }),
-          response: errorResponses(['VALIDATION_ERROR', 'NOT_FOUND']),
+          response: {
+            200: { description: 'The SDK script (`application/javascript`).' },
+            ...errorResponses(['VALIDATION_ERROR', 'NOT_FOUND']),
+          },
         },
       },
       async (request, reply) => {

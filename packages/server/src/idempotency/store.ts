@@ -81,8 +81,10 @@ export class IdempotencyStore {
     );
   }
 
-  async saveAlone(response: StoredResponse): Promise<void> {
-    await this.db.kysely.transaction().execute((trx) => this.save(trx, [response]));
+  /** Saves one answer in a transaction of its own; false when another request saved one under the key first. */
+  async saveAlone(response: StoredResponse): Promise<boolean> {
+    const taken = await this.db.kysely.transaction().execute((trx) => this.save(trx, [response]));
+    return taken.size === 0;
   }
 
   /** Removes expired keys; run by the maintenance timer. */

@@ -67,6 +67,8 @@ export class CredentialsService {
     idempotency?: IdempotencyContext,
   ): Promise<CredentialsAcknowledgement> {
     const now = this.#now();
+    // First: a 400 about the body, never kept under an Idempotency-Key, as the schema's refusals are not.
+    assertSupportedCurrency(input.currency);
     if (merchant.credentialTypes.length === 0) {
       throw new DomainError(
         'MERCHANT_NOT_APPROVED',
@@ -79,7 +81,6 @@ export class CredentialsService {
         'Set a webhook URL on the merchant account to receive credentials.',
       );
     }
-    assertSupportedCurrency(input.currency);
     const session = await this.deps.sessions.find(input.sessionId);
     if (!session || session.merchantId !== merchant.id) {
       throw new DomainError('SESSION_NOT_FOUND', `sessionId ${input.sessionId} was not found.`);

@@ -102,16 +102,16 @@ export const authPlugin = fp(async (app: FastifyInstance, options: { merchants: 
   };
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config.auth !== 'merchant') return;
-    const header = request.headers.authorization;
-    if (!header) {
-      throw await refuse(request, 'The Authorization header is missing; send "Bearer <apiKey>".', {
-        reason: 'no Authorization header',
-      });
-    }
     const count = headerCount(request, 'authorization');
     if (count > 1) {
       throw await refuse(request, `The Authorization header must be sent once, not ${count} times.`, {
         reason: 'several Authorization headers',
+      });
+    }
+    const header = request.headers.authorization;
+    if (!header) {
+      throw await refuse(request, 'The Authorization header is missing; send "Bearer <apiKey>".', {
+        reason: 'no Authorization header',
       });
     }
     const match = BEARER.exec(header);

@@ -87,7 +87,8 @@ describe.each(engines())('Idempotency-Key on %s', (engine) => {
  */
 describe.each(engines())('Idempotency-Key across two processes on %s', (engine) => {
   let handle: Awaited<ReturnType<typeof openTestDb>>;
-  const apps: { app: FastifyInstance; url: string; release: () => void; entered: Promise<void> }[] = [];
+  /** Each app's requests wait in `held` until the test releases them. */
+  const apps: { app: FastifyInstance; url: string; held: (() => void)[] }[] = [];
 
   beforeAll(async () => {
     handle = await openTestDb(engine);
@@ -100,18 +101,11 @@ describe.each(engines())('Idempotency-Key across two processes on %s', (engine) 
       });
       await app.register(errorsPlugin);
       await app.register(idempotencyPlugin, { store });
-      let enter: () => void = () => undefined;
-      const instance = {
-        app,
-        url: '',
-        release: (): void => undefined,
-        entered: new Promise<void>((r) => (enter = r)),
-      };
+      const instance = { app, url: '', held: [] as (() => void)[] };
+      const hold = () => new Promise<void>((resolve) => instance.held.push(resolve));
+      // A route that saves its answer in its own transaction, as the credentials flow does.
       app.post('/pay', { config: { idempotent: 'pay' } }, async (req, reply) => {
-        enter();
-        await new Promise<void>((resolve) => {
-          instance.release = resolve;
-        });
+        await hold();
         const answer = req.idempotency?.response(201, { by: name });
         const taken = await handle.db.kysely
           .transaction()
@@ -124,35 +118,53 @@ describe.each(engines())('Idempotency-Key across two processes on %s', (engine) 
         }
         return reply.status(201).send({ by: name });
       });
+      // A route whose answer the plugin saves after it, in a transaction of its own.
+      app.post('/plain', { config: { idempotent: 'plain' } }, async () => {
+        await hold();
+        return { by: name };
+      });
       instance.url = await app.listen({ host: '127.0.0.1', port: 0 });
       apps.push(instance);
     }
   });
   afterAll(async () => {
-    for (const { app, release } of apps) {
-      release();
+    for (const { app, held } of apps) {
+      for (const release of held) release();
       await app.close();
     }
     await handle.close();
   });
 
-  const post = (url: string, body: unknown) =>
-    request(`${url}/pay`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'idempotency-key': `both-${JSON.stringify(body)}` },
-      body: JSON.stringify(body),
-    });
+  /** The same request to both apps; the first app's answer is let out first. */
+  async function race(path: string, body: unknown) {
+    const [one, two] = apps as [(typeof apps)[0], (typeof apps)[0]];
+    const send = (url: string) =>
+      request(`${url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': `both-${path}` },
+        body: JSON.stringify(body),
+      });
+    const first = send(one.url);
+    const second = send(two.url);
+    await until(async () => one.held.length === 1 && two.held.length === 1);
+    one.held.shift()?.();
+    const early = await first;
+    two.held.shift()?.();
+    return { early, late: await second };
+  }
 
   it('gives the later of two racing processes the answer the first one saved', async () => {
-    const [one, two] = apps as [(typeof apps)[0], (typeof apps)[0]];
-    const first = post(one.url, { amount: 1 });
-    const second = post(two.url, { amount: 1 });
-    await Promise.all([one.entered, two.entered]);
-    one.release();
-    expect((await first).statusCode).toBe(201);
-    two.release();
-    const late = await second;
+    const { early, late } = await race('/pay', { amount: 1 });
+    expect(early.statusCode).toBe(201);
     expect([late.statusCode, late.headers['idempotent-replayed']]).toEqual([201, 'true']);
+    expect(await late.body.json()).toEqual({ by: 'one' });
+    expect(late.headers['content-type']).toBe('application/json; charset=utf-8');
+  });
+
+  it('does the same on a route whose answer the plugin saves', async () => {
+    const { early, late } = await race('/plain', { amount: 2 });
+    expect(await early.body.json()).toEqual({ by: 'one' });
+    expect([late.statusCode, late.headers['idempotent-replayed']]).toEqual([200, 'true']);
     expect(await late.body.json()).toEqual({ by: 'one' });
   });
 });

@@ -57,7 +57,7 @@ const IN_PROGRESS = 'IDEMPOTENCY_REQUEST_IN_PROGRESS';
  * used with a different request, and returns the body to send.
  */
 function storedAnswer(reply: FastifyReply, stored: StoredResponse, fingerprint: string): string {
-  reply.type('application/json');
+  reply.type('application/json; charset=utf-8');
   if (stored.fingerprint === fingerprint) {
     reply.status(stored.status).header('idempotent-replayed', 'true');
     return stored.body;
@@ -130,17 +130,22 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, options: { stor
     const context = request.idempotency;
     if (!context) return payload;
     try {
-      if (reply.statusCode === 409 && String(payload).includes(`"${IN_PROGRESS}"`)) {
-        // Another process saved an answer under this key while this request ran; if that request has
-        // finished, its answer is this one's too.
+      // Another process saved an answer under this key while this request ran: that request has
+      // finished, so its answer is this one's too, and every client that sent the key gets the same.
+      const answerSavedElsewhere = async () => {
         const stored = await options.store.find(context.merchantId, context.key);
-        if (stored) return storedAnswer(reply, stored, context.fingerprint);
+        return stored && storedAnswer(reply, stored, context.fingerprint);
+      };
+      if (reply.statusCode === 409 && String(payload).includes(`"${IN_PROGRESS}"`)) {
+        const answer = await answerSavedElsewhere();
+        if (answer !== undefined) return answer;
       }
       const conflict = reply.statusCode === 409 && String(payload).includes('"IDEMPOTENCY_');
       // A 400 answers what the request said, not what the service did: the same key may send it mended.
       const kept = reply.statusCode < 500 && reply.statusCode !== 400 && !conflict;
       if (!context.recorded && kept && typeof payload === 'string') {
-        await options.store.saveAlone({ ...context, status: reply.statusCode, body: payload });
+        const saved = await options.store.saveAlone({ ...context, status: reply.statusCode, body: payload });
+        if (!saved) return (await answerSavedElsewhere()) ?? payload;
       }
     } catch (error) {
       // An answer that could not be kept is not given: the same key, sent again, gets it once it can be.

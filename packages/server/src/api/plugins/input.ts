@@ -75,7 +75,7 @@ export const inputPlugin = fp(async (app: FastifyInstance) => {
     // A route that takes no body takes none from a client that sets the content type on every request.
     if (text === '' && request.routeOptions.schema?.body === undefined) return done(null, undefined);
     const encoding = request.headers['content-encoding'];
-    if (encoding !== undefined && encoding.toLowerCase() !== 'identity') {
+    if (encoding !== undefined && encoding !== '' && encoding.toLowerCase() !== 'identity') {
       const named = JSON.stringify(encoding.slice(0, 40));
       const message = `header Content-Encoding ${named} is not supported; send the body uncompressed`;
       return done(new DomainError('UNSUPPORTED_MEDIA_TYPE', message), undefined);
