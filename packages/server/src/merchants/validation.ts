@@ -3,8 +3,9 @@
  * rule, so the CLI and any admin route can show it as is. Inputs are checked at runtime (they may come
  * from JSON), not only by their TypeScript types.
  */
+
+import { createHash } from 'node:crypto';
 import { ValidationError } from '../errors.js';
-import { newUuid } from '../ids.js';
 import { anAddress, type WebhookDestinations } from '../webhooks/index.js';
 import {
   AUTHORIZATION_MODES,
@@ -170,8 +171,9 @@ function oneOf<T extends string>(field: string, allowed: readonly T[], value: un
 
 /**
  * A shipping method given without an `externalId` is named after itself (`Next day` → `next-day`), so
- * that the id stays the same when the list is set again (accents dropped: `Éclair` → `eclair`); a UUID when the name holds no letter or digit
- * of ASCII, and a numbered one when two names make the same id or another method was given it.
+ * that the id stays the same when the same list is set again (accents dropped: `Éclair` → `eclair`).
+ * A name with no ASCII letter or digit (`速達`) gets `m-` and a hash of itself, as stable; two names that
+ * make the same id, or one another method was given, are numbered in list order (`ground-2`).
  */
 function idFromName(name: string, taken: (id: string) => boolean): string {
   const base = name
@@ -181,7 +183,7 @@ function idFromName(name: string, taken: (id: string) => boolean): string {
     .replace(/[^a-z0-9]+/g, '-')
     .slice(0, 60)
     .replace(/^-+|-+$/g, '');
-  if (base === '') return newUuid();
+  if (base === '') return `m-${createHash('sha256').update(name.trim()).digest('hex').slice(0, 16)}`;
   let id = base;
   for (let n = 2; taken(id); n++) id = `${base}-${n}`;
   return id;

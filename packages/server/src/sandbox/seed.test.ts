@@ -95,5 +95,11 @@ describe.each(engines())('seedStaging on %s', (engine) => {
     expect(cards.find((card) => card.last4 === '1111')?.id).toBe(visa.id);
     expect(cards.find((card) => card.last4 === '4444')?.nickname).toBe('Work');
     expect(await counts()).toMatchObject({ cards: 5, vault_cards: 5 });
+    const events = await handle.db.kysely
+      .selectFrom('audit_events')
+      .select(['actor', 'action'])
+      .orderBy('seq')
+      .execute();
+    expect(events.at(-1)).toEqual({ actor: 'service', action: 'wallet.card_added' });
   });
 });

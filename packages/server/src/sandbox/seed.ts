@@ -1,3 +1,4 @@
+import { SERVICE_ACTOR } from '../audit/index.js';
 import { DomainError } from '../errors.js';
 import type { Shopper, Wallet } from '../wallet/index.js';
 
@@ -55,8 +56,11 @@ const CARD_LIFE_YEARS = 3;
  * full wallet is left out rather than stopping the start.
  */
 export async function seedStaging(wallet: Wallet): Promise<Shopper> {
+  const existing = await wallet.findShopperByEmail(TEST_SHOPPER_EMAIL);
+  // The first seeding is no event; a card put back into the shopper's wallet later is one.
+  const by = existing ? { actor: SERVICE_ACTOR } : undefined;
   const shopper =
-    (await wallet.findShopperByEmail(TEST_SHOPPER_EMAIL)) ??
+    existing ??
     (await wallet.createShopper({
       email: TEST_SHOPPER_EMAIL,
       phone: '+15125550100',
@@ -84,14 +88,17 @@ export async function seedStaging(wallet: Wallet): Promise<Shopper> {
   for (const card of TEST_CARDS) {
     if (held.some((kept) => kept.last4 === card.last4 && kept.brand === card.brand)) continue;
     await wallet
-      .saveCard({
-        shopperId: shopper.id,
-        pan: card.pan,
-        expMonth: 12,
-        expYear,
-        nameOnCard: 'Taylor Shopper',
-        billingAddressId: address.id,
-      })
+      .saveCard(
+        {
+          shopperId: shopper.id,
+          pan: card.pan,
+          expMonth: 12,
+          expYear,
+          nameOnCard: 'Taylor Shopper',
+          billingAddressId: address.id,
+        },
+        by,
+      )
       .catch((error: unknown) => {
         if (!(error instanceof DomainError && error.errorCode === 'WALLET_FULL')) throw error;
       });
