@@ -248,6 +248,7 @@ describe('shipping methods given without an externalId', () => {
       { name: 'ground!', price: 700 },
       { name: 'Éclair', price: 0 },
       { name: '速達', price: 900 },
+      { name: ' 速達 ', price: 950 },
       { name: 'Pickup', price: 0, externalId: 'store_pickup' },
       { name: 'Eclair', price: 100 },
       { name: 'Other', price: 0, externalId: 'eclair-2' },
@@ -255,7 +256,8 @@ describe('shipping methods given without an externalId', () => {
     const ids = validateShippingMethods(list).map((method) => method.externalId);
     expect(ids.slice(0, 4)).toEqual(['ground', 'next-day-by-10am', 'ground-2', 'eclair']);
     expect(ids[4]).toMatch(/^m-[0-9a-f]{16}$/);
-    expect(ids.slice(5)).toEqual(['store_pickup', 'eclair-3', 'eclair-2']);
+    expect(ids[5]).toBe(`${ids[4]}-2`);
+    expect(ids.slice(6)).toEqual(['store_pickup', 'eclair-3', 'eclair-2']);
     expect(validateShippingMethods(list).map((method) => method.externalId)).toEqual(ids);
   });
 });

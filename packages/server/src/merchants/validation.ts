@@ -3,7 +3,6 @@
  * rule, so the CLI and any admin route can show it as is. Inputs are checked at runtime (they may come
  * from JSON), not only by their TypeScript types.
  */
-
 import { createHash } from 'node:crypto';
 import { ValidationError } from '../errors.js';
 import { anAddress, type WebhookDestinations } from '../webhooks/index.js';
@@ -183,9 +182,9 @@ function idFromName(name: string, taken: (id: string) => boolean): string {
     .replace(/[^a-z0-9]+/g, '-')
     .slice(0, 60)
     .replace(/^-+|-+$/g, '');
-  if (base === '') return `m-${createHash('sha256').update(name.trim()).digest('hex').slice(0, 16)}`;
-  let id = base;
-  for (let n = 2; taken(id); n++) id = `${base}-${n}`;
+  const stem = base || `m-${createHash('sha256').update(name.trim()).digest('hex').slice(0, 16)}`;
+  let id = stem;
+  for (let n = 2; taken(id); n++) id = `${stem}-${n}`;
   return id;
 }
 

@@ -67,7 +67,7 @@ export class CredentialsService {
     idempotency?: IdempotencyContext,
   ): Promise<CredentialsAcknowledgement> {
     const now = this.#now();
-    // First: a 400 about the body, never kept under an Idempotency-Key, as the schema's refusals are not.
+    // Before the merchant's checks: a refused currency is a 400, never kept under an Idempotency-Key.
     assertSupportedCurrency(input.currency);
     if (merchant.credentialTypes.length === 0) {
       throw new DomainError(

@@ -16,8 +16,8 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
  * here alike instead of one of them failing in the database. One holding an unpaired surrogate (`\ud800`):
  * it is not Unicode, each engine stores it mangled in its own way, and a webhook built from the request
  * kept in memory would differ from one built from the row. A field `__proto__`, or `constructor` holding
- * an object: prototype poisoning, as Fastify's parser refuses them by default. The walk keeps its own stack, so the body
- * cannot exhaust the call stack before it is refused.
+ * an object: prototype poisoning, which Fastify's parser refuses by default. The walk keeps its own stack,
+ * so the body cannot exhaust the call stack before it is refused.
  */
 export function bodyProblem(body: unknown): string | undefined {
   const pending: { value: unknown; field: string; depth: number }[] = [{ value: body, field: '', depth: 0 }];
