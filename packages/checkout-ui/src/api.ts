@@ -514,7 +514,7 @@ export function createApi(
     },
     quote: (selection: Selection) => call<Quote>('POST', `${order}/quote`, selection),
     /** One `Idempotency-Key` per distinct payment attempt: a retried submit can never charge twice. */
-    pay: (request: Selection & { cvv?: string }, idempotencyKey: string) =>
+    pay: (request: Selection & { cvv?: string; total?: number }, idempotencyKey: string) =>
       call<PayResult>('POST', `${order}/pay`, request, { 'idempotency-key': idempotencyKey }),
     /** The shopper left: the order becomes ABANDONED. Survives the frame being removed right after. */
     close(): void {

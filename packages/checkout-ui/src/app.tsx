@@ -385,7 +385,12 @@ export function App({
 
   const pay = async (cvv: string | undefined) => {
     const s = latest.current;
-    const request = { ...selection(s), ...(cvv ? { cvv } : {}) };
+    // The total shown goes with it: a price changed meanwhile is refused rather than charged.
+    const request = {
+      ...selection(s),
+      ...(cvv ? { cvv } : {}),
+      ...(s.quote ? { total: s.quote.total } : {}),
+    };
     // The same attempt keeps its key (a retry after a lost answer cannot charge twice); a changed one gets a new key.
     const body = JSON.stringify(request);
     if (payKey.current?.body !== body) payKey.current = { body, key: newKey() };
@@ -422,7 +427,20 @@ export function App({
         }
       }
     } catch (error) {
+      if (error instanceof ApiError && error.errorCode === 'TOTAL_CHANGED') return reprice(error);
       fail(error);
+    }
+  };
+
+  /** Shows the new total after the shop changed a price, for the shopper to check and pay again. */
+  const reprice = async (refusal: ApiError) => {
+    try {
+      const quote = await api.quote(selection(latest.current));
+      const total = formatMoney(quote.total, quote.currency);
+      const message = `The total is now ${total}: the shop changed a price since you saw it. Check it and pay again.`;
+      dispatch({ type: 'repriced', quote, message });
+    } catch {
+      fail(refusal);
     }
   };
 

@@ -148,6 +148,22 @@ describe('the checkout flow', () => {
     expect(canContinue(state)).toBe(true);
   });
 
+  it('shows the new total when a payment is refused for a price changed since the quote', () => {
+    let state = signedIn(METHODS);
+    state = run([{ type: 'go', step: 'shipping' }, { type: 'next' }], state);
+    const first = { currency: 'USD', subtotal: 2000, shipping: 599, taxes: 0, total: 2599 };
+    state = run([{ type: 'quoted', quote: first }, { type: 'submitted' }], state);
+    const repriced = { ...first, shipping: 999, total: 2999 };
+    state = run([{ type: 'repriced', quote: repriced, message: 'The total is now $29.99' }], state);
+    expect(state).toMatchObject({
+      step: 'summary',
+      busy: false,
+      quote: repriced,
+      error: 'The total is now $29.99',
+    });
+    expect(canContinue(state)).toBe(true);
+  });
+
   it('has no shipping steps when the merchant has no shipping methods', () => {
     let state = signedIn([]);
     expect(state.methodId).toBeNull();

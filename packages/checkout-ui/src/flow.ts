@@ -102,6 +102,8 @@ export type FlowEvent =
   | { type: 'back' }
   | { type: 'go'; step: 'card' | 'address' | 'shipping' }
   | { type: 'quoted'; quote: Quote }
+  /** The payment was refused because the total changed since the quote: the new quote, and why. */
+  | { type: 'repriced'; quote: Quote; message: string }
   | { type: 'session-expired' }
   | { type: 'change-email' }
   | { type: 'finished'; outcome: Outcome };
@@ -354,6 +356,8 @@ export function reduce(state: FlowState, event: FlowEvent): FlowState {
       return { ...state, ...idle, step: event.step };
     case 'quoted':
       return { ...state, busy: false, quote: event.quote };
+    case 'repriced':
+      return { ...state, busy: false, quote: event.quote, error: event.message };
     case 'session-expired':
       return { ...signedOut(state), error: 'Your session has ended. Sign in again to continue.' };
     case 'wallet-deleted':

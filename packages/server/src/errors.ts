@@ -34,6 +34,7 @@ export const ERROR_STATUS = {
   IDEMPOTENCY_REQUEST_IN_PROGRESS: 409,
   WEBHOOK_NOT_RESENDABLE: 409,
   ORDER_STATE_CONFLICT: 409,
+  TOTAL_CHANGED: 409,
   PAYLOAD_TOO_LARGE: 413,
   HEADERS_TOO_LARGE: 431,
   UNSUPPORTED_MEDIA_TYPE: 415,
@@ -96,6 +97,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
     'The webhook message is still pending, so it cannot be sent again yet; or it is a PAYMENT_CREDENTIALS whose card the shopper has removed, whose card data is never sent again.',
   ORDER_STATE_CONFLICT:
     'The order is no longer open for this step (already paid, failed, abandoned or expired, or a payment is under way).',
+  TOTAL_CHANGED:
+    'The checkout sent the total it showed, and the order now costs another amount (the merchant changed a shipping price or tax rate meanwhile); nothing was charged: quote again and pay.',
   PAYLOAD_TOO_LARGE: 'The body is larger than the service accepts.',
   HEADERS_TOO_LARGE:
     "The request's headers are larger than the service accepts (Node's limit, 16 KiB by default); the connection closes.",

@@ -46,6 +46,8 @@ export interface PayInput extends ShippingChoice {
   paymentId: string;
   /** Entered for this payment; sent to the gateway, never stored. */
   cvv?: string;
+  /** The total the shopper was shown (the quote's); the payment is refused if it now costs another. */
+  total?: number;
 }
 
 export interface PaymentStepDeps {
@@ -108,6 +110,13 @@ export class PaymentStep {
       throw new DomainError('ORDER_STATE_CONFLICT', `order ${orderId} has a payment under way.`);
     }
     const choice = await this.#choose(shopperId, orderId, input);
+    const { chargedAmount } = attemptOf(choice);
+    if (input.total !== undefined && input.total !== chargedAmount) {
+      throw new DomainError(
+        'TOTAL_CHANGED',
+        `total is ${chargedAmount} now, not ${input.total}: the merchant changed a shipping price or tax rate since the quote; show the new total and pay again.`,
+      );
+    }
     if (choice.merchant.authorizationMode === 'merchant') return this.#select(choice);
     if (choice.card.needsCvv && !input.cvv) {
       throw new ValidationError('cvv is required: this card needs its security code');

@@ -325,6 +325,46 @@ describe.each(engines())('checkout page API: sign-in, wallet and payment on %s',
     expect(unknownMethod.json.errorMessage).toBe('shippingMethodId: must be one of ground');
   });
 
+  it('refuses a payment whose total changed since the quote the shopper saw, charging nothing', async () => {
+    const { merchantId } = await service.merchant({
+      allowedOrigins: [SHOP],
+      webhookUrl: receiver.url,
+      name: 'Repricing Shop',
+      shippingMethods: [GROUND],
+    });
+    const orderId = await createOrder(merchantId);
+    const token = await signIn(orderId);
+    const wallet = await walletOf(token);
+    const choice = {
+      paymentId: (await cardEnding(token, '1111')).paymentId,
+      shippingAddressId: wallet.addresses[0].addressId,
+      shippingMethodId: 'ground',
+    };
+    const quoted = await service.call('POST', `/checkout/api/orders/${orderId}/quote`, {
+      body: choice,
+      headers: bearer(token),
+    });
+    expect(quoted.json.total).toBe(4200);
+    await service.services.merchants.update(
+      merchantId,
+      { shippingMethods: [{ ...GROUND, price: 4200 }] },
+      TEST_ACTOR,
+    );
+
+    const stale = await pay(orderId, token, { ...choice, total: 4200 });
+    expect(stale.status).toBe(409);
+    expect(stale.json).toEqual({
+      errorCode: 'TOTAL_CHANGED',
+      errorMessage:
+        'total is 7900 now, not 4200: the merchant changed a shipping price or tax rate since the quote; show the new total and pay again.',
+    });
+    const summary = await service.call('GET', `/checkout/api/orders/${orderId}`);
+    expect(summary.json.status).toBe('CREATED');
+
+    const paid = await pay(orderId, token, { ...choice, total: 7900 });
+    expect([paid.status, paid.json.outcome]).toEqual([200, 'success']);
+  });
+
   it('requires the shipping choice when the merchant ships, and refuses it when it does not', async () => {
     const orderId = await createOrder(shop);
     const token = await signIn(orderId);

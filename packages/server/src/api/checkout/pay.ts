@@ -111,6 +111,13 @@ export const payRoute =
             cvv: Type.Optional(
               Type.String({ pattern: '^[0-9]{3,4}$', description: 'Sent to the gateway, never stored.' }),
             ),
+            total: Type.Optional(
+              Type.Integer({
+                minimum: 0,
+                description:
+                  "The total shown to the shopper (the quote's `total`, integer cents). When the order would now cost another amount, the payment is refused with 409 `TOTAL_CHANGED` and nothing is charged.",
+              }),
+            ),
           }),
           response: {
             200: PayAnswer,
@@ -121,6 +128,7 @@ export const payRoute =
               'PAYMENT_METHOD_NOT_FOUND',
               'ADDRESS_NOT_FOUND',
               'ORDER_STATE_CONFLICT',
+              'TOTAL_CHANGED',
               'PAYMENT_METHOD_EXPIRED',
             ]),
           },
