@@ -112,6 +112,7 @@ describe('the merchant authorization mode in real Chromium', () => {
         paymentId: visa.paymentId,
         shippingAddressId: expect.any(Number),
         shippingMethodId: GROUND.externalId,
+        total: expect.any(Number),
       });
       await page.waitForFunction('window.calls.onPaymentSelected.length === 1');
       // The SDK ends the checkout as it does after a payment: the modal is gone, focus back on the button.
