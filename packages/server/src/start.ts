@@ -182,9 +182,7 @@ async function demoMerchant(
   }
   const { credentialTypes, ...patch } = settings;
   await merchants.update(existing.id, patch, SERVICE_ACTOR);
-  if (credentialTypes.join() !== existing.credentialTypes.join()) {
-    await merchants.approveCredentials(existing.id, credentialTypes, SERVICE_ACTOR);
-  }
+  await merchants.approveCredentials(existing.id, credentialTypes, SERVICE_ACTOR);
   for (const key of await merchants.listApiKeys(existing.id)) {
     if (!key.revokedAt) await merchants.revokeApiKey(key.id, SERVICE_ACTOR);
   }

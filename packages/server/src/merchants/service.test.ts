@@ -231,12 +231,21 @@ describe.each(engines())('merchants on %s', (engine) => {
 
       const approved = await merchants.approveCredentials(merchant.id, ['PAN', 'NETWORK_TOKEN'], TEST_ACTOR);
       expect(approved.credentialTypes).toEqual(['NETWORK_TOKEN', 'PAN']);
-      const row = await handle.db.kysely
-        .selectFrom('merchants')
-        .select('credentials_approved_at')
-        .where('id', '=', merchant.id)
-        .executeTakeFirstOrThrow();
-      expect(row.credentials_approved_at).toBe(clock);
+      const approvedAt = async () =>
+        (
+          await handle.db.kysely
+            .selectFrom('merchants')
+            .select('credentials_approved_at')
+            .where('id', '=', merchant.id)
+            .executeTakeFirstOrThrow()
+        ).credentials_approved_at;
+      expect(await approvedAt()).toBe(clock);
+      const firstApproval = clock;
+      clock += 1000;
+      expect(await merchants.approveCredentials(merchant.id, ['PAN', 'NETWORK_TOKEN'], TEST_ACTOR)).toEqual(
+        approved,
+      );
+      expect(await approvedAt()).toBe(firstApproval);
       const revoked = await merchants.approveCredentials(merchant.id, [], TEST_ACTOR);
       expect(revoked.credentialTypes).toEqual([]);
 
@@ -437,6 +446,8 @@ describe.each(engines())('merchants on %s', (engine) => {
       const id = created.merchant.id;
       await merchants.update(id, { webhookUrl: 'https://audited.example/hooks', shippingMethods: [] }, alice);
       await merchants.approveCredentials(id, ['NETWORK_TOKEN', 'PAN'], TEST_ACTOR);
+      await merchants.approveCredentials(id, [], TEST_ACTOR);
+      // Asking for what it already has changes nothing, so leaves no event.
       await merchants.approveCredentials(id, [], TEST_ACTOR);
       const key = await merchants.createApiKey(id, alice);
       await merchants.revokeApiKey(key.apiKey, alice);

@@ -205,7 +205,8 @@ export class Merchants {
 
   /**
    * Approves the merchant for the credentials flow with these credential types (the webhook carries one
-   * entry per type). An empty list withdraws the approval.
+   * entry per type). An empty list withdraws the approval. The types it already has change nothing: no
+   * audit event, and the approval keeps its date.
    */
   async approveCredentials(id: string, types: CredentialType[], by: Actor): Promise<Merchant> {
     const credentialTypes = validateCredentialTypes(types);
@@ -213,26 +214,35 @@ export class Merchants {
       credential_types: JSON.stringify(credentialTypes),
       credentials_approved_at: credentialTypes.length > 0 ? this.#now() : null,
     };
-    return this.#write(id, changes, by, (_merchant, before) => ({
-      action: credentialTypes.length > 0 ? 'merchant.credentials_approved' : 'merchant.credentials_withdrawn',
-      details: { credentialTypes, previous: { credentialTypes: before.credentialTypes } },
-    }));
+    return this.#write(
+      id,
+      changes,
+      by,
+      (_merchant, before) => ({
+        action:
+          credentialTypes.length > 0 ? 'merchant.credentials_approved' : 'merchant.credentials_withdrawn',
+        details: { credentialTypes, previous: { credentialTypes: before.credentialTypes } },
+      }),
+      (before) => before.credentialTypes.join() === credentialTypes.join(),
+    );
   }
 
   /**
    * Writes the changes and their audit event, which `audited` describes from the merchant as it became and
-   * as it was.
+   * as it was; or nothing, when `unchanged` says the merchant already is as asked.
    */
   async #write(
     id: string,
     changes: MerchantChanges,
     by: Actor,
     audited: (merchant: Merchant, before: Merchant) => { action: AuditAction; details: AuditDetails },
+    unchanged: (before: Merchant) => boolean = () => false,
   ): Promise<Merchant> {
     const row = await this.#repo.transaction(async (repo, trx) => {
       const now = this.#now();
       // Locked (PostgreSQL) before it is read: the event's "before" is what this change replaced.
       const before = (await repo.lockMerchant(id)) ? await repo.findMerchant(id) : undefined;
+      if (before && unchanged(toMerchant(before))) return before;
       const updated = before && (await repo.updateMerchant(id, changes, now));
       if (!before || !updated) throw notFound(id);
       const event = audited(toMerchant(updated), toMerchant(before));
