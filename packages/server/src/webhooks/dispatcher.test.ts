@@ -127,6 +127,16 @@ function payloadOf(message: MessageForPayload): unknown {
   };
 }
 
+/** A Sender with one connection to each receiver, so that attempts queue behind a slow one. */
+function oneConnectionSender(timeoutMs: number): Sender {
+  return new Sender({
+    destinations: new WebhookDestinations('staging', { loopback: true }),
+    timeoutMs,
+    connectionsPerOrigin: 1,
+    payloads: { build: async (message) => payloadOf(message) },
+  });
+}
+
 describe.each(engines())('dispatcher on %s', (engine) => {
   let db: Db;
   let databaseUrl: string;
@@ -198,6 +208,14 @@ describe.each(engines())('dispatcher on %s', (engine) => {
   }
 
   const repo = () => new WebhookRepo(db);
+
+  /** The messages read back once every one of them is DELIVERED. */
+  function allDelivered(rows: readonly { id: string }[]) {
+    return until(async () => {
+      const messages = await Promise.all(rows.map((row) => repo().get(MERCHANT, row.id)));
+      return messages.every((message) => message.state === 'DELIVERED') && messages;
+    }, 15_000);
+  }
 
   /** Resolves once the first attempt at the message is recorded. */
   function attempted(id: string) {
@@ -568,30 +586,48 @@ describe.each(engines())('dispatcher on %s', (engine) => {
     hooks.respond = (_request, response) => void setTimeout(() => response.end('ok'), 600);
     // One connection per process, 1 s to answer, a lease of 1.4 s: a request must leave within 200 ms
     // of the lease's start. The first process holds three messages; only the second one polls.
-    const oneConnection = () =>
-      new Sender({
-        destinations: new WebhookDestinations('staging', { loopback: true }),
-        timeoutMs: 1_000,
-        connectionsPerOrigin: 1,
-        payloads: { build: async (message) => payloadOf(message) },
-      });
     const endpoint = { url: hooks.url(), secrets: [SECRET] };
     const options = { timeoutMs: 1_000, leaseMs: 1_400 };
-    const first = dispatcher(endpoint, { ...options, sender: oneConnection() });
-    const second = dispatcher(endpoint, { ...options, sender: oneConnection(), pollIntervalMs: 50 });
+    const first = dispatcher(endpoint, { ...options, sender: oneConnectionSender(1_000) });
+    const second = dispatcher(endpoint, {
+      ...options,
+      sender: oneConnectionSender(1_000),
+      pollIntervalMs: 50,
+    });
     await first.start();
     const rows = await outbox(3, first.leaseMs);
     first.committed(rows);
     await second.start();
-    const stored = await until(async () => {
-      const messages = await Promise.all(rows.map((row) => repo().get(MERCHANT, row.id)));
-      return messages.every((message) => message.state === 'DELIVERED') && messages;
-    }, 15_000);
+    const stored = await allDelivered(rows);
     // Sent anyway, the third would still be under way when its lease ran out and the second process took it.
     expect(hooks.requests.map((request) => request.headers['webhook-id']).sort()).toEqual(
       rows.map((row) => row.id).sort(),
     );
     expect(stored.map((message) => message.attempts.length)).toEqual([1, 1, 1]);
+  });
+
+  it('gives back at once what a slow receiver kept it from sending, so nothing waits for its lease to run out', async () => {
+    const hooks = await receiver();
+    hooks.respond = (_request, response) => void setTimeout(() => response.end('ok'), 400);
+    // One connection, 400 ms an answer, a lease of 5 s with 750 ms to answer: a request must leave within
+    // 2.125 s of the lease's start, so the first process sends six of ten and lets four go. Given back
+    // then, they are sent (by either process) well before the first lease would have run out.
+    const endpoint = { url: hooks.url(), secrets: [SECRET] };
+    const options = { timeoutMs: 750, leaseMs: 5_000 };
+    const first = dispatcher(endpoint, { ...options, sender: oneConnectionSender(750) });
+    const second = dispatcher(endpoint, { ...options, pollIntervalMs: 50 });
+    await first.start();
+    await second.start();
+    const committedAt = Date.now();
+    const rows = await outbox(10, first.leaseMs);
+    first.committed(rows);
+    const stored = await allDelivered(rows);
+    expect(new Set(hooks.requests.map((request) => request.headers['webhook-id'])).size).toBe(10);
+    expect(hooks.requests).toHaveLength(10);
+    const attempts = stored.flatMap((message) => message.attempts);
+    expect(attempts).toHaveLength(10);
+    const lastSent = Math.max(...attempts.map((attempt) => attempt.attemptedAt));
+    expect(lastSent - committedAt).toBeLessThan(first.leaseMs);
   });
 
   describe('a receiver that hangs holds at most its share of the delivery slots', () => {

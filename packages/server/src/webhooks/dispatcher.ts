@@ -168,6 +168,9 @@ export class Dispatcher {
   #lastTurn: Promise<unknown> = Promise.resolve();
   #committed: LeasedMessage[] = [];
   #committedScheduled = false;
+  /** Messages let go unsent, too late to start under their lease: handed back together (see `#lapse`). */
+  #lapsed: LeasedMessage[] = [];
+  #lapsedScheduled = false;
   #polling = false;
   #pollAgain = false;
   /** The last claim filled its batch: more messages are due than this process took. */
@@ -245,6 +248,7 @@ export class Dispatcher {
     const handedBack = await this.#handBack(unstarted);
     const attemptsFinished = this.#deliveries.size;
     while (this.#deliveries.size > 0) await Promise.all(this.#deliveries);
+    await this.#handBackLapsed();
     await this.#flush();
     await this.#sender.close();
     return { handedBack, attemptsFinished };
@@ -486,9 +490,27 @@ export class Dispatcher {
    */
   #live(message: LeasedMessage): boolean {
     if (message.leaseUntil - (this.#sendBeforeLeaseEndMs ?? 0) > this.#now()) return true;
-    // Another process may hold it now, and if not a poll takes it again.
-    this.#held.delete(message.id);
+    this.#lapse(message);
     return false;
+  }
+
+  /**
+   * Lets go of a message that can no longer be sent under its lease, and gives the lease back rather than
+   * let it run out: behind a receiver slower than this process's connections to it can serve, the rest
+   * of a claim would otherwise wait the whole lease before any process could take it again. The messages
+   * let go in one turn of the event loop go back in one write, which wakes every process.
+   */
+  #lapse(message: LeasedMessage): void {
+    this.#held.delete(message.id);
+    this.#lapsed.push(message);
+    if (this.#lapsedScheduled) return;
+    this.#lapsedScheduled = true;
+    setImmediate(() => this.#track(this.#handBackLapsed()));
+  }
+
+  async #handBackLapsed(): Promise<void> {
+    this.#lapsedScheduled = false;
+    await this.#handBack(this.#lapsed.splice(0));
   }
 
   #start(message: LeasedMessage, receiver: string, endpoints: Map<string, Promise<WebhookEndpoint>>): void {
@@ -528,9 +550,9 @@ export class Dispatcher {
       sendBy,
     );
     if (leaseRanOut) {
-      // Nothing was sent and nothing is recorded: once the lease runs out, any process takes it again.
-      // Sent anyway, it could still be under way when another process took it, and go out twice.
-      this.#held.delete(message.id);
+      // Nothing was sent and nothing is recorded: it goes back for any process to take again. Sent
+      // anyway, it could still be under way when another process took it, and go out twice.
+      this.#lapse(message);
       this.#log.debug({ messageId: message.id }, 'webhook attempt not sent: its lease ran out first');
       return;
     }
