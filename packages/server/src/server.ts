@@ -440,7 +440,7 @@ export async function startService(
   log: Logger = createLogger(config.logLevel),
 ): Promise<RunningService> {
   const services = await createServices(config, log);
-  if (config.env === 'staging') await seedStaging(services.wallet);
+  if (config.env === 'staging') await seedStaging(services.db, services.wallet);
   const inFlight = new InFlight();
   const app = await createApp(services, inFlight);
   const drain = new HttpDrain(app.server);

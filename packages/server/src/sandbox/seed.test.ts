@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb } from '../db/index.js';
 import { engines, openTestDb } from '../test-support/db.js';
 import { KeyRing } from '../vault/keyring.js';
 import { CardVault } from '../vault/vault.js';
@@ -37,7 +38,7 @@ describe.each(engines())('seedStaging on %s', (engine) => {
   }
 
   it('creates the test shopper with one default address and the five test cards', async () => {
-    const shopper = await seedStaging(wallet);
+    const shopper = await seedStaging(handle.db, wallet);
     expect(shopper).toMatchObject({
       email: TEST_SHOPPER_EMAIL,
       phone: '+15125550100',
@@ -74,13 +75,33 @@ describe.each(engines())('seedStaging on %s', (engine) => {
   it('creates nothing the second time', async () => {
     const before = await counts();
     expect(before).toEqual({ shoppers: 1, addresses: 1, cards: 5, vault_cards: 5 });
-    const shopper = await seedStaging(wallet);
+    const shopper = await seedStaging(handle.db, wallet);
     expect(await counts()).toEqual(before);
     expect((await wallet.listCards(shopper.id))[0]?.last4).toBe('1111');
   });
 
+  it('seeds once when two processes start on a new database at the same moment', async () => {
+    const fresh = await openTestDb(engine);
+    const other = createDb(fresh.url);
+    try {
+      const keyRing = new KeyRing([{ id: 'k1', key: randomBytes(32) }]);
+      const handles = [fresh.db, other];
+      const wallets = handles.map((db) => new Wallet(db, new CardVault(db, keyRing)));
+      const [first, second] = await Promise.all(
+        handles.map((db, index) => seedStaging(db, wallets[index] as Wallet)),
+      );
+      expect(second?.id).toBe(first?.id);
+      const shopperId = first?.id as string;
+      expect(await wallets[0]?.listAddresses(shopperId)).toHaveLength(1);
+      expect(await wallets[0]?.listCards(shopperId)).toHaveLength(TEST_CARDS.length);
+    } finally {
+      await other.close();
+      await fresh.close();
+    }
+  });
+
   it('brings back a test card the shopper removed, keeping its paymentId and the edits to the others', async () => {
-    const shopper = await seedStaging(wallet);
+    const shopper = await seedStaging(handle.db, wallet);
     const seeded = await wallet.listCards(shopper.id);
     const visa = seeded.find((card) => card.last4 === '1111');
     const mastercard = seeded.find((card) => card.last4 === '4444');
@@ -89,7 +110,7 @@ describe.each(engines())('seedStaging on %s', (engine) => {
     await wallet.removeCard(shopper.id, visa.id);
     expect((await wallet.listCards(shopper.id)).map((card) => card.last4)).not.toContain('1111');
 
-    await seedStaging(wallet);
+    await seedStaging(handle.db, wallet);
     const cards = await wallet.listCards(shopper.id);
     expect(cards.map((card) => card.last4).sort()).toEqual(['0002', '0069', '0119', '1111', '4444']);
     expect(cards.find((card) => card.last4 === '1111')?.id).toBe(visa.id);

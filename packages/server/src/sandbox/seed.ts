@@ -1,4 +1,6 @@
+import { sql } from 'kysely';
 import { SERVICE_ACTOR } from '../audit/index.js';
+import type { Db } from '../db/index.js';
 import { DomainError } from '../errors.js';
 import type { Shopper, Wallet } from '../wallet/index.js';
 
@@ -55,18 +57,32 @@ const CARD_LIFE_YEARS = 3;
  * the shopper removed comes back, so every start offers the cards the docs list. One that would not fit a
  * full wallet is left out rather than stopping the start.
  */
-export async function seedStaging(wallet: Wallet): Promise<Shopper> {
+export async function seedStaging(db: Db, wallet: Wallet): Promise<Shopper> {
+  if (db.engine !== 'postgres') return seed(wallet);
+  // Processes starting together on one database take turns: each would otherwise find no address yet
+  // while another was creating the shopper's. Held by a connection of its own, which a crash releases.
+  return db.kysely.connection().execute(async (connection) => {
+    await sql`select pg_advisory_lock(hashtextextended(${SEED_LOCK}, 0))`.execute(connection);
+    try {
+      return await seed(wallet);
+    } finally {
+      await sql`select pg_advisory_unlock(hashtextextended(${SEED_LOCK}, 0))`.execute(connection);
+    }
+  });
+}
+
+/** The name of the PostgreSQL advisory lock seeding takes. */
+const SEED_LOCK = 'wallet-checkout:staging-seed';
+
+async function seed(wallet: Wallet): Promise<Shopper> {
   const existing = await wallet.findShopperByEmail(TEST_SHOPPER_EMAIL);
   // The first seeding is no event; a card put back into the shopper's wallet later is one.
   const by = existing ? { actor: SERVICE_ACTOR } : undefined;
-  const shopper =
-    existing ??
-    (await wallet.createShopper({
-      email: TEST_SHOPPER_EMAIL,
-      phone: '+15125550100',
-      firstName: 'Taylor',
-      lastName: 'Shopper',
-    }));
+  const shopper = existing ?? (await createTestShopper(wallet));
+  if (shopper === undefined) {
+    // On SQLite, another process starting at the same moment created the shopper first, and seeds the rest.
+    return (await wallet.findShopperByEmail(TEST_SHOPPER_EMAIL)) as Shopper;
+  }
   const [existingAddress] = await wallet.listAddresses(shopper.id);
   const address =
     existingAddress ??
@@ -104,4 +120,19 @@ export async function seedStaging(wallet: Wallet): Promise<Shopper> {
       });
   }
   return shopper;
+}
+
+/** The test shopper, or undefined when another process has just created it. */
+async function createTestShopper(wallet: Wallet): Promise<Shopper | undefined> {
+  try {
+    return await wallet.createShopper({
+      email: TEST_SHOPPER_EMAIL,
+      phone: '+15125550100',
+      firstName: 'Taylor',
+      lastName: 'Shopper',
+    });
+  } catch (error) {
+    if (error instanceof DomainError && error.errorCode === 'SHOPPER_ALREADY_EXISTS') return undefined;
+    throw error;
+  }
 }
