@@ -89,4 +89,39 @@ describe('onClose in real Chromium', () => {
     },
     60_000,
   );
+
+  it('leaves Escape pressed on the merchant page to the checkout once it shows: focus goes back into it', async () => {
+    if (!harness) throw new Error('setup did not finish');
+    const tab = await openTab(harness.browser);
+    const { page, checkout } = tab;
+    try {
+      await page.goto(url);
+      const orderId = await pressWalletButton(page);
+      await checkout.getByLabel('Email').waitFor();
+      // A click on the dimmed page outside the checkout takes focus out of its frame.
+      await page.mouse.click(5, 5);
+      expect(await page.evaluate('document.activeElement?.tagName')).not.toBe('IFRAME');
+      await page.keyboard.press('Escape');
+      await page.waitForFunction("document.activeElement?.shadowRoot?.activeElement?.tagName === 'IFRAME'");
+      const open = await harness.service.call('GET', `/orders/${orderId}`, {
+        apiKey: harness.merchant.apiKey,
+      });
+      expect(open.json).toMatchObject({ status: 'CREATED' });
+      expect((await recordedCalls(page)).onClose).toEqual([]);
+      await expect(page.locator(CHECKOUT_FRAME).count()).resolves.toBe(1);
+
+      // The checkout's own Escape closes it, with onClose and the order abandoned.
+      await page.keyboard.down('Escape');
+      await page.waitForFunction('window.calls.onClose.length > 0');
+      await page.locator(CHECKOUT_FRAME).waitFor({ state: 'detached' });
+      await page.keyboard.up('Escape');
+      const closed = await harness.service.call('GET', `/orders/${orderId}`, {
+        apiKey: harness.merchant.apiKey,
+      });
+      expect(closed.json).toMatchObject({ status: 'ABANDONED' });
+      expect(tab.consoleErrors).toEqual([]);
+    } finally {
+      await tab.close();
+    }
+  }, 60_000);
 });

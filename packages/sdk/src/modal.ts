@@ -65,7 +65,10 @@ export function openModal(onDismiss: () => void): Modal {
   const onKey = (event: KeyboardEvent) => {
     if (event.key === 'Escape') {
       event.preventDefault();
-      onDismiss();
+      // Once the checkout shows, it decides: it closes on its own Escape, and not while a payment is
+      // under way. Closed from here, the order would be paid with no `success`, or left open.
+      if (checkoutReady) frame.focus();
+      else onDismiss();
     } else if (event.key === 'Tab') {
       // Page-side stops: our close button until the checkout is ready, and the frame (which tabs within itself).
       event.preventDefault();
