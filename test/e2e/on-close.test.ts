@@ -22,6 +22,9 @@ const walletButtonFocused = (page: Page) =>
     return document.activeElement === host && inner?.textContent === 'Pay with Wallet';
   })()`) as Promise<boolean>;
 
+/** Whether focus is in the checkout's frame (inside the SDK's shadow root). */
+const CHECKOUT_FOCUSED = "document.activeElement?.shadowRoot?.activeElement?.tagName === 'IFRAME'";
+
 /** Scrolls the page down and reports whether it moved. */
 const pageScrolls = (page: Page) =>
   page.evaluate(`(() => {
@@ -100,9 +103,9 @@ describe('onClose in real Chromium', () => {
       await checkout.getByLabel('Email').waitFor();
       // A click on the dimmed page outside the checkout takes focus out of its frame.
       await page.mouse.click(5, 5);
-      expect(await page.evaluate('document.activeElement?.tagName')).not.toBe('IFRAME');
+      expect(await page.evaluate(CHECKOUT_FOCUSED)).toBe(false);
       await page.keyboard.press('Escape');
-      await page.waitForFunction("document.activeElement?.shadowRoot?.activeElement?.tagName === 'IFRAME'");
+      await page.waitForFunction(CHECKOUT_FOCUSED);
       const open = await harness.service.call('GET', `/orders/${orderId}`, {
         apiKey: harness.merchant.apiKey,
       });
