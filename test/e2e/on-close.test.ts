@@ -25,6 +25,10 @@ const walletButtonFocused = (page: Page) =>
 /** Whether focus is in the checkout's frame (inside the SDK's shadow root). */
 const CHECKOUT_FOCUSED = "document.activeElement?.shadowRoot?.activeElement?.tagName === 'IFRAME'";
 
+/** Whether the SDK heard the checkout is ready: it hides its own close button then. */
+const CHECKOUT_READY =
+  "Array.from(document.body.children).some((host) => host.shadowRoot?.querySelector('.wc-close')?.hidden === true)";
+
 /** Scrolls the page down and reports whether it moved. */
 const pageScrolls = (page: Page) =>
   page.evaluate(`(() => {
@@ -101,6 +105,8 @@ describe('onClose in real Chromium', () => {
       await page.goto(url);
       const orderId = await pressWalletButton(page);
       await checkout.getByLabel('Email').waitFor();
+      // The field shows a moment before the SDK hears of it; until then, Escape on the page closes.
+      await page.waitForFunction(CHECKOUT_READY);
       // A click on the dimmed page outside the checkout takes focus out of its frame.
       await page.mouse.click(5, 5);
       expect(await page.evaluate(CHECKOUT_FOCUSED)).toBe(false);

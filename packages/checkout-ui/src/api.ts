@@ -192,7 +192,9 @@ export interface SuccessArguments {
 export type PayResult =
   | ({ outcome: 'success' } & SuccessArguments)
   | { outcome: 'error'; orderId: string; errorCode: string; errorMessage: string | null }
-  | { outcome: 'payment-selected'; selection: PaymentSelection };
+  | { outcome: 'payment-selected'; selection: PaymentSelection }
+  /** The gateway has not decided yet: the same submit again asks again (docs/internals/checkout-protocol.md). */
+  | { outcome: 'pending'; orderId: string };
 
 /** A failed request: the server's `{ errorCode, errorMessage }`, or `NETWORK_ERROR` when it was not reached. */
 export class ApiError extends Error {

@@ -48,6 +48,11 @@ interface AfterCode {
 }
 
 /** A random Idempotency-Key: crypto.randomUUID where the context allows it. */
+/** 3 s between submits of a payment the gateway has not decided; the server asks it far less often. */
+const PENDING_RECHECK_MS = 3_000;
+const PENDING_NOTICE =
+  'Your bank has not confirmed the payment yet. We are still asking, and you will not be charged twice. You may close this window: the shop will hear the outcome.';
+
 const newKey = (): string =>
   typeof crypto.randomUUID === 'function'
     ? crypto.randomUUID()
@@ -153,10 +158,11 @@ export function App({
   }, []);
 
   const close = useCallback(() => {
-    const { step, busy } = latest.current;
+    const { step, busy, paymentPending } = latest.current;
     // A payment under way finishes first: closing now would leave the shopper unsure whether they paid.
-    if (busy && step === 'summary') return;
-    if (step !== 'done' && step !== 'unavailable') api.close();
+    // One the gateway is slow to decide may be left: the page has said so, and the order settles anyway.
+    if (busy && step === 'summary' && !paymentPending) return;
+    if (step !== 'done' && step !== 'unavailable' && !paymentPending) api.close();
     messenger.send({ type: 'close' });
   }, [api, messenger]);
 
@@ -421,6 +427,11 @@ export function App({
         case 'payment-selected':
           messenger.send({ type: 'payment-selected', selection: result.selection });
           return dispatch({ type: 'finished', outcome: { kind: 'selected' } });
+        case 'pending':
+          // The same submit again: the server asks the gateway again once its last ask is over.
+          dispatch({ type: 'payment-pending', message: PENDING_NOTICE });
+          await new Promise((resolve) => setTimeout(resolve, PENDING_RECHECK_MS));
+          return pay(cvv);
         default: {
           const unreachable: never = result;
           throw new Error(`unexpected answer ${JSON.stringify(unreachable)}`);
@@ -631,6 +642,7 @@ export function App({
               method={order.shippingMethods.find((m) => m.externalId === state.methodId) ?? null}
               knownCvv={knownCvv(state)}
               busy={busy}
+              notice={state.notice}
               error={error}
               onChange={(step) => dispatch({ type: 'go', step })}
               onPay={(cvv) => void pay(cvv)}

@@ -1,4 +1,5 @@
-import cardValidator from 'card-validator';
+// Only the card-number check: the package's index would bring its other validators into the bundle too.
+import { cardNumber } from 'card-validator/dist/card-number.js';
 
 /**
  * Card entry for new shoppers: the same library as the server (card-validator) so the brand and the Luhn
@@ -25,7 +26,7 @@ export interface CardNumberCheck {
 
 export function checkCardNumber(value: string): CardNumberCheck {
   const digits = digitsOnly(value);
-  const result = cardValidator.number(digits);
+  const result = cardNumber(digits);
   const card = result.card;
   return {
     brand: card?.type ?? null,

@@ -547,6 +547,25 @@ describe('the checkout flow', () => {
     expect(run([{ type: 'go', step: 'card' }], busy).step).toBe('address');
   });
 
+  it('keeps a payment the gateway has not decided under way, saying so, until its outcome', () => {
+    const paying = run(
+      [{ type: 'next' }, { type: 'next' }, { type: 'next' }, { type: 'submitted' }],
+      signedIn(),
+    );
+    const pending = run([{ type: 'payment-pending', message: 'not confirmed yet' }], paying);
+    expect(pending).toMatchObject({
+      step: 'summary',
+      busy: true,
+      paymentPending: true,
+      notice: 'not confirmed yet',
+    });
+    // Submitted again while pending: the notice stays until the outcome.
+    expect(run([{ type: 'submitted' }], pending).notice).toBe('not confirmed yet');
+    expect(run([{ type: 'back' }], pending).step).toBe('summary');
+    const done = run([{ type: 'finished', outcome: { kind: 'success' } }], pending);
+    expect(done).toMatchObject({ step: 'done', busy: false, notice: null });
+  });
+
   it('shows the order as unavailable when it cannot be loaded', () => {
     expect(run([{ type: 'order-failed', message: 'gone' }])).toMatchObject({
       step: 'unavailable',

@@ -56,6 +56,11 @@ export interface FlowState {
    */
   typedCvv: { paymentId: string; cvv: string } | null;
   busy: boolean;
+  /**
+   * The gateway has not decided the payment yet: the page asks again until it does, and the shopper may
+   * close the checkout meanwhile (the order settles without them; the merchant hears of it by webhook).
+   */
+  paymentPending: boolean;
   error: string | null;
   /** Said on the Email step once the shopper deleted their wallet, or on the Code step why it is asked. */
   notice: string | null;
@@ -66,6 +71,8 @@ export type FlowEvent =
   | { type: 'order-loaded'; order: OrderSummary }
   | { type: 'order-failed'; message: string }
   | { type: 'submitted' }
+  /** The gateway gave no decision yet; `message` says so while the page asks again. */
+  | { type: 'payment-pending'; message: string }
   | { type: 'failed'; message: string }
   | { type: 'error-dismissed' }
   | { type: 'code-sent'; email: string; destination: string; now: number; notice?: string }
@@ -124,6 +131,7 @@ export const initialState: FlowState = {
   quote: null,
   typedCvv: null,
   busy: false,
+  paymentPending: false,
   error: null,
   notice: null,
   outcome: null,
@@ -226,6 +234,8 @@ export function reduce(state: FlowState, event: FlowEvent): FlowState {
       return { ...state, ...idle, step: 'unavailable', error: event.message };
     case 'submitted':
       return { ...state, busy: true, error: null };
+    case 'payment-pending':
+      return { ...state, busy: true, paymentPending: true, error: null, notice: event.message };
     case 'failed':
       return { ...state, busy: false, error: event.message };
     case 'error-dismissed':

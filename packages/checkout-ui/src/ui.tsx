@@ -165,6 +165,16 @@ export function Alert({ message }: { message: string | null }) {
   );
 }
 
+/** Why the step is asked, or what is under way; read out politely, not as an error. */
+export function Notice({ message }: { message: string | null }) {
+  if (!message) return null;
+  return (
+    <p class="notice" role="status">
+      {message}
+    </p>
+  );
+}
+
 /** The step's main action. While busy it stays focusable (aria-disabled) so keyboard focus is not lost. */
 export function Submit({
   busy,

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { CodeState } from '../flow.js';
-import { Alert, CheckField, Field, onSubmitGuard, StepTitle, Submit } from '../ui.js';
+import { Alert, CheckField, Field, Notice, onSubmitGuard, StepTitle, Submit } from '../ui.js';
 import { formatWait } from '../wait.js';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -25,11 +25,7 @@ export function EmailStep(props: {
   return (
     <form onSubmit={submit} noValidate>
       <StepTitle>Check out with your wallet</StepTitle>
-      {props.notice && (
-        <p class="notice" role="status">
-          {props.notice}
-        </p>
-      )}
+      <Notice message={props.notice} />
       <p class="lead">
         Pay {props.merchantName} with a card saved in your wallet. We’ll email you a one-time code.
       </p>
@@ -97,11 +93,7 @@ export function CodeStep(props: {
   return (
     <form onSubmit={submit} noValidate>
       <StepTitle>Enter your code</StepTitle>
-      {props.notice && (
-        <p class="notice" role="status">
-          {props.notice}
-        </p>
-      )}
+      <Notice message={props.notice} />
       <p class="lead">
         We sent a 6-digit code to <strong>{props.code.destination}</strong>. It works for 10 minutes.
       </p>

@@ -35,6 +35,7 @@ import {
   type ErrorResult,
   type PaymentSelectedResult,
   type PayResult,
+  type PendingResult,
   type SuccessResult,
 } from './shapes.js';
 import { taxesFor } from './taxes.js';
@@ -85,6 +86,20 @@ type Settling = Pick<Choice, 'order' | 'merchant' | 'card' | 'billing'>;
 export const STALLED_PAYMENT_MS = 10 * 60_000;
 /** Stalled payments finished in one sweep; the next sweep takes the rest. */
 const STALLED_BATCH = 100;
+/**
+ * How long after its order was created a payment the gateway gave no decision for is asked again: 20
+ * hours, so that every ask falls within the 24 hours a gateway keeps an idempotency key (the first ask
+ * comes within the order's life of an hour). After it, asking could charge again: the order fails with
+ * -1, and the log says to check the gateway.
+ */
+export const UNDECIDED_PAYMENT_MS = 20 * 60 * 60_000;
+
+/**
+ * How long one ask of a merchant's gateway can last: its time-out twice (the retry after a time-out),
+ * and once more as margin. A payment is asked again only after this, so that two asks with one
+ * idempotency key are never in flight together.
+ */
+const askLasts = (timeoutMs: number) => 3 * timeoutMs;
 
 export class PaymentStep {
   readonly #tokenKey: Buffer;
@@ -98,7 +113,8 @@ export class PaymentStep {
   /**
    * Pays `orderId` for the signed-in shopper. A repeated submit never charges twice: the order's state
    * machine lets one payment through (`markProcessing`), the order id is the gateway's idempotency key,
-   * and a submit after the outcome answers that outcome again.
+   * and a submit after the outcome answers that outcome again. While the gateway has given no decision
+   * (`pending`), a submit asks it again (`#askAgain`).
    */
   async pay(shopperId: string, orderId: string, input: PayInput): Promise<PayResult> {
     const existing = await findOrder(this.deps.orders, orderId);
@@ -107,7 +123,7 @@ export class PaymentStep {
     }
     if (existing.status === 'PROCESSING') {
       if (existing.merchantAuthorization) return this.#selectionOf(existing, shopperId);
-      throw new DomainError('ORDER_STATE_CONFLICT', `order ${orderId} has a payment under way.`);
+      return this.#askAgain(existing, shopperId, input.cvv);
     }
     const choice = await this.#choose(shopperId, orderId, input);
     const { chargedAmount } = attemptOf(choice);
@@ -192,26 +208,52 @@ export class PaymentStep {
   async #authorize(choice: Choice, cvv: string | undefined): Promise<PayResult> {
     const attempt = attemptOf(choice);
     // The state machine lets one submit through; a concurrent one gets ORDER_STATE_CONFLICT here.
-    await this.deps.orders.markProcessing(choice.order.id, attempt);
-    const settled = await this.#settle(choice, attempt.chargedAmount, cvv);
+    const order = await this.deps.orders.markProcessing(choice.order.id, attempt);
+    const settled = await this.#settle({ ...choice, order }, attempt.chargedAmount, cvv);
     return this.#outcomeOf(settled, choice.shopper.id);
   }
 
   /**
+   * A submit of the shopper while the order's payment is under way: `pending` while the gateway is being
+   * asked, or was last asked too recently for that ask to be over (`askLasts`). After that, the gateway
+   * gave no decision: this submit takes the payment (`claimPayment`, so one of several concurrent ones)
+   * and asks again with the same request, its CVV included, and the order's id as idempotency key, so
+   * that the gateway answers what it decided or decides now, and never charges twice.
+   */
+  async #askAgain(order: Order, shopperId: string, cvv: string | undefined): Promise<PayResult> {
+    const { payment } = order;
+    if (payment?.shopperId !== shopperId) {
+      throw new DomainError('ORDER_STATE_CONFLICT', `order ${order.id} has a payment under way.`);
+    }
+    const merchant = await findMerchant(this.deps.merchants, order);
+    const card = await this.deps.wallet.findCard(payment.paymentId);
+    const gateway = await this.deps.gateways.gatewayOf(merchant.id).catch(() => undefined);
+    // Without its card or gateway the payment cannot be asked for: the stalled-payment sweep settles it.
+    if (!card || !gateway || order.updatedAt > this.#now() - askLasts(gateway.timeoutMs)) {
+      return pending(order);
+    }
+    if (!(await this.deps.orders.claimPayment(order))) return pending(order);
+    const { billing } = await this.#addressesOf(order, shopperId);
+    const settled = await this.#settle({ order, merchant, card, billing }, payment.chargedAmount, cvv);
+    return this.#outcomeOf(settled, shopperId);
+  }
+
+  /**
    * Finishes the payments left PROCESSING since `before` by a process that stopped or died between taking
-   * the payment and recording the gateway's decision: asks the gateway again with the order's id as the
-   * idempotency key, so that it answers with the decision it made, or decides now if the first request
-   * never reached it (without the CVV, which is never stored). The order then settles as any other, and
-   * its webhook goes to the merchant. A gateway that does not replay idempotent requests cannot be asked
-   * again without risking a second charge: the order fails with -1, and the log names it for an operator
-   * to check against the gateway's records. Returns how many orders settled.
+   * the payment and recording the gateway's decision, or whose gateway gave no decision in time and whose
+   * shopper stopped asking: asks the gateway again with the order's id as the idempotency key, so that it
+   * answers with the decision it made, or decides now if the first request never reached it (without the
+   * CVV, which is never stored). The order then settles as any other, and its webhook goes to the
+   * merchant; a gateway still undecided is asked again at the next sweep, until `UNDECIDED_PAYMENT_MS`.
+   * A gateway that does not replay idempotent requests cannot be asked again without risking a second
+   * charge: the order fails with -1, and the log names it for an operator to check against the
+   * gateway's records. Returns how many orders were asked for again.
    */
   async settleStalled(before = this.#now() - STALLED_PAYMENT_MS): Promise<number> {
     let settled = 0;
     for (const order of await this.deps.orders.stalledPayments(before, STALLED_BATCH)) {
       try {
-        await this.#settleStalled(order);
-        settled++;
+        if (await this.#settleStalled(order)) settled++;
       } catch (error) {
         // Settled meanwhile by the process that took the payment, or by another sweeping one.
         if (error instanceof DomainError && error.errorCode === 'ORDER_STATE_CONFLICT') continue;
@@ -225,19 +267,22 @@ export class PaymentStep {
     return settled;
   }
 
-  async #settleStalled(order: Order): Promise<void> {
+  /** False when another process or submit took the payment since the sweep read it. */
+  async #settleStalled(order: Order): Promise<boolean> {
     const { payment } = order;
     const merchant = await findMerchant(this.deps.merchants, order);
     const gateway = await this.deps.gateways.gatewayOf(merchant.id);
     const card = payment?.shopperId ? await this.deps.wallet.findCard(payment.paymentId) : undefined;
-    if (!payment?.shopperId || !card || !gateway.connector.supports.idempotentReplay) {
+    const tooLate = order.createdAt < this.#now() - UNDECIDED_PAYMENT_MS;
+    if (!payment?.shopperId || !card || !gateway.connector.supports.idempotentReplay || tooLate) {
       this.deps.log.error(
         { orderId: order.id, merchantId: merchant.id, gateway: gateway.connector.name },
         'a payment left under way cannot be asked for again; the order fails with -1: check the gateway for a charge',
       );
       await this.deps.orders.markFailed(order.id, GENERIC_ERROR.errorCode, GENERIC_ERROR.errorMessage);
-      return;
+      return true;
     }
+    if (!(await this.deps.orders.claimPayment(order))) return false;
     const { billing } = await this.#addressesOf(order, payment.shopperId);
     this.deps.log.warn(
       { orderId: order.id, merchantId: merchant.id },
@@ -252,12 +297,17 @@ export class PaymentStep {
         'the gateway gave no decision for a payment left under way; the order failed with -1: check the gateway for a charge',
       );
     }
+    return true;
   }
 
-  /** Asks the merchant's gateway for `amount` and records its decision: SUCCEEDED, or FAILED with its code. */
+  /**
+   * Asks the merchant's gateway for `amount` and records its decision: SUCCEEDED, or FAILED with its
+   * code. With no decision to record (`undecided`) the order stays PROCESSING, as `settling` has it.
+   */
   async #settle(settling: Settling, amount: number, cvv: string | undefined): Promise<Order> {
     const { order, merchant, card } = settling;
     const answer = await this.#callGateway(settling, amount, cvv);
+    if (answer instanceof GatewayError && answer.kind === 'undecided') return order;
     const result = sdkResult(answer instanceof GatewayError ? answer : answer.outcome);
     if (result.kind === 'error' || answer instanceof GatewayError) {
       // sdkResult gives every GatewayError the generic -1; the fallback only satisfies the types.
@@ -319,14 +369,16 @@ export class PaymentStep {
           : new GatewayError('unexpected_response', 'the payment could not be sent', { cause: error });
       this.deps.log.warn(
         { err: gatewayError, orderId: order.id, kind: gatewayError.kind },
-        'the gateway gave no decision; the order fails with -1',
+        gatewayError.kind === 'undecided'
+          ? 'the gateway gave no decision in time; the payment stays under way and is asked for again'
+          : 'the gateway gave no decision; the order fails with -1',
       );
       return gatewayError;
     }
   }
 
-  /** The answer of a paid or failed order, to its shopper; the same whenever it is asked again. */
-  async #outcomeOf(order: Order, shopperId: string): Promise<SuccessResult | ErrorResult> {
+  /** The answer of a paid, failed or undecided order, to its shopper; the same whenever it is asked again. */
+  async #outcomeOf(order: Order, shopperId: string): Promise<SuccessResult | ErrorResult | PendingResult> {
     const { payment } = order;
     if (!payment || payment.shopperId !== shopperId) {
       throw new DomainError(
@@ -334,6 +386,7 @@ export class PaymentStep {
         `order ${order.id} is ${order.status}; this checkout has ended.`,
       );
     }
+    if (order.status === 'PROCESSING') return pending(order);
     if (order.status === 'FAILED') {
       return this.#errorResult(order.id, order.error?.code ?? '-1', order.error?.message ?? null);
     }
@@ -369,6 +422,10 @@ export class PaymentStep {
   #errorResult(orderId: string, errorCode: string, errorMessage: string | null): ErrorResult {
     return { outcome: 'error', orderId, errorCode, errorMessage };
   }
+}
+
+function pending(order: Order): PendingResult {
+  return { outcome: 'pending', orderId: order.id };
 }
 
 /** What the shopper chose and what it costs: subtotal + shipping + taxes, integer cents. */

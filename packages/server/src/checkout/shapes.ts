@@ -85,7 +85,16 @@ export interface PaymentSelectedResult {
   selection: PaymentSelection;
 }
 
-export type PayResult = SuccessResult | ErrorResult | PaymentSelectedResult;
+/**
+ * The gateway has not answered yet (it timed out twice): the order stays PROCESSING, and the same submit
+ * again asks again, once no earlier ask can still be in flight.
+ */
+export interface PendingResult {
+  outcome: 'pending';
+  orderId: string;
+}
+
+export type PayResult = SuccessResult | ErrorResult | PaymentSelectedResult | PendingResult;
 
 export function addressInfo(address: Address): AddressInfo {
   return {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PaymentAttempt } from '../orders/index.js';
 import { TEST_SHOPPER_EMAIL } from '../sandbox/seed.js';
 import { Secret } from '../secret.js';
+import { TEST_ACTOR } from '../test-support/actor.js';
 import { engines } from '../test-support/db.js';
 import { type GatewayProxy, startGatewayProxy } from '../test-support/gateway-proxy.js';
 import { type Receiver, startReceiver } from '../test-support/receiver.js';
@@ -15,7 +16,7 @@ import { type SandboxGatewayServer, startSandboxGateway } from '../test-support/
 import { startTestService, type TestService } from '../test-support/service.js';
 import { until } from '../test-support/wait.js';
 import type { Address, Card } from '../wallet/index.js';
-import { STALLED_PAYMENT_MS } from './payment.js';
+import { STALLED_PAYMENT_MS, UNDECIDED_PAYMENT_MS } from './payment.js';
 
 const SHOP = 'https://shop.example';
 const ORDER = { lineItems: [{ SKU: 'TEE', amount: 2500 }] };
@@ -42,6 +43,8 @@ describe.each(engines())('payments left under way by a stopped process, on %s', 
     await gateway?.close();
   });
 
+  /** The authorizations the gateway got for `orderId` (its idempotency key). */
+  const keysOf = (orderId: string) => proxy.forwarded.filter((entry) => entry.idempotencyKey === orderId);
   /** A new order of `merchantId`, and the test shopper's choice of the card ending 1111 to pay it. */
   const chosenOrder = async (merchantId: string) => {
     const created = await service.call('POST', '/checkout/orders', {
@@ -122,7 +125,7 @@ describe.each(engines())('payments left under way by a stopped process, on %s', 
     expect(STALLED_PAYMENT_MS).toBe(600_000);
     expect(await service.services.checkout.settleStalledPayments()).toBe(0);
     expect((await orderOf(orderId)).status).toBe('PROCESSING');
-    expect(proxy.keys).not.toContain(orderId);
+    expect(keysOf(orderId)).toHaveLength(0);
     // Settled here, so that the next tests' sweeps count only their own orders.
     expect(await sweepLater()).toBe(1);
   });
@@ -130,7 +133,7 @@ describe.each(engines())('payments left under way by a stopped process, on %s', 
   it('settles one whose gateway call never happened: the gateway decides now, once, and the merchant hears of it', async () => {
     const { orderId } = await processingOrder(shop.merchantId);
     expect(await sweepLater()).toBe(1);
-    expect(proxy.keys.filter((key) => key === orderId)).toHaveLength(1);
+    expect(keysOf(orderId)).toHaveLength(1);
     const order = await orderOf(orderId);
     expect(order).toMatchObject({
       status: 'SUCCEEDED',
@@ -142,7 +145,7 @@ describe.each(engines())('payments left under way by a stopped process, on %s', 
     expect(webhook).toMatchObject({ eventName: 'ORDER_SUCCEEDED', merchantId: shop.merchantId });
     // Settled: a second sweep finds nothing, and the gateway is not asked again.
     expect(await sweepLater()).toBe(0);
-    expect(proxy.keys.filter((key) => key === orderId)).toHaveLength(1);
+    expect(keysOf(orderId)).toHaveLength(1);
   });
 
   it('settles one whose gateway had decided before the process died: with that decision, charged once', async () => {
@@ -186,6 +189,53 @@ describe.each(engines())('payments left under way by a stopped process, on %s', 
     await service.services.orders.markFailed(broken.orderId, '-1', null);
   });
 
+  it('asks again at the next sweep for one the gateway gave no decision for, and settles it with the decision made', async () => {
+    const slow = await service.merchant({ allowedOrigins: [SHOP], webhookUrl: receiver.url });
+    await service.services.gateways.set(
+      slow.merchantId,
+      { gateway: 'sandbox', style: 'json', url: proxy.url, timeoutMs: 300 },
+      { apiKey: 'sk_sandbox_slow' },
+      TEST_ACTOR,
+    );
+    const { orderId } = await processingOrder(slow.merchantId);
+    const order = async () => (await service.call('GET', `/orders/${orderId}`, { apiKey: slow.apiKey })).json;
+    // The gateway decides, and the answers to the ask and to its retry are lost on the way back.
+    proxy.loseNextAnswers(2);
+    expect(await sweepLater()).toBe(1);
+    expect(await order()).toMatchObject({ status: 'PROCESSING', error: null });
+    expect(keysOf(orderId).map(({ replayed, delivered }) => ({ replayed, delivered }))).toEqual([
+      { replayed: false, delivered: false },
+      { replayed: true, delivered: false },
+    ]);
+
+    expect(await sweepLater()).toBe(1);
+    const [lost] = keysOf(orderId);
+    expect(await order()).toMatchObject({
+      status: 'SUCCEEDED',
+      transactionDetails: { gatewayResponse: JSON.parse(lost?.body ?? '') },
+    });
+    expect(keysOf(orderId).filter((entry) => !entry.replayed)).toHaveLength(1);
+  });
+
+  it('fails with -1, without asking, one still under way 20 hours after its order was created', async () => {
+    const { orderId } = await processingOrder(shop.merchantId);
+    // Asked now, a gateway that kept the idempotency key 24 hours from the first ask may have dropped it.
+    expect(UNDECIDED_PAYMENT_MS).toBe(20 * 3_600_000);
+    await service.services.db.kysely
+      .updateTable('orders')
+      .set({ created_at: Date.now() - UNDECIDED_PAYMENT_MS - 1 })
+      .where('id', '=', orderId)
+      .execute();
+    expect(await sweepLater()).toBe(1);
+    expect(await orderOf(orderId)).toMatchObject({ status: 'FAILED', error: { errorCode: '-1' } });
+    expect(keysOf(orderId)).toHaveLength(0);
+    const logged = service.logs.map((line) => JSON.parse(line)).filter((line) => line.orderId === orderId);
+    expect(logged.map((line) => [line.level, line.msg])).toContainEqual([
+      50,
+      'a payment left under way cannot be asked for again; the order fails with -1: check the gateway for a charge',
+    ]);
+  });
+
   it("never takes an order handed to the merchant's own processor", async () => {
     const own = await service.merchant({
       allowedOrigins: [SHOP],
@@ -195,6 +245,6 @@ describe.each(engines())('payments left under way by a stopped process, on %s', 
     const { orderId, attempt } = await chosenOrder(own.merchantId);
     await service.services.orders.markSelected(orderId, attempt, 'ses_test');
     expect(await sweepLater()).toBe(0);
-    expect(proxy.keys).not.toContain(orderId);
+    expect(keysOf(orderId)).toHaveLength(0);
   });
 });

@@ -41,6 +41,8 @@ export interface GatewayAccountsOptions {
 export interface MerchantGateway {
   connector: GatewayConnector;
   credentials: GatewayCredentials;
+  /** How long the connector waits for one answer; an authorization may take twice this (`retry.ts`). */
+  timeoutMs: number;
 }
 
 export class GatewayAccounts {
@@ -171,16 +173,18 @@ export class GatewayAccounts {
         ),
         // The sandbox accepts any key; one per merchant keeps their idempotency keys apart.
         credentials: { apiKey: new Secret(`sk_sandbox_${merchantId}`) },
+        timeoutMs: DEFAULT_SANDBOX_TIMEOUT_MS,
       };
     }
-    const connector = connectorFor(parseGatewaySettings(JSON.parse(row.settings)), this.#env);
+    const settings = parseGatewaySettings(JSON.parse(row.settings));
+    const connector = connectorFor(settings, this.#env);
     const credentials = Object.fromEntries(
       Object.entries(this.#credentialsOf(merchantId, row.credentials_ciphertext)).map(([name, value]) => [
         name,
         new Secret(value),
       ]),
     );
-    return { connector, credentials };
+    return { connector, credentials, timeoutMs: settings.timeoutMs };
   }
 
   #credentialsOf(merchantId: string, ciphertext: string): Record<string, string> {

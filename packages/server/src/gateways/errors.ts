@@ -8,13 +8,16 @@ import type { GatewayOutcome } from './gateway.js';
 
 /**
  * timeout: no answer within the merchant's time-out (the authorization may still have happened; the
- * same idempotency key finds out). network: no connection. rejected_request: the gateway refused the
+ * same idempotency key finds out). undecided: a gateway that replays idempotent requests was asked
+ * again after a time-out and still gave no answer: it may have authorized, so the payment is neither
+ * failed nor paid until the same key is answered. network: no connection. rejected_request: the gateway refused the
  * request itself (4xx/5xx). unexpected_response: an answer that could not be read. unsupported: the
  * connector cannot do what was asked. configuration: the merchant's gateway settings or credentials
  * are unusable.
  */
 export type GatewayErrorKind =
   | 'timeout'
+  | 'undecided'
   | 'network'
   | 'rejected_request'
   | 'unexpected_response'

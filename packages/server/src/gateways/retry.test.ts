@@ -1,8 +1,6 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { request as httpRequest } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Secret } from '../secret.js';
+import { startGatewayProxy } from '../test-support/gateway-proxy.js';
 import { type SandboxGatewayServer, startSandboxGateway } from '../test-support/sandbox-gateway.js';
 import { authorization, card } from './conformance.js';
 import { GatewayError } from './errors.js';
@@ -10,59 +8,8 @@ import type { AuthorizationRequest, GatewayConnector } from './gateway.js';
 import { connectorFor } from './registry.js';
 import { retryingOnTimeout } from './retry.js';
 
-/** 300 ms: a local gateway answers in a few; the slow first try is held until the connector gives up. */
+/** 300 ms: a local gateway answers in a few; a lost answer makes the connector give up after it. */
 const TIMEOUT_MS = 300;
-
-interface Forwarded {
-  idempotencyKey: string | undefined;
-  replayed: boolean;
-  body: string;
-  /** Whether the connector got this answer, or gave up before the proxy would send it. */
-  delivered: boolean;
-}
-
-/**
- * A proxy in front of the sandbox gateway that forwards every authorization at once, but holds back the
- * answers of the first `slowTries` requests until the connector has given up: the gateway has decided,
- * and the decision is lost on the way back, as in a real time-out.
- */
-async function slowProxy(target: string, slowTries: number) {
-  const forwarded: Forwarded[] = [];
-  const server = http.createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', async () => {
-      const headers = { ...request.headers };
-      delete headers.host;
-      delete headers['content-length'];
-      const answer = await httpRequest(`${target}${request.url}`, {
-        method: 'POST',
-        headers,
-        body: Buffer.concat(chunks),
-      });
-      const record: Forwarded = {
-        idempotencyKey: request.headers['idempotency-key'] as string | undefined,
-        replayed: answer.headers['idempotent-replayed'] === 'true',
-        body: await answer.body.text(),
-        delivered: false,
-      };
-      forwarded.push(record);
-      if (forwarded.length <= slowTries) return;
-      record.delivered = true;
-      response.writeHead(answer.statusCode, { 'content-type': String(answer.headers['content-type']) });
-      response.end(record.body);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    forwarded,
-    async close() {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
 
 const authorizeCard = () => authorization(card('4111111111111111'));
 
@@ -84,7 +31,8 @@ describe.each(['json', 'xml'] as const)('a timed-out authorization over HTTP, %s
     connectorFor({ gateway: 'sandbox', style, url, timeoutMs: TIMEOUT_MS }, 'staging');
 
   it('is retried once with the same idempotency key and gets the first decision, charged once', async () => {
-    const proxy = await slowProxy(gateway.url, 1);
+    const proxy = await startGatewayProxy(gateway.url);
+    proxy.loseNextAnswers(1);
     try {
       const request = authorizeCard();
       const result = await connectorAt(proxy.url).authorize(request, CREDENTIALS);
@@ -112,8 +60,9 @@ describe.each(['json', 'xml'] as const)('a timed-out authorization over HTTP, %s
     }
   });
 
-  it('reports the time-out when the retry times out too, after two tries', async () => {
-    const proxy = await slowProxy(gateway.url, 2);
+  it('reports the payment undecided when the retry times out too, after two tries', async () => {
+    const proxy = await startGatewayProxy(gateway.url);
+    proxy.loseNextAnswers(2);
     try {
       const started = performance.now();
       const error = await connectorAt(proxy.url)
@@ -124,7 +73,7 @@ describe.each(['json', 'xml'] as const)('a timed-out authorization over HTTP, %s
         );
       expect(error).toBeInstanceOf(GatewayError);
       expect(error).toMatchObject({
-        kind: 'timeout',
+        kind: 'undecided',
         message: `sandbox gateway gave no answer within ${TIMEOUT_MS} ms (on the retry with the same idempotency key, after a first time-out)`,
       });
       expect(proxy.forwarded).toHaveLength(2);
@@ -169,7 +118,7 @@ describe('retryingOnTimeout', () => {
     },
   );
 
-  it('retries with the very same request', async () => {
+  it('retries with the very same request, and reports a failed retry as undecided', async () => {
     const { connector, calls } = failing(
       [
         new GatewayError('timeout', 'slow'),
@@ -178,7 +127,7 @@ describe('retryingOnTimeout', () => {
       true,
     );
     await expect(connector.authorize(authorizeCard(), {})).rejects.toMatchObject({
-      kind: 'rejected_request',
+      kind: 'undecided',
       statusCode: 409,
     });
     expect(calls).toHaveLength(2);

@@ -3,11 +3,16 @@
  * lost on the way. Reporting `-1` then would fail an order the shopper may have paid for, so a
  * connector whose gateway replays a repeated idempotency key is asked once more with the same request
  * and key: the gateway answers what it decided the first time, or decides now, and never charges twice.
+ * When that ask fails too, the outcome is still unknown: the error is `undecided`, and the payment step
+ * keeps the order under way to ask again later.
  */
 import { GatewayError } from './errors.js';
 import type { GatewayConnector } from './gateway.js';
 
-/** The connector, retrying an authorization once after a time-out when its gateway replays answers. */
+/**
+ * The connector, retrying an authorization once after a time-out when its gateway replays answers; a
+ * failed retry is `undecided`.
+ */
 export function retryingOnTimeout(connector: GatewayConnector): GatewayConnector {
   if (!connector.supports.idempotentReplay) return connector;
   return {
@@ -24,7 +29,7 @@ export function retryingOnTimeout(connector: GatewayConnector): GatewayConnector
       } catch (error) {
         if (!(error instanceof GatewayError)) throw error;
         throw new GatewayError(
-          error.kind,
+          'undecided',
           `${error.message} (on the retry with the same idempotency key, after a first time-out)`,
           { cause: error, ...(error.statusCode === undefined ? {} : { statusCode: error.statusCode }) },
         );

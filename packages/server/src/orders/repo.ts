@@ -180,6 +180,21 @@ export class OrdersRepo {
     return rows.map((row) => this.#toOrder(row));
   }
 
+  /**
+   * Moves a PROCESSING order's `updated_at` from `seen` to `now`; false when another writer changed the
+   * order since `seen` was read.
+   */
+  async touchProcessing(id: string, seen: number, now: number): Promise<boolean> {
+    const result = await this.db.kysely
+      .updateTable('orders')
+      .set({ updated_at: now })
+      .where('id', '=', id)
+      .where('status', '=', 'PROCESSING')
+      .where('updated_at', '=', seen)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
   /** Moves every `from` order whose `expires_at` has passed to `to`; returns how many. */
   async expire(from: OrderState, to: OrderState, now: number): Promise<number> {
     const result = await this.db.kysely

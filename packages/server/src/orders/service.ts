@@ -137,6 +137,14 @@ export class Orders {
     return this.#repo.stalledPayments(before, limit);
   }
 
+  /**
+   * Takes a payment under way for one more ask of the gateway, by one submit or sweep of all those that
+   * read `order` (its `updatedAt` becomes now); false when another took it, or it settled, meanwhile.
+   */
+  claimPayment(order: Order): Promise<boolean> {
+    return this.#repo.touchProcessing(order.id, order.updatedAt, this.#now());
+  }
+
   /** The shopper paid: the payment goes to the gateway. Refused once the order has expired. */
   markProcessing(orderId: string, payment: PaymentAttempt): Promise<Order> {
     return this.#apply(orderId, 'SUBMIT_PAYMENT', { payment });

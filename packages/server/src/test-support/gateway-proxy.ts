@@ -1,57 +1,79 @@
 /**
- * A pass-through in front of the sandbox gateway, over real HTTP on 127.0.0.1, that records the
- * `Idempotency-Key` of every authorization it forwards: how tests count what reached the gateway. It can
- * also hold the next authorization until the test lets it through: a gateway slow to answer.
+ * A pass-through in front of the sandbox gateway, over real HTTP on 127.0.0.1, that records every
+ * authorization it forwards: how tests count what reached the gateway. It can also hold the next
+ * authorization until the test lets it through (a gateway slow to answer), or lose the answers of the
+ * next ones: the gateway decides, and the decision never comes back, as in a real time-out.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request as httpRequest } from 'undici';
 
+export interface Forwarded {
+  idempotencyKey: string;
+  /** The gateway answered it from its idempotency records, deciding nothing again. */
+  replayed: boolean;
+  body: string;
+  /** Whether the answer went back to the caller, or was lost. */
+  delivered: boolean;
+}
+
 export interface GatewayProxy {
   url: string;
-  /** The idempotency keys of the authorizations forwarded, in order. */
-  keys: string[];
+  /** The authorizations forwarded, in the order the gateway answered them. */
+  forwarded: Forwarded[];
   /** How many authorizations it forwarded. */
   count(): number;
   /** Holds the next authorization: `arrived` resolves when it comes, `release()` forwards it. */
   holdNext(): { arrived: Promise<void>; release(): void };
+  /** Forwards the next `count` authorizations but never answers them; the caller times out. */
+  loseNextAnswers(count: number): void;
   close(): Promise<void>;
 }
 
 export async function startGatewayProxy(target: string): Promise<GatewayProxy> {
-  const keys: string[] = [];
+  const forwarded: Forwarded[] = [];
   let hold: { arrive(): void; released: Promise<void> } | undefined;
+  let toLose = 0;
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', async () => {
-      if (request.method === 'POST') {
-        const held = hold;
+      const authorizing = request.method === 'POST';
+      const held = authorizing ? hold : undefined;
+      if (held) {
         hold = undefined;
-        if (held) {
-          held.arrive();
-          await held.released;
-        }
-        keys.push(String(request.headers['idempotency-key']));
+        held.arrive();
+        await held.released;
       }
+      const lose = authorizing && toLose > 0;
+      if (lose) toLose--;
       const headers = { ...request.headers };
       delete headers.host;
       delete headers['content-length'];
-      const forwarded = await httpRequest(`${target}${request.url}`, {
+      const answer = await httpRequest(`${target}${request.url}`, {
         method: request.method as 'POST',
         headers,
         body: Buffer.concat(chunks),
       });
-      const body = Buffer.from(await forwarded.body.arrayBuffer());
-      response.writeHead(forwarded.statusCode, { 'content-type': String(forwarded.headers['content-type']) });
+      const body = await answer.body.text();
+      if (authorizing) {
+        forwarded.push({
+          idempotencyKey: String(request.headers['idempotency-key']),
+          replayed: answer.headers['idempotent-replayed'] === 'true',
+          body,
+          delivered: !lose,
+        });
+      }
+      if (lose) return;
+      response.writeHead(answer.statusCode, { 'content-type': String(answer.headers['content-type']) });
       response.end(body);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    keys,
-    count: () => keys.length,
+    forwarded,
+    count: () => forwarded.length,
     holdNext() {
       let arrive = () => {};
       let release = () => {};
@@ -64,6 +86,12 @@ export async function startGatewayProxy(target: string): Promise<GatewayProxy> {
       hold = { arrive, released };
       return { arrived, release };
     },
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    loseNextAnswers(count) {
+      toLose += count;
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
   };
 }

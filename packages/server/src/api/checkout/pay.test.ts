@@ -7,6 +7,7 @@ import { type GatewayProxy, startGatewayProxy } from '../../test-support/gateway
 import { type Receiver, startReceiver, verifiedBody } from '../../test-support/receiver.js';
 import { type SandboxGatewayServer, startSandboxGateway } from '../../test-support/sandbox-gateway.js';
 import { startTestService, type TestService } from '../../test-support/service.js';
+import { until } from '../../test-support/wait.js';
 
 const SHOP = 'https://shop.example';
 const GROUND = { externalId: 'ground', name: 'Ground', price: 500 };
@@ -16,6 +17,8 @@ const ORDER = {
     { SKU: 'MUG', amount: 1200 },
   ],
 };
+/** 1 s: a lost answer costs the test two of them; a local gateway answers in a few ms. */
+const SLOW_GATEWAY_TIMEOUT_MS = 1_000;
 const ADDRESS_KEYS = [
   'firstName',
   'lastName',
@@ -44,6 +47,7 @@ describe.each(engines())('checkout page API: sign-in, wallet and payment on %s',
   let connected: string;
   let xml: string;
   let merchantMode: { merchantId: string; apiKey: string };
+  let slow: { merchantId: string; apiKey: string };
 
   const createOrder = async (merchantId: string) => {
     const response = await service.call('POST', '/checkout/orders', {
@@ -118,6 +122,13 @@ describe.each(engines())('checkout page API: sign-in, wallet and payment on %s',
       TEST_ACTOR,
     );
     merchantMode = await service.merchant({ ...base, name: 'Own Processor', authorizationMode: 'merchant' });
+    slow = await service.merchant({ ...base, name: 'Slow Gateway Shop' });
+    await service.services.gateways.set(
+      slow.merchantId,
+      { gateway: 'sandbox', style: 'json', url: proxy.url, timeoutMs: SLOW_GATEWAY_TIMEOUT_MS },
+      { apiKey: 'sk_sandbox_slow' },
+      TEST_ACTOR,
+    );
   });
   afterAll(async () => {
     await service?.close();
@@ -396,24 +407,63 @@ describe.each(engines())('checkout page API: sign-in, wallet and payment on %s',
     expect(transactionDetails.gatewayResponse.stpReferenceNum).toBe(transactionDetails.stpReferenceNum);
   });
 
-  it('never charges twice: a repeated pay answers the first outcome, concurrent ones are refused', async () => {
+  it('never charges twice: a repeated pay answers the first outcome, a concurrent one that it is under way', async () => {
     const orderId = await createOrder(plain);
     const token = await signIn(orderId);
     const card = await cardEnding(token, '1111');
     const before = proxy.count();
-    const [a, b] = await Promise.all([
+    const answers = await Promise.all([
       pay(orderId, token, { paymentId: card.paymentId }),
       pay(orderId, token, { paymentId: card.paymentId }),
     ]);
-    const statuses = [a.status, b.status].sort();
-    const first = a.status === 200 ? a : b;
-    expect(first.json.outcome).toBe('success');
-    if (statuses[1] === 409)
-      expect([a, b].find((r) => r.status === 409)?.json.errorCode).toBe('ORDER_STATE_CONFLICT');
+    const first = answers.find((answer) => answer.json.outcome === 'success');
+    expect(first?.status).toBe(200);
+    const other = answers.find((answer) => answer !== first);
+    // Pending if it came while the first was paying; refused if both started the payment at once.
+    const otherSaid = other?.status === 409 ? other.json.errorCode : other?.json.outcome;
+    expect(['pending', 'ORDER_STATE_CONFLICT', 'success']).toContain(otherSaid);
     const again = await pay(orderId, token, { paymentId: card.paymentId });
     expect(again.status).toBe(200);
-    expect(again.json).toEqual(first.json);
+    expect(again.json).toEqual(first?.json);
     expect(proxy.count()).toBe(before + 1);
+  });
+
+  it('keeps a payment whose gateway gave no decision pending, and asks again for it when submitted again: charged once', async () => {
+    const orderId = await createOrder(slow.merchantId);
+    const token = await signIn(orderId);
+    const card = await cardEnding(token, '1111');
+    const body = { paymentId: card.paymentId, cvv: '123' };
+    const asks = () => proxy.forwarded.filter((entry) => entry.idempotencyKey === orderId);
+    // The gateway authorizes, and its answer is lost; so is the answer to the retry after the time-out.
+    proxy.loseNextAnswers(2);
+    const first = await pay(orderId, token, body);
+    expect(first.status).toBe(200);
+    expect(first.json).toEqual({ outcome: 'pending', orderId });
+    expect(asks().map(({ replayed, delivered }) => ({ replayed, delivered }))).toEqual([
+      { replayed: false, delivered: false },
+      { replayed: true, delivered: false },
+    ]);
+    const order = await service.call('GET', `/orders/${orderId}`, { apiKey: slow.apiKey });
+    expect(order.json).toMatchObject({ status: 'PROCESSING', error: null });
+
+    // Within three time-outs of the last ask, that ask could still be running: pending, nothing sent.
+    expect((await pay(orderId, token, body)).json).toEqual({ outcome: 'pending', orderId });
+    expect(asks()).toHaveLength(2);
+
+    const settled = await until(async () => {
+      const answer = await pay(orderId, token, body);
+      return answer.json.outcome !== 'pending' && answer;
+    }, 10 * SLOW_GATEWAY_TIMEOUT_MS);
+    expect(settled.status).toBe(200);
+    expect(settled.json.outcome).toBe('success');
+    const [lost] = asks();
+    expect(settled.json.transactionDetails.gatewayResponse).toEqual(JSON.parse(lost?.body ?? ''));
+    expect(asks().filter((entry) => !entry.replayed)).toHaveLength(1);
+    expect(asks().at(-1)).toMatchObject({ replayed: true, delivered: true });
+    const webhook = await until(async () =>
+      receiver.received.map((received) => JSON.parse(received.body)).find((sent) => sent.orderId === orderId),
+    );
+    expect(webhook).toMatchObject({ eventName: 'ORDER_SUCCEEDED', status: 'SUCCEEDED' });
   });
 
   it('emits a signed ORDER_SUCCEEDED webhook', async () => {

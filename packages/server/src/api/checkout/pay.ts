@@ -70,6 +70,16 @@ export const PayAnswer = Type.Union([
     errorCode: Type.String({ description: '`990`, `995` or `-1`.' }),
     errorMessage: nullable(Type.String()),
   }),
+  Type.Object(
+    {
+      outcome: Type.Literal('pending'),
+      orderId: Type.String(),
+    },
+    {
+      description:
+        'The gateway gave no decision in time, and the payment may have gone through: the order stays PROCESSING. Submit the same body again (every few seconds) until the answer is `success` or `error`; nothing is charged twice.',
+    },
+  ),
   Type.Object({
     outcome: Type.Literal('payment-selected'),
     selection: Type.Object(
@@ -98,7 +108,7 @@ export const payRoute =
           tags: CHECKOUT_TAG,
           summary: 'Pay the order with a saved card',
           description:
-            'A decided payment is 200 with `outcome` `success` or `error`; a repeated submit answers the same outcome and never charges twice. When the merchant authorizes payments itself (`merchant` mode) nothing is charged: the answer is `payment-selected` with a new payment-carousel `sessionId` for `POST /payments/credentials`, the order becomes PROCESSING (it no longer expires and cannot be closed), and a repeated submit answers the same selection.',
+            'A decided payment is 200 with `outcome` `success` or `error`; a repeated submit answers the same outcome and never charges twice. When the gateway gave no decision in time the answer is `pending`: the payment is under way, and the same submit again asks the gateway again, with the order id as its idempotency key, once no earlier ask can still be running (three times the gateway time-out after the last); until then, and while another submit asks, it answers `pending` at once. When the merchant authorizes payments itself (`merchant` mode) nothing is charged: the answer is `payment-selected` with a new payment-carousel `sessionId` for `POST /payments/credentials`, the order becomes PROCESSING (it no longer expires and cannot be closed), and a repeated submit answers the same selection.',
           security: SHOPPER_SECURITY,
           params: OrderParams,
           body: Type.Object({
