@@ -16,6 +16,7 @@ describe('async and throwing callbacks in real Chromium', () => {
   let harness: Harness | undefined;
   let asyncUrl = '';
   let throwingUrl = '';
+  let misusingUrl = '';
   beforeAll(async () => {
     harness = await startHarness();
     // orderDetailsCallback awaits a promise settled by a message round trip (no timers) before creating
@@ -53,6 +54,19 @@ describe('async and throwing callbacks in real Chromium', () => {
         success: `async (...args) => {
           window.calls.success.push(args);
           throw new Error('merchant bug in success');
+        }`,
+      }),
+    });
+    // createOrder twice, its refusal caught: the second call is refused, the first's failure reported.
+    misusingUrl = harness.page('/misusing', {
+      options: buttonOptions({
+        orderDetailsCallback: `async (actions) => {
+          const first = actions.createOrder({ lineItems: [{ SKU: 'TEE', amount: -5 }] });
+          window.second = await actions.createOrder({ lineItems: [{ SKU: 'TEE', amount: 2500 }] }).then(
+            () => 'created',
+            (error) => error.message,
+          );
+          await first.catch(() => {});
         }`,
       }),
     });
@@ -107,6 +121,24 @@ describe('async and throwing callbacks in real Chromium', () => {
       await page.getByRole('button', { name: 'Pay with Wallet' }).click();
       await page.waitForFunction('window.calls.getOrderId.length === 2');
       await tab.checkout.getByLabel('Email').waitFor();
+    } finally {
+      await tab.close();
+    }
+  }, 60_000);
+
+  it('a refused order caught by orderDetailsCallback is reported as its refusal; a second createOrder is refused', async () => {
+    if (!harness) throw new Error('setup did not finish');
+    const tab = await openTab(harness.browser);
+    const { page } = tab;
+    try {
+      await page.goto(misusingUrl);
+      await page.getByRole('button', { name: 'Pay with Wallet' }).click();
+      const calls = await waitForOutcome(page);
+      expect(calls.error).toEqual([['', '-1', expect.stringContaining('lineItems[0].amount')]]);
+      expect(calls.getOrderId).toEqual([]);
+      expect(await page.evaluate('window.second')).toBe(
+        'actions.createOrder was already called: one checkout creates one order',
+      );
     } finally {
       await tab.close();
     }

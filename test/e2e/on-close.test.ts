@@ -5,7 +5,9 @@
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../../packages/server/src/test-support/wait.js';
 import {
+  buttonOptions,
   CHECKOUT_FRAME,
   type Harness,
   openTab,
@@ -96,6 +98,46 @@ describe('onClose in real Chromium', () => {
     },
     60_000,
   );
+
+  it('closing while the order is being created → onClose at once, then getOrderId, and the order is abandoned', async () => {
+    if (!harness) throw new Error('setup did not finish');
+    const slowOrder = harness.page('/slow-order', {
+      options: buttonOptions({
+        orderDetailsCallback: `async (actions) => {
+          await new Promise((resolve) => { window.releaseOrder = resolve; });
+          return actions.createOrder({ lineItems: [{ SKU: 'TEE', amount: 2500 }] });
+        }`,
+      }),
+    });
+    const tab = await openTab(harness.browser);
+    const { page } = tab;
+    try {
+      await page.goto(slowOrder);
+      await page.getByRole('button', { name: 'Pay with Wallet' }).click();
+      await page.waitForFunction("typeof window.releaseOrder === 'function'");
+      await page.keyboard.press('Escape');
+      await page.waitForFunction('window.calls.onClose.length === 1');
+      await page.locator(CHECKOUT_FRAME).waitFor({ state: 'detached' });
+
+      await page.evaluate('window.releaseOrder()');
+      await page.waitForFunction('window.calls.getOrderId.length === 1');
+      const calls = await recordedCalls(page);
+      const [[orderId]] = calls.getOrderId as [[string]];
+      expect(calls.onClose).toEqual([[]]);
+      expect(calls.success).toEqual([]);
+      expect(calls.error).toEqual([]);
+      const status = () =>
+        harness?.service
+          .call('GET', `/orders/${orderId}`, { apiKey: harness.merchant.apiKey })
+          .then((order) => order.json.status === 'ABANDONED');
+      await until(async () => status());
+      await expect(page.locator(CHECKOUT_FRAME).count()).resolves.toBe(0);
+      expect(await walletButtonFocused(page)).toBe(true);
+      expect(tab.consoleErrors).toEqual([]);
+    } finally {
+      await tab.close();
+    }
+  }, 60_000);
 
   it('leaves Escape pressed on the merchant page to the checkout once it shows: focus goes back into it', async () => {
     if (!harness) throw new Error('setup did not finish');

@@ -36,6 +36,16 @@ export function createOrder(
   return post(serviceOrigin, '/checkout/orders', { merchantId, order });
 }
 
+/** The shopper closed the checkout before it opened: the order is abandoned. Nothing to read back. */
+export function closeOrder(serviceOrigin: string, orderId: string): void {
+  void fetch(`${serviceOrigin}/checkout/api/orders/${encodeURIComponent(orderId)}/close`, {
+    method: 'POST',
+    mode: 'no-cors',
+    keepalive: true,
+    credentials: 'omit',
+  }).catch(() => {});
+}
+
 export function lookupShopper(
   serviceOrigin: string,
   merchantId: string,

@@ -1,4 +1,4 @@
-import { createOrder, lookupShopper } from './api.js';
+import { closeOrder, createOrder, lookupShopper } from './api.js';
 import { type CheckoutMessage, isTrustedMessage } from './messages.js';
 import { type Modal, openModal } from './modal.js';
 import { validateOptions } from './options.js';
@@ -139,18 +139,33 @@ export function createButton(config: SdkConfig, rawOptions: unknown): WalletButt
     modal = openModal(dismiss);
     setLoading(true);
     window.addEventListener('message', onMessage);
+    let created: Promise<string> | undefined;
     try {
       const actions: Actions = {
-        async createOrder(input: OrderInput) {
-          const order = validateOrder(input);
-          ({ orderId } = await createOrder(config.serviceOrigin, config.merchantId, order));
-          return orderId;
+        createOrder(input: OrderInput) {
+          if (created) {
+            return Promise.reject(
+              new Error('actions.createOrder was already called: one checkout creates one order'),
+            );
+          }
+          created = (async () => {
+            const order = validateOrder(input);
+            ({ orderId } = await createOrder(config.serviceOrigin, config.merchantId, order));
+            return orderId;
+          })();
+          return created;
         },
       };
       await options.orderDetailsCallback(actions);
+      // Its own failure, even where the callback caught it or did not wait for it.
+      await created;
       if (!orderId) throw new Error('orderDetailsCallback must call actions.createOrder(order)');
-      if (finished) return;
       await safely('getOrderId', options.getOrderId, orderId);
+      if (finished) {
+        // Closed while the order was being created: onClose has run; the order is abandoned, not left open.
+        closeOrder(config.serviceOrigin, orderId);
+        return;
+      }
       const fragment = email ? `#email=${encodeURIComponent(email)}` : '';
       modal.load(`${config.serviceOrigin}/checkout/${encodeURIComponent(orderId)}${fragment}`);
       setLoading(false);
