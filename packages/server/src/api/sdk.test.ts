@@ -81,14 +81,33 @@ describe.each(engines())('GET /sdk/wallet-sdk.js on %s', (engine) => {
     );
   });
 
-  it('answers another version with 404 naming the one served', async () => {
-    const response = await service.call('GET', '/sdk/0.0.1/wallet-sdk.js');
-    expect(response.status).toBe(404);
-    expect(response.json).toEqual({
-      errorCode: 'NOT_FOUND',
-      errorMessage: `SDK version 0.0.1 is not served here; use /sdk/${VERSION}/wallet-sdk.js or /sdk/wallet-sdk.js.`,
-    });
+  it('serves every earlier release byte for byte, with the integrity hash it was released with', async () => {
+    const released = JSON.parse(
+      fs.readFileSync(path.join(SDK_PACKAGE_DIR, 'versions.json'), 'utf8'),
+    ) as Record<string, string>;
+    const earlier = Object.keys(released).filter((version) => version !== VERSION);
+    expect(earlier).toContain('0.1.0');
+    for (const version of earlier) {
+      const response = await service.call('GET', `/sdk/${version}/wallet-sdk.js`);
+      expect(response.status).toBe(200);
+      expect(response.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+      expect(response.headers['content-type']).toBe('application/javascript; charset=utf-8');
+      expect(`sha384-${createHash('sha384').update(response.text).digest('base64')}`).toBe(released[version]);
+      expect(response.text).toContain(`"${version}"`);
+    }
   });
+
+  it.each(['0.0.1', '..%2F..%2Fpackage.json', '0.1.0%2F..%2F..%2Fpackage'])(
+    'answers %s, never released, with 404 naming the current version',
+    async (version) => {
+      const response = await service.call('GET', `/sdk/${version}/wallet-sdk.js`);
+      expect(response.status).toBe(404);
+      expect(response.json).toEqual({
+        errorCode: 'NOT_FOUND',
+        errorMessage: `SDK version ${decodeURIComponent(version)} was never released; use /sdk/${VERSION}/wallet-sdk.js or /sdk/wallet-sdk.js.`,
+      });
+    },
+  );
 });
 
 describe('GET /sdk/wallet-sdk.js before the SDK is built', () => {

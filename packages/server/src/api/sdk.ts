@@ -24,6 +24,16 @@ interface Bundle {
   integrity: string;
 }
 
+function bundleOf(body: Buffer, version: string): Bundle {
+  const hash = createHash('sha256').update(body).digest('base64url').slice(0, 27);
+  return {
+    body,
+    etag: `"${hash}"`,
+    version,
+    integrity: `sha384-${createHash('sha384').update(body).digest('base64')}`,
+  };
+}
+
 /**
  * The script-tag SDK, `packages/sdk/dist/wallet-sdk.js` as `npm run build` makes it, read on first use
  * and kept in memory (a new build is served after a restart). Before the SDK is built the routes answer
@@ -43,13 +53,21 @@ async function loadBundle(dir: string): Promise<Bundle> {
       'The browser SDK is not built (packages/sdk/dist/wallet-sdk.js is missing); run npm run build.',
     );
   }
-  const hash = createHash('sha256').update(body).digest('base64url').slice(0, 27);
-  return {
-    body,
-    etag: `"${hash}"`,
-    version: (JSON.parse(manifest) as { version: string }).version,
-    integrity: `sha384-${createHash('sha384').update(body).digest('base64')}`,
-  };
+  return bundleOf(body, (JSON.parse(manifest) as { version: string }).version);
+}
+
+/** A released version: `x.y.z`, nothing a path could be made of. */
+const RELEASED_VERSION = /^\d{1,4}\.\d{1,4}\.\d{1,4}$/;
+
+/**
+ * An earlier version's file, kept byte for byte in `packages/sdk/releases/<version>/wallet-sdk.js` so
+ * that pages pinned to it by its integrity hash keep working after the service moves to a newer SDK;
+ * undefined for a version never released.
+ */
+async function loadRelease(dir: string, version: string): Promise<Bundle | undefined> {
+  if (!RELEASED_VERSION.test(version)) return undefined;
+  const body = await fs.readFile(path.join(dir, 'releases', version, 'wallet-sdk.js')).catch(() => undefined);
+  return body && bundleOf(body, version);
 }
 
 /**
@@ -84,9 +102,9 @@ const SdkManifest = Type.Object({
 
 /**
  * `GET /sdk/wallet-sdk.js` (the current SDK, short cache, ETag), `GET /sdk/<version>/wallet-sdk.js`
- * (the same file under its version, cached for good; other versions are not served by this build) and
- * `GET /sdk/latest.json` (that version's URL and integrity hash, to pin it). The merchant id is read by
- * the SDK itself from `?merchantId=` on the script URL.
+ * (the file of that version, the current one or an earlier release, cached for good) and
+ * `GET /sdk/latest.json` (the current version's URL and integrity hash, to pin it). The merchant id is
+ * read by the SDK itself from `?merchantId=` on the script URL.
  */
 export const sdkRoutes =
   (options: { dir: string; publicUrl: string }): FastifyPluginAsyncTypebox =>
@@ -96,6 +114,7 @@ export const sdkRoutes =
       loaded ??= await loadBundle(options.dir);
       return loaded;
     };
+    const releases = new Map<string, Bundle>();
     const schema = { tags: ['Browser SDK'], produces: ['application/javascript'] };
 
     app.get(
@@ -117,7 +136,8 @@ export const sdkRoutes =
         schema: {
           ...schema,
           summary: 'The browser SDK at a fixed version',
-          description: 'The same file under its version, cached for a year (immutable).',
+          description:
+            'The file of that version, cached for a year (immutable): the current version, or any earlier one released, byte for byte as it was, so that a page pinned to it by its integrity hash keeps working when the service moves to a newer SDK.',
           params: Type.Object({ version: Type.String({ maxLength: 32 }) }),
           response: {
             200: { description: 'The SDK script (`application/javascript`).' },
@@ -126,14 +146,18 @@ export const sdkRoutes =
         },
       },
       async (request, reply) => {
+        const { version } = request.params;
         const current = await bundle();
-        if (request.params.version !== current.version) {
+        if (version === current.version) return send(request, reply, current, VERSIONED_CACHE);
+        const release = releases.get(version) ?? (await loadRelease(options.dir, version));
+        if (!release) {
           throw new DomainError(
             'NOT_FOUND',
-            `SDK version ${request.params.version} is not served here; use /sdk/${current.version}/wallet-sdk.js or /sdk/wallet-sdk.js.`,
+            `SDK version ${version} was never released; use /sdk/${current.version}/wallet-sdk.js or /sdk/wallet-sdk.js.`,
           );
         }
-        return send(request, reply, current, VERSIONED_CACHE);
+        releases.set(version, release);
+        return send(request, reply, release, VERSIONED_CACHE);
       },
     );
 
