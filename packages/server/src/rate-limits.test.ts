@@ -33,6 +33,16 @@ describe.each(engines())('RateLimits on %s', (engine) => {
     expect(await limits.hit('a', 2, 60_000)).toBeUndefined();
   });
 
+  it('counts the hits of a window while it lasts, and none once it ended', async () => {
+    const limits = new RateLimits(handle.db, () => now);
+    expect(await limits.count('counted')).toBe(0);
+    await limits.hit('counted', 5, 1_000);
+    await limits.hit('counted', 5, 1_000);
+    expect(await limits.count('counted')).toBe(2);
+    now += 1_000;
+    expect(await limits.count('counted')).toBe(0);
+  });
+
   it('counts the hits of several processes together, each one once', async () => {
     // Two instances on one database stand for two processes of the service.
     const processes = [new RateLimits(handle.db, () => now), new RateLimits(handle.db, () => now)];

@@ -17,7 +17,7 @@ export class RateLimitedError extends DomainError {
  * The key of every client address that cannot be read as one: behind a trusted proxy the address comes
  * from X-Forwarded-For, and a value spelt anew each time must not get a fresh count each time.
  */
-const UNREADABLE_CLIENT = 'unreadable';
+export const UNREADABLE_CLIENT = 'unreadable';
 
 /** `203.0.113.7:1234` and `[2001:db8::1]:1234`, as some proxies write X-Forwarded-For, without the port. */
 function withoutPort(ip: string): string {
@@ -94,6 +94,17 @@ export class RateLimits {
   ): Promise<void> {
     const wait = await this.hit(key, limit, windowMs);
     if (wait !== undefined) throw new RateLimitedError(wait, why(wait));
+  }
+
+  /** The hits of `key` in its window: 0 once the window ended, or before any. */
+  async count(key: string): Promise<number> {
+    const row = await this.#db.kysely
+      .selectFrom('rate_limit_windows')
+      .select('count')
+      .where('key', '=', key)
+      .where('ends_at', '>', this.#now())
+      .executeTakeFirst();
+    return row?.count ?? 0;
   }
 
   /** Takes back one hit of `key` counted for something that then did not happen. */

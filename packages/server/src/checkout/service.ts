@@ -205,17 +205,18 @@ export class Checkout {
   /**
    * Proves the code; for a new shopper, also completes the enrolment the code was sent for. With
    * `rememberDevice`, where the merchant's checkout offers it, the answer carries a device token that
-   * signs the shopper in to later checkouts.
+   * signs the shopper in to later checkouts. `client` (its `clientKey`) has then proved the email.
    */
   async verify(
     orderId: string,
     email: string,
     code: string,
     rememberDevice = false,
+    client?: string,
   ): Promise<ShopperTokenGrant & { device?: DeviceGrant }> {
     const { shopperAuth } = this.deps;
     const order = await findOpenOrder(this.deps.orders, orderId);
-    const grant = await shopperAuth.verifyCode(orderId, email, code);
+    const grant = await shopperAuth.verifyCode(orderId, email, code, client);
     let identity = await shopperAuth.authenticate(grant.shopperToken);
     if (!identity) {
       await this.#enrolments.complete(orderId, email, grant.shopperToken);

@@ -357,6 +357,63 @@ describe.each(engines())('ShopperAuth on %s', (engine) => {
     }
   });
 
+  /** Strangers on three networks ask for codes to `email` until its day is used up. */
+  const useUpTheDay = async (auth: ReturnType<typeof service>['auth'], email: string) => {
+    for (let i = 0; ; i++) {
+      const client = `stranger-${Math.floor(i / CODES_PER_DAY_PER_CLIENT)}`;
+      const refused = await auth.requestCode(`ord_stranger_${i}`, email, { client }).then(
+        () => false,
+        () => true,
+      );
+      now += RESEND_GAP_MS;
+      if (refused) return;
+    }
+  };
+
+  it("still sends codes, within its own cap, to a client that proved the email once others used up the email's day", async () => {
+    const { auth, outbox } = service();
+    const shopper = await newShopper();
+    // The shopper signs in from home…
+    await auth.requestCode('ord_home', shopper.email, { client: 'home' });
+    await auth.verifyCode('ord_home', shopper.email, codeIn(outbox.lastTo(shopper.email)), 'home');
+    now += RESEND_GAP_MS;
+    // …then strangers use up the email's day.
+    await useUpTheDay(auth, shopper.email);
+    const stranger = await errorOf(auth.requestCode('ord_w', shopper.email, { client: 'w' }));
+    expect(stranger.message).toBe(
+      '30 codes were sent to this email in the last day, the most it gets; ask again in 24 hours.',
+    );
+    // Home still gets its codes, up to its own 10 a day (one of which it used).
+    for (let i = 1; i < CODES_PER_DAY_PER_CLIENT; i++) {
+      expect((await auth.requestCode(`ord_home_${i}`, shopper.email, { client: 'home' })).status).toBe(
+        'sent',
+      );
+      now += RESEND_GAP_MS;
+    }
+    const home = await errorOf(auth.requestCode('ord_home_x', shopper.email, { client: 'home' }));
+    expect(home.message).toContain('asked for from your network in the last day');
+    // The email's 30 (home's first among them), and home's other 9.
+    expect(outbox.sent.filter((message) => message.to === shopper.email)).toHaveLength(
+      CODES_PER_DAY + CODES_PER_DAY_PER_CLIENT - 1,
+    );
+  });
+
+  it('proves no client with a right code from an unknown or unreadable address, which everyone shares', async () => {
+    const { auth, outbox } = service();
+    const shopper = await newShopper();
+    for (const client of [undefined, 'unreadable']) {
+      await auth.requestCode(`ord_${client}`, shopper.email, client ? { client } : {});
+      const code = codeIn(outbox.lastTo(shopper.email));
+      await auth.verifyCode(`ord_${client}`, shopper.email, code, client);
+      now += RESEND_GAP_MS;
+    }
+    await useUpTheDay(auth, shopper.email);
+    for (const client of [undefined, 'unreadable']) {
+      const refused = await errorOf(auth.requestCode('ord_late', shopper.email, client ? { client } : {}));
+      expect(refused.message).toContain('30 codes were sent to this email');
+    }
+  });
+
   it('sends one code when several requests for one email arrive at once', async () => {
     const { auth, outbox } = service();
     const shopper = await newShopper();

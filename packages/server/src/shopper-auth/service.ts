@@ -6,7 +6,7 @@ import type { Database, Db } from '../db/index.js';
 import type { SignInProof } from '../db/schema.js';
 import { DomainError, ValidationError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { RateLimits } from '../rate-limits.js';
+import { type RateLimits, UNREADABLE_CLIENT } from '../rate-limits.js';
 import { TEST_SHOPPER_EMAIL } from '../sandbox/seed.js';
 import type { KeyRing } from '../vault/keyring.js';
 import {
@@ -38,11 +38,16 @@ export const RESEND_GAP_MS = 30_000;
 export const CODES_PER_DAY_PER_CLIENT = 10;
 /**
  * 30 codes to one email in 24 hours from every client address together: a guesser gets 150 tries a day at
- * a million codes instead of 14,400 at one code per RESEND_GAP_MS, and someone who asks for codes to
- * another person's email only to use up its day needs three client addresses (IPv6: three /64s) to
- * keep that person from a code, where one would do with a single cap.
+ * a million codes instead of 14,400 at one code per RESEND_GAP_MS. Someone who asks for codes to another
+ * person's email only to use up its day would keep that person from a code, but not from a client
+ * address that proved the email lately (PROVEN_CLIENT_MS): there only its own cap applies.
  */
 export const CODES_PER_DAY = 30;
+/**
+ * 30 days: how long a client address that entered a right code for an email goes on getting codes for it
+ * once the email's day is used up; a shopper's home or office network, which a stranger is not on.
+ */
+export const PROVEN_CLIENT_MS = 30 * 24 * 60 * 60_000;
 const DAY_MS = 24 * 60 * 60_000;
 /** 30 min: one checkout, as long as a payment-carousel session. */
 export const SHOPPER_TOKEN_TTL_MS = 30 * 60_000;
@@ -94,10 +99,7 @@ export interface ShopperAuthOptions {
   env: WalletEnv;
   log: Logger;
   /** Counters shared by every process (RateLimits): codes sent to each email in a day. */
-  limits: {
-    hit(key: string, limit: number, windowMs: number): Promise<number | undefined>;
-    giveBack(key: string): Promise<void>;
-  };
+  limits: Pick<RateLimits, 'hit' | 'giveBack' | 'count'>;
   now?: () => number;
   /**
    * Days a remembered device signs its shopper in (REMEMBER_DEVICE_DAYS), from the code that proved it,
@@ -240,7 +242,8 @@ export class ShopperAuth {
 
   /**
    * Counts a code to `email` against the day of its client and the day of the email; a refusal gives back
-   * what it counted and the 30 s gap it claimed, so it does not use up either day.
+   * what it counted and the 30 s gap it claimed, so it does not use up either day. A client that proved
+   * the email lately is not held to the email's day, which others may have used up.
    */
   async #countDaily(email: string, client: string, now: number): Promise<void> {
     const refuse = async (wait: number, message: string): Promise<never> => {
@@ -255,7 +258,7 @@ export class ShopperAuth {
       );
     }
     const wait = await this.#limits.hit(dailyKey(email), CODES_PER_DAY, DAY_MS);
-    if (wait !== undefined) {
+    if (wait !== undefined && (await this.#limits.count(provenKey(email, client))) === 0) {
       await this.#limits.giveBack(dailyKey(email, client));
       await refuse(
         wait,
@@ -268,7 +271,12 @@ export class ShopperAuth {
    * Proves the code sent for `orderId` to `email` and returns a shopper token bound to that order. The
    * token of an email without a shopper yet only serves `authenticateEnrolment` until `completeEnrolment`.
    */
-  async verifyCode(orderId: string, email: string, code: string): Promise<ShopperTokenGrant> {
+  async verifyCode(
+    orderId: string,
+    email: string,
+    code: string,
+    client: string = UNKNOWN_CLIENT,
+  ): Promise<ShopperTokenGrant> {
     const address = checkEmail(email);
     checkOrderId(orderId);
     if (!isCodeShaped(code)) throw new ValidationError('code: must be 6 digits');
@@ -291,6 +299,10 @@ export class ShopperAuth {
     }
     const used = await repo.markCodeUsed(this.#db.kysely, { orderId, email: normalized, codeHash, now });
     if (!used) throw usedError();
+    // Addresses that are not one client's (unknown, unreadable) are shared by everyone: never proven.
+    if (client !== UNKNOWN_CLIENT && client !== UNREADABLE_CLIENT) {
+      await this.#limits.hit(provenKey(normalized, client), Number.MAX_SAFE_INTEGER, PROVEN_CLIENT_MS);
+    }
 
     const shopper = await this.#shoppers.findShopperByEmail(normalized);
     return this.#grant(orderId, address, shopper?.id ?? null, 'code');
@@ -594,6 +606,11 @@ const UNKNOWN_CLIENT = 'unknown';
  */
 function dailyKey(email: string, client?: string): string {
   return client === undefined ? `codes:email:${email}` : `codes:client:${email} ${client}`;
+}
+
+/** Marks `client` as having proved `email`; under `dailyKey(email, '')`, so erasure finds it too. */
+function provenKey(email: string, client: string): string {
+  return dailyKey(email, `proven:${client}`);
 }
 
 /** A wait in the unit a person reads it in: `40 seconds`, `12 minutes`, `7 hours`. */

@@ -136,6 +136,7 @@ export const otpRoutes =
           email,
           code,
           rememberDevice,
+          clientKey(request.ip),
         );
         return device
           ? { ...grant, deviceToken: device.deviceToken, deviceExpiresAt: device.expiresAt }
