@@ -52,7 +52,7 @@ export async function merchantForOrigin(
   if (!merchant?.allowedOrigins.includes(origin)) {
     throw new DomainError(
       'ORIGIN_NOT_ALLOWED',
-      `Origin ${origin} is not an allowed origin of merchant ${merchantId}; add it to the merchant's allowed origins.`,
+      `Origin ${origin} is not an allowed origin of merchant ${merchantId}; check that the merchant id is yours, and add the origin to its allowed origins.`,
     );
   }
   return { merchant, origin };

@@ -131,7 +131,7 @@ describe.each(engines())('POST /checkout/orders and /checkout/shoppers/lookup on
       'an unknown merchant',
       SHOP,
       () => 'mch_unknown',
-      /^Origin https:\/\/shop\.example is not an allowed origin of merchant mch_unknown/,
+      /^Origin https:\/\/shop\.example is not an allowed origin of merchant mch_unknown; check that the merchant id is yours/,
     ],
   ])('refuses %s with 403 ORIGIN_NOT_ALLOWED and creates nothing', async (_name, origin, id, message) => {
     const before = await countOrders();
