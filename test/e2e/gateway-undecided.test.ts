@@ -84,6 +84,25 @@ describe('a payment the gateway gave no decision for, in real Chromium', () => {
     }
   }, 60_000);
 
+  it('says the shop will be told when the sign-in ends before the bank confirms', async () => {
+    if (!harness) throw new Error('setup did not finish');
+    const tab = await openTab(harness.browser);
+    try {
+      const orderId = await payUnconfirmed(tab);
+      // The checkout's sign-in ends (they last 30 minutes): its next submit is refused.
+      await harness.service.services.db.kysely.deleteFrom('shopper_tokens').execute();
+      await tab.checkout.getByText('Payment not confirmed yet').waitFor();
+      await tab.shot('payment-not-confirmed-signed-out');
+      expect(await statusOf(orderId)).toBe('PROCESSING');
+      await tab.checkout.getByRole('button', { name: 'Close' }).click();
+      await tab.page.waitForFunction('window.calls.onClose.length === 1');
+      const calls = await recordedCalls(tab.page);
+      expect([calls.success, calls.error]).toEqual([[], []]);
+    } finally {
+      await tab.close();
+    }
+  }, 60_000);
+
   it('lets the shopper close meanwhile: onClose, and the order settles without them', async () => {
     if (!harness || !proxy) throw new Error('setup did not finish');
     const tab = await openTab(harness.browser);

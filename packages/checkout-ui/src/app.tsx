@@ -389,7 +389,7 @@ export function App({
     };
   }, [state.step, state.quote, state.paymentId, state.addressId, state.methodId, state.error]);
 
-  const pay = async (cvv: string | undefined) => {
+  const pay = async (cvv: string | undefined): Promise<void> => {
     const s = latest.current;
     // The total shown goes with it: a price changed meanwhile is refused rather than charged.
     const request = {
@@ -439,8 +439,21 @@ export function App({
       }
     } catch (error) {
       if (error instanceof ApiError && error.errorCode === 'TOTAL_CHANGED') return reprice(error);
+      if (latest.current.paymentPending) return keepAsking(error, cvv);
       fail(error);
     }
+  };
+
+  /**
+   * A submit of a pending payment failed: asked again after the usual wait (a lost connection, a busy
+   * server), unless the sign-in has ended, when the page can only say the outcome will reach the shop.
+   */
+  const keepAsking = async (error: unknown, cvv: string | undefined): Promise<void> => {
+    if (error instanceof ApiError && error.status === 401) {
+      return dispatch({ type: 'finished', outcome: { kind: 'pending' } });
+    }
+    await new Promise((resolve) => setTimeout(resolve, PENDING_RECHECK_MS));
+    return pay(cvv);
   };
 
   /** Shows the new total after the shop changed a price, for the shopper to check and pay again. */

@@ -37,7 +37,12 @@ export interface CodeState {
   status: 'open' | 'locked' | 'expired';
 }
 
-export type Outcome = { kind: 'success' } | { kind: 'selected' } | { kind: 'declined'; message: string };
+export type Outcome =
+  | { kind: 'success' }
+  | { kind: 'selected' }
+  | { kind: 'declined'; message: string }
+  /** The page can no longer ask (its sign-in ended) while the gateway has not decided. */
+  | { kind: 'pending' };
 
 export interface FlowState {
   step: Step;

@@ -34,6 +34,8 @@ class ExpiringMap<V> {
 export interface StoredAnswer {
   /** Hash of the request as read (style included), to tell a retry from a different request. */
   fingerprint: string;
+  /** The style's media type: the answer is only given again in the style it was made in. */
+  contentType: string;
   statusCode: number;
   body: string;
 }
@@ -51,6 +53,11 @@ export class IdempotencyRecords {
     const answer = this.#answers.get(`${account}\n${key}`, now);
     if (!answer) return { kind: 'new' };
     return answer.fingerprint === fingerprint ? { kind: 'replay', answer } : { kind: 'conflict' };
+  }
+
+  /** The answer given to `key`, whatever request it was for; undefined if none in the last 24 hours. */
+  find(account: string, key: string, now: number): StoredAnswer | undefined {
+    return this.#answers.get(`${account}\n${key}`, now);
   }
 
   store(account: string, key: string, answer: StoredAnswer, now: number): void {

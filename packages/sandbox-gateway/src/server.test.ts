@@ -174,6 +174,30 @@ describe('JSON style', () => {
     expect(fresh.json.id).not.toBe(first.json.id);
   });
 
+  it('gives the authorization made with a key, as first answered, in its style and account only', async () => {
+    const key = randomUUID();
+    const lookUp = async (path: string, apiKey = 'sk_sandbox_tests') => {
+      const response = await fetch(`${gateway.url}${path}${encodeURIComponent(key)}`, {
+        headers: { authorization: `Bearer ${apiKey}` },
+      });
+      return { status: response.status, headers: response.headers, text: await response.text() };
+    };
+    const none = await lookUp('/v1/authorizations/by-idempotency-key/');
+    expect(none.status).toBe(404);
+    expect(JSON.parse(none.text).error).toMatchObject({ code: 'not_found', param: 'Idempotency-Key' });
+
+    const made = await postJson(jsonRequest('4111111111111111'), key);
+    const found = await lookUp('/v1/authorizations/by-idempotency-key/');
+    expect([found.status, found.text]).toEqual([201, made.text]);
+    expect(found.headers.get('idempotent-replayed')).toBe('true');
+    expect((await lookUp('/xml/authorizations/by-idempotency-key/')).status).toBe(404);
+    expect((await lookUp('/v1/authorizations/by-idempotency-key/', 'sk_sandbox_someone_else')).status).toBe(
+      404,
+    );
+    const anonymous = await fetch(`${gateway.url}/v1/authorizations/by-idempotency-key/${key}`);
+    expect(anonymous.status).toBe(401);
+  });
+
   it('keeps one merchant account’s idempotency keys apart from another’s', async () => {
     const key = randomUUID();
     const mine = await postJson(jsonRequest('4111111111111111'), key);

@@ -1,6 +1,7 @@
 /**
  * The sandbox gateway's HTTP server: one authorization API in two styles, JSON at `/v1/authorizations`
- * and XML at `/xml/authorizations`. Stateless apart from the in-memory records in `records.ts`.
+ * and XML at `/xml/authorizations`, and in each the look-up of an authorization by its idempotency key.
+ * Stateless apart from the in-memory records in `records.ts`.
  */
 import { createHash } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -64,20 +65,20 @@ function accountOf(request: FastifyRequest): string | undefined {
   return match?.[1] && createHash('sha256').update(match[1]).digest('hex');
 }
 
+const MISSING_API_KEY: ErrorAnswer = {
+  type: 'authentication_error',
+  code: 'missing_api_key',
+  message: 'Send your API key as "Authorization: Bearer <key>"; the sandbox accepts any key.',
+  param: null,
+};
+
 function authorizationRoute(
   style: ResponseStyle,
   records: { idempotency: IdempotencyRecords; cryptograms: CryptogramLedger },
 ) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const account = accountOf(request);
-    if (!account) {
-      return sendError(reply, style, {
-        type: 'authentication_error',
-        code: 'missing_api_key',
-        message: 'Send your API key as "Authorization: Bearer <key>"; the sandbox accepts any key.',
-        param: null,
-      });
-    }
+    if (!account) return sendError(reply, style, MISSING_API_KEY);
     const key = request.headers['idempotency-key'];
     if (
       key !== undefined &&
@@ -128,8 +129,42 @@ function authorizationRoute(
     }
     const authorization = authorize(authorizationRequest, { now, cryptograms: records.cryptograms });
     const body = style.renderAuthorization(authorization);
-    if (key) records.idempotency.store(account, key, { fingerprint, statusCode: 201, body }, now.getTime());
+    if (key) {
+      const answer = { fingerprint, contentType: style.contentType, statusCode: 201, body };
+      records.idempotency.store(account, key, answer, now.getTime());
+    }
     return reply.code(201).type(style.contentType).send(body);
+  };
+}
+
+/**
+ * The authorization made with an `Idempotency-Key` in the last 24 hours, in this style, as it was first
+ * answered: how a client whose answer was lost learns what was decided without sending the request
+ * again. 404 `not_found` when there is none: nothing was decided for the key, so nothing was charged.
+ */
+function lookupRoute(style: ResponseStyle, records: { idempotency: IdempotencyRecords }) {
+  return async (request: FastifyRequest<{ Params: { key: string } }>, reply: FastifyReply) => {
+    const account = accountOf(request);
+    if (!account) return sendError(reply, style, MISSING_API_KEY);
+    const answer = records.idempotency.find(account, request.params.key, Date.now());
+    if (answer?.contentType !== style.contentType) {
+      return sendError(
+        reply,
+        style,
+        {
+          type: 'invalid_request_error',
+          code: 'not_found',
+          message: 'No authorization was made with this Idempotency-Key in the last 24 hours.',
+          param: 'Idempotency-Key',
+        },
+        404,
+      );
+    }
+    return reply
+      .code(answer.statusCode)
+      .type(style.contentType)
+      .header('idempotent-replayed', 'true')
+      .send(answer.body);
   };
 }
 
@@ -147,6 +182,8 @@ function buildSandboxGateway(options: { log?: boolean } = {}): FastifyInstance {
 
   app.post('/v1/authorizations', authorizationRoute(jsonStyle, records));
   app.post('/xml/authorizations', authorizationRoute(xmlStyle, records));
+  app.get('/v1/authorizations/by-idempotency-key/:key', lookupRoute(jsonStyle, records));
+  app.get('/xml/authorizations/by-idempotency-key/:key', lookupRoute(xmlStyle, records));
   app.get('/health', async () => ({ status: 'ok' }));
 
   app.setNotFoundHandler((request, reply) =>

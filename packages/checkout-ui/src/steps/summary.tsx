@@ -173,7 +173,12 @@ export function DoneStep({ outcome, merchantName }: { outcome: Outcome; merchant
       ? ['Payment complete', `Thank you. ${merchantName} has your order.`]
       : outcome.kind === 'selected'
         ? ['Card selected', `${merchantName} will finish your order.`]
-        : ['Payment not completed', outcome.message];
+        : outcome.kind === 'pending'
+          ? [
+              'Payment not confirmed yet',
+              `Your bank has not confirmed it yet. ${merchantName} will be told the outcome, and you will not be charged twice.`,
+            ]
+          : ['Payment not completed', outcome.message];
   return (
     <div class={`done ${outcome.kind}`}>
       <StepTitle>{title}</StepTitle>

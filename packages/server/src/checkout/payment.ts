@@ -10,6 +10,7 @@ import {
   type GatewayAddress,
   GatewayError,
   type GatewayResult,
+  type MerchantGateway,
   sdkResult,
 } from '../gateways/index.js';
 import type { Logger } from '../log.js';
@@ -96,10 +97,10 @@ export const UNDECIDED_PAYMENT_MS = 20 * 60 * 60_000;
 
 /**
  * How long one ask of a merchant's gateway can last: its time-out twice (the retry after a time-out),
- * and once more as margin. A payment is asked again only after this, so that two asks with one
- * idempotency key are never in flight together.
+ * and as margin once more, or 5 s if more (the database and vault work around the call). A payment is
+ * asked again only after this, so that two asks with one idempotency key are never in flight together.
  */
-const askLasts = (timeoutMs: number) => 3 * timeoutMs;
+const askLasts = (timeoutMs: number) => 2 * timeoutMs + Math.max(timeoutMs, 5_000);
 
 export class PaymentStep {
   readonly #tokenKey: Buffer;
@@ -123,7 +124,7 @@ export class PaymentStep {
     }
     if (existing.status === 'PROCESSING') {
       if (existing.merchantAuthorization) return this.#selectionOf(existing, shopperId);
-      return this.#askAgain(existing, shopperId, input.cvv);
+      return this.#askAgain(existing, shopperId, input);
     }
     const choice = await this.#choose(shopperId, orderId, input);
     const { chargedAmount } = attemptOf(choice);
@@ -217,13 +218,19 @@ export class PaymentStep {
    * A submit of the shopper while the order's payment is under way: `pending` while the gateway is being
    * asked, or was last asked too recently for that ask to be over (`askLasts`). After that, the gateway
    * gave no decision: this submit takes the payment (`claimPayment`, so one of several concurrent ones)
-   * and asks again with the same request, its CVV included, and the order's id as idempotency key, so
-   * that the gateway answers what it decided or decides now, and never charges twice.
+   * and settles it as a payment whose answer was lost (`#settleLost`), with the CVV the page still holds.
+   * The payment is the one recorded: a submit naming another card is refused.
    */
-  async #askAgain(order: Order, shopperId: string, cvv: string | undefined): Promise<PayResult> {
+  async #askAgain(order: Order, shopperId: string, input: PayInput): Promise<PayResult> {
     const { payment } = order;
     if (payment?.shopperId !== shopperId) {
       throw new DomainError('ORDER_STATE_CONFLICT', `order ${order.id} has a payment under way.`);
+    }
+    if (input.paymentId !== payment.paymentId) {
+      throw new DomainError(
+        'ORDER_STATE_CONFLICT',
+        `paymentId: order ${order.id} has a payment under way with another card (${payment.paymentId}); it cannot change now.`,
+      );
     }
     const merchant = await findMerchant(this.deps.merchants, order);
     const card = await this.deps.wallet.findCard(payment.paymentId);
@@ -234,20 +241,20 @@ export class PaymentStep {
     }
     if (!(await this.deps.orders.claimPayment(order))) return pending(order);
     const { billing } = await this.#addressesOf(order, shopperId);
-    const settled = await this.#settle({ order, merchant, card, billing }, payment.chargedAmount, cvv);
+    const settling = { order, merchant, card, billing };
+    const settled = await this.#settleLost(settling, gateway, payment.chargedAmount, input.cvv);
     return this.#outcomeOf(settled, shopperId);
   }
 
   /**
    * Finishes the payments left PROCESSING since `before` by a process that stopped or died between taking
    * the payment and recording the gateway's decision, or whose gateway gave no decision in time and whose
-   * shopper stopped asking: asks the gateway again with the order's id as the idempotency key, so that it
-   * answers with the decision it made, or decides now if the first request never reached it (without the
+   * shopper stopped asking: settles each as a payment whose answer was lost (`#settleLost`, without the
    * CVV, which is never stored). The order then settles as any other, and its webhook goes to the
-   * merchant; a gateway still undecided is asked again at the next sweep, until `UNDECIDED_PAYMENT_MS`.
-   * A gateway that does not replay idempotent requests cannot be asked again without risking a second
-   * charge: the order fails with -1, and the log names it for an operator to check against the
-   * gateway's records. Returns how many orders were asked for again.
+   * merchant; one still undecided is asked again at the next sweep, until `UNDECIDED_PAYMENT_MS`. A
+   * gateway that can neither look a payment up nor replay idempotent requests cannot be asked again
+   * without risking a second charge: the order fails with -1, and the log names it for an operator to
+   * check against the gateway's records. Returns how many orders were asked for, or given up on.
    */
   async settleStalled(before = this.#now() - STALLED_PAYMENT_MS): Promise<number> {
     let settled = 0;
@@ -269,35 +276,68 @@ export class PaymentStep {
 
   /** False when another process or submit took the payment since the sweep read it. */
   async #settleStalled(order: Order): Promise<boolean> {
+    // First, so that an order whose gateway or card can no longer be read still ends.
+    if (order.createdAt < this.#now() - UNDECIDED_PAYMENT_MS) return this.#giveUp(order);
     const { payment } = order;
     const merchant = await findMerchant(this.deps.merchants, order);
     const gateway = await this.deps.gateways.gatewayOf(merchant.id);
     const card = payment?.shopperId ? await this.deps.wallet.findCard(payment.paymentId) : undefined;
-    const tooLate = order.createdAt < this.#now() - UNDECIDED_PAYMENT_MS;
-    if (!payment?.shopperId || !card || !gateway.connector.supports.idempotentReplay || tooLate) {
-      this.deps.log.error(
-        { orderId: order.id, merchantId: merchant.id, gateway: gateway.connector.name },
-        'a payment left under way cannot be asked for again; the order fails with -1: check the gateway for a charge',
-      );
-      await this.deps.orders.markFailed(order.id, GENERIC_ERROR.errorCode, GENERIC_ERROR.errorMessage);
-      return true;
+    const { connector } = gateway;
+    if (!payment?.shopperId || !card || (!connector.lookup && !connector.supports.idempotentReplay)) {
+      return this.#giveUp(order);
     }
     if (!(await this.deps.orders.claimPayment(order))) return false;
     const { billing } = await this.#addressesOf(order, payment.shopperId);
     this.deps.log.warn(
       { orderId: order.id, merchantId: merchant.id },
-      'finishing a payment left under way: asking the gateway for its decision again',
+      'finishing a payment left under way: asking the gateway for its decision',
     );
-    const settled = await this.#settle({ order, merchant, card, billing }, payment.chargedAmount, undefined);
-    if (settled.status === 'FAILED' && settled.error?.code === GENERIC_ERROR.errorCode) {
-      // No decision: the gateway may hold one for a request that differed (the CVV, which is not stored,
-      // or the card's stored-credential reference, recorded by a later payment meanwhile).
-      this.deps.log.error(
-        { orderId: order.id, merchantId: merchant.id },
-        'the gateway gave no decision for a payment left under way; the order failed with -1: check the gateway for a charge',
-      );
-    }
+    const settling = { order, merchant, card, billing };
+    await this.#settleLost(settling, gateway, payment.chargedAmount, undefined);
     return true;
+  }
+
+  async #giveUp(order: Order): Promise<true> {
+    this.deps.log.error(
+      { orderId: order.id, merchantId: order.merchantId },
+      'a payment left under way cannot be asked for again; the order fails with -1: check the gateway for a charge',
+    );
+    await this.deps.orders.markFailed(order.id, GENERIC_ERROR.errorCode, GENERIC_ERROR.errorMessage);
+    return true;
+  }
+
+  /**
+   * Settles a payment whose answer was lost (a time-out, a process that died): the decision the gateway
+   * made, looked up by the order's id, its idempotency key; when it made none, the payment is authorized
+   * now with that key (with the CVV if the shopper's page still holds it). Where the gateway cannot look
+   * payments up, the authorization is sent again instead, which it answers with its first decision only
+   * if the request is the same. Whatever keeps the gateway from answering leaves the order PROCESSING,
+   * asked again later: the first request may have been authorized, so it is never failed for it.
+   */
+  async #settleLost(
+    settling: Settling,
+    gateway: MerchantGateway,
+    amount: number,
+    cvv: string | undefined,
+  ): Promise<Order> {
+    const { order } = settling;
+    const { connector, credentials } = gateway;
+    let answer: GatewayResult | GatewayError | undefined;
+    if (connector.lookup) {
+      answer = await connector.lookup(order.id, credentials).catch(asGatewayError);
+    } else if (!connector.supports.idempotentReplay) {
+      // Sent again, it could be charged twice: the stalled-payment sweep gives it up.
+      return order;
+    }
+    answer ??= await this.#callGateway(settling, amount, cvv);
+    if (answer instanceof GatewayError) {
+      this.deps.log.warn(
+        { err: answer, orderId: order.id, kind: answer.kind },
+        'the gateway gave no decision for a payment under way; it stays under way and is asked for again',
+      );
+      return order;
+    }
+    return this.#record(settling, answer);
   }
 
   /**
@@ -305,9 +345,23 @@ export class PaymentStep {
    * code. With no decision to record (`undecided`) the order stays PROCESSING, as `settling` has it.
    */
   async #settle(settling: Settling, amount: number, cvv: string | undefined): Promise<Order> {
-    const { order, merchant, card } = settling;
     const answer = await this.#callGateway(settling, amount, cvv);
-    if (answer instanceof GatewayError && answer.kind === 'undecided') return order;
+    if (answer instanceof GatewayError) {
+      const undecided = answer.kind === 'undecided';
+      this.deps.log.warn(
+        { err: answer, orderId: settling.order.id, kind: answer.kind },
+        undecided
+          ? 'the gateway gave no decision in time; the payment stays under way and is asked for again'
+          : 'the gateway gave no decision; the order fails with -1',
+      );
+      if (undecided) return settling.order;
+    }
+    return this.#record(settling, answer);
+  }
+
+  /** Records the gateway's decision, or the -1 of a GatewayError: SUCCEEDED, or FAILED with its code. */
+  async #record(settling: Settling, answer: GatewayResult | GatewayError): Promise<Order> {
+    const { order, merchant, card } = settling;
     const result = sdkResult(answer instanceof GatewayError ? answer : answer.outcome);
     if (result.kind === 'error' || answer instanceof GatewayError) {
       // sdkResult gives every GatewayError the generic -1; the fallback only satisfies the types.
@@ -329,7 +383,7 @@ export class PaymentStep {
     return succeeded;
   }
 
-  /** The gateway's decision, or the GatewayError that stands for none; any other failure is logged as one. */
+  /** The gateway's decision, or the GatewayError that stands for none (any other failure becomes one). */
   async #callGateway(
     settling: Settling,
     amount: number,
@@ -363,17 +417,7 @@ export class PaymentStep {
       };
       return await gateway.connector.authorize(request, gateway.credentials);
     } catch (error) {
-      const gatewayError =
-        error instanceof GatewayError
-          ? error
-          : new GatewayError('unexpected_response', 'the payment could not be sent', { cause: error });
-      this.deps.log.warn(
-        { err: gatewayError, orderId: order.id, kind: gatewayError.kind },
-        gatewayError.kind === 'undecided'
-          ? 'the gateway gave no decision in time; the payment stays under way and is asked for again'
-          : 'the gateway gave no decision; the order fails with -1',
-      );
-      return gatewayError;
+      return asGatewayError(error);
     }
   }
 
@@ -422,6 +466,12 @@ export class PaymentStep {
   #errorResult(orderId: string, errorCode: string, errorMessage: string | null): ErrorResult {
     return { outcome: 'error', orderId, errorCode, errorMessage };
   }
+}
+
+function asGatewayError(error: unknown): GatewayError {
+  return error instanceof GatewayError
+    ? error
+    : new GatewayError('unexpected_response', 'the payment could not be sent', { cause: error });
 }
 
 function pending(order: Order): PendingResult {

@@ -157,16 +157,28 @@ describe.each(engines())('payments left under way by a stopped process, on %s', 
     );
   });
 
-  it('fails one with -1, and says to check the gateway, when the gateway holds a decision for a request that differed (its CVV)', async () => {
+  it('settles one whose gateway decided a request with the CVV, which the sweep does not have: looked up, not sent again', async () => {
     const { orderId, decided } = await decidedByTheGateway(new Secret('123'));
     expect(decided.outcome).toBe('approved');
+    const sent = keysOf(orderId).length;
     expect(await sweepLater()).toBe(1);
-    expect((await orderOf(orderId)).status).toBe('FAILED');
-    const logged = service.logs.map((line) => JSON.parse(line)).filter((line) => line.orderId === orderId);
-    expect(logged.map((line) => [line.level, line.msg])).toContainEqual([
-      50,
-      'the gateway gave no decision for a payment left under way; the order failed with -1: check the gateway for a charge',
-    ]);
+    expect(await orderOf(orderId)).toMatchObject({
+      status: 'SUCCEEDED',
+      transactionDetails: { gatewayTransactionId: decided.gatewayTransactionId },
+    });
+    expect(proxy.lookedUp).toContain(orderId);
+    expect(keysOf(orderId)).toHaveLength(sent);
+  });
+
+  it('keeps under way, never failed, one whose gateway cannot be reached when asked again', async () => {
+    const { orderId, decided } = await decidedByTheGateway(new Secret('123'));
+    proxy.failNext(1);
+    expect(await sweepLater()).toBe(1);
+    expect(await orderOf(orderId)).toMatchObject({ status: 'PROCESSING', error: null });
+    expect(await sweepLater()).toBe(1);
+    expect((await orderOf(orderId)).transactionDetails.gatewayTransactionId).toBe(
+      decided.gatewayTransactionId,
+    );
   });
 
   it('goes on past an order it cannot settle now, and tries it again at the next sweep', async () => {

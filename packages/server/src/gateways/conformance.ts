@@ -213,6 +213,21 @@ export function describeGatewayConformance(name: string, target: ConformanceTarg
       expect(another.gatewayTransactionId).not.toBe(first.gatewayTransactionId);
     });
 
+    it('looks up the decision made for an idempotency key, and finds none for a key never used', async () => {
+      const { lookup } = connector();
+      if (!lookup) {
+        // Without look-ups, a payment whose answer was lost can only be settled by sending it again.
+        expect(connector().supports.idempotentReplay).toBe(true);
+        return;
+      }
+      const request = authorization(card('4111111111111111'));
+      expect(await lookup(request.idempotencyKey, target.credentials)).toBeUndefined();
+      const decided = await authorize(request);
+      const found = await lookup(request.idempotencyKey, target.credentials);
+      expect(found?.gatewayTransactionId).toBe(decided.gatewayTransactionId);
+      expect(found?.rawResponse).toEqual(decided.rawResponse);
+    });
+
     it('gives connected merchants an stpReferenceNum from the raw response, and others none', async () => {
       const standard = await authorize(authorization(card('4111111111111111')));
       expect(standard.stpReferenceNum).toBeUndefined();

@@ -115,6 +115,14 @@ export interface GatewayConnector {
    * the connector does not support.
    */
   authorize(request: AuthorizationRequest, credentials: GatewayCredentials): Promise<GatewayResult>;
+  /**
+   * The decision the gateway made for the authorization sent with `idempotencyKey`, or undefined when
+   * it made none (so nothing was charged); rejects with a GatewayError when it cannot tell. How a payment
+   * whose answer was lost is settled without sending the authorization again, which could not be the
+   * same request: its CVV is not kept. Connectors whose gateway cannot look an authorization up leave it
+   * out.
+   */
+  lookup?(idempotencyKey: string, credentials: GatewayCredentials): Promise<GatewayResult | undefined>;
 }
 
 /** Throws when `request` needs a capability the connector has not declared. */

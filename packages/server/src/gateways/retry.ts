@@ -18,6 +18,7 @@ export function retryingOnTimeout(connector: GatewayConnector): GatewayConnector
   return {
     name: connector.name,
     supports: connector.supports,
+    ...(connector.lookup && { lookup: connector.lookup }),
     async authorize(request, credentials) {
       try {
         return await connector.authorize(request, credentials);

@@ -1,8 +1,9 @@
 /**
  * A pass-through in front of the sandbox gateway, over real HTTP on 127.0.0.1, that records every
- * authorization it forwards: how tests count what reached the gateway. It can also hold the next
- * authorization until the test lets it through (a gateway slow to answer), or lose the answers of the
- * next ones: the gateway decides, and the decision never comes back, as in a real time-out.
+ * authorization and look-up it forwards: how tests count what reached the gateway. It can also hold the
+ * next authorization until the test lets it through (a gateway slow to answer), lose the answers of the
+ * next ones (the gateway decides, and the decision never comes back, as in a real time-out), or answer
+ * the next requests 502 itself, as a gateway's failing load balancer would.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,24 +22,38 @@ export interface GatewayProxy {
   url: string;
   /** The authorizations forwarded, in the order the gateway answered them. */
   forwarded: Forwarded[];
+  /** The idempotency keys looked up (`GET …/by-idempotency-key/<key>`), in order. */
+  lookedUp: string[];
   /** How many authorizations it forwarded. */
   count(): number;
   /** Holds the next authorization: `arrived` resolves when it comes, `release()` forwards it. */
   holdNext(): { arrived: Promise<void>; release(): void };
   /** Forwards the next `count` authorizations but never answers them; the caller times out. */
   loseNextAnswers(count: number): void;
+  /** Answers the next `count` requests of any kind 502 without forwarding them. */
+  failNext(count: number): void;
   close(): Promise<void>;
 }
 
 export async function startGatewayProxy(target: string): Promise<GatewayProxy> {
   const forwarded: Forwarded[] = [];
+  const lookedUp: string[] = [];
   let hold: { arrive(): void; released: Promise<void> } | undefined;
   let toLose = 0;
+  let toFail = 0;
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', async () => {
+      if (toFail > 0) {
+        toFail--;
+        response.writeHead(502, { 'content-type': 'text/plain' });
+        response.end('Bad Gateway');
+        return;
+      }
       const authorizing = request.method === 'POST';
+      const lookup = /\/by-idempotency-key\/([^/?]+)/.exec(request.url ?? '');
+      if (lookup?.[1]) lookedUp.push(decodeURIComponent(lookup[1]));
       const held = authorizing ? hold : undefined;
       if (held) {
         hold = undefined;
@@ -73,6 +88,7 @@ export async function startGatewayProxy(target: string): Promise<GatewayProxy> {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     forwarded,
+    lookedUp,
     count: () => forwarded.length,
     holdNext() {
       let arrive = () => {};
@@ -88,6 +104,9 @@ export async function startGatewayProxy(target: string): Promise<GatewayProxy> {
     },
     loseNextAnswers(count) {
       toLose += count;
+    },
+    failNext(count) {
+      toFail += count;
     },
     async close() {
       server.closeAllConnections();

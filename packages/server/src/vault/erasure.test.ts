@@ -174,6 +174,41 @@ describe.each(engines())('erasure of removed cards on %s', (engine) => {
     expect(await erasedBy(LATER + RECHECK_AFTER_MS)).toBe(1);
   });
 
+  it('keeps the number while the service is still paying an order with the card', async () => {
+    const pan = visaNumber(503);
+    const { card } = await saveCard(pan);
+    const shop = await service.merchant({ allowedOrigins: ['https://shop.example'] });
+    const created = await service.call('POST', '/checkout/orders', {
+      body: { merchantId: shop.merchantId, order: { lineItems: [{ SKU: 'TEE', amount: 2500 }] } },
+      headers: { origin: 'https://shop.example' },
+    });
+    const orderId = created.json.orderId as string;
+    const [address] = await service.services.wallet.listAddresses(shopper.id);
+    await service.services.orders.markProcessing(orderId, {
+      email: shopper.email,
+      shopperId: shopper.id,
+      paymentId: card.id,
+      shippingAddressId: null,
+      billingAddressId: address?.externalId ?? null,
+      shippingMethod: null,
+      shippingAmount: 0,
+      taxAmount: 0,
+      chargedAmount: 2500,
+    });
+    await service.services.wallet.removeCard(shopper.id, card.id);
+    // The gateway's answer was lost: the payment may have to be sent again, with the number.
+    expect(await erasedBy(LATER)).toBe(0);
+    expect((await service.services.vault.reveal(card.vaultId)).reveal()).toBe(pan);
+
+    // Settled (written directly: a settled order's webhook would count in the recovery test below).
+    await service.services.db.kysely
+      .updateTable('orders')
+      .set({ status: 'FAILED' })
+      .where('id', '=', orderId)
+      .execute();
+    expect(await erasedBy(LATER + RECHECK_AFTER_MS)).toBe(1);
+  });
+
   it('sends a removed card again neither by resend nor recovery, so nothing can put its erasure off', async () => {
     const pan = visaNumber(503);
     const delivered = (await saveCard(pan)).card;

@@ -4,7 +4,8 @@ import { PAYMENT_CREDENTIALS } from '../payments/credentials.js';
 
 /**
  * How long a card number is kept after a wallet removed the card: a payment already under way with it (a
- * gateway call, at most a few seconds) ends well within.
+ * gateway call, at most a few seconds) mostly ends well within; one whose gateway has not answered keeps
+ * it for as long as it is under way (`holdersOf`).
  */
 export const ERASE_AFTER_MS = 60 * 60_000;
 
@@ -110,7 +111,11 @@ export async function eraseDueCards(
   return { considered: due.length, erased: erase.length };
 }
 
-/** The cards holding these vault entries: in a wallet still, or with a PAYMENT_CREDENTIALS webhook on its way. */
+/**
+ * The cards holding these vault entries: in a wallet still, with a PAYMENT_CREDENTIALS webhook on its
+ * way, or paying an order the service is still paying (PROCESSING, not handed to the merchant): a
+ * payment whose answer was lost may have to be sent again.
+ */
 function holdersOf(trx: Kysely<Database>, vaultIds: string[]) {
   return trx
     .selectFrom('cards')
@@ -130,7 +135,12 @@ function holdersOf(trx: Kysely<Database>, vaultIds: string[]) {
             .where('state', '=', 'PENDING')
             .where('event_name', '=', PAYMENT_CREDENTIALS),
         );
-      return eb.or([eb('removed_at', 'is', null), eb('id', 'in', onTheirWay)]);
+      const paying = eb
+        .selectFrom('orders')
+        .select('payment_id')
+        .where('status', '=', 'PROCESSING')
+        .where('session_id', 'is', null);
+      return eb.or([eb('removed_at', 'is', null), eb('id', 'in', onTheirWay), eb('id', 'in', paying)]);
     })
     .execute();
 }

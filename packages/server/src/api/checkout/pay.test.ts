@@ -428,7 +428,7 @@ describe.each(engines())('checkout page API: sign-in, wallet and payment on %s',
     expect(proxy.count()).toBe(before + 1);
   });
 
-  it('keeps a payment whose gateway gave no decision pending, and asks again for it when submitted again: charged once', async () => {
+  it('keeps a payment whose gateway gave no decision pending, and looks its decision up when submitted again: charged once', async () => {
     const orderId = await createOrder(slow.merchantId);
     const token = await signIn(orderId);
     const card = await cardEnding(token, '1111');
@@ -446,20 +446,30 @@ describe.each(engines())('checkout page API: sign-in, wallet and payment on %s',
     const order = await service.call('GET', `/orders/${orderId}`, { apiKey: slow.apiKey });
     expect(order.json).toMatchObject({ status: 'PROCESSING', error: null });
 
-    // Within three time-outs of the last ask, that ask could still be running: pending, nothing sent.
+    // While the last ask could still be running (`askLasts`): pending, nothing sent.
     expect((await pay(orderId, token, body)).json).toEqual({ outcome: 'pending', orderId });
     expect(asks()).toHaveLength(2);
+    expect(proxy.lookedUp).not.toContain(orderId);
+    // The payment under way is the one recorded: another card cannot take its place.
+    const other = await cardEnding(token, '4444');
+    const switched = await pay(orderId, token, { paymentId: other.paymentId });
+    expect(switched.status).toBe(409);
+    expect(switched.json).toEqual({
+      errorCode: 'ORDER_STATE_CONFLICT',
+      errorMessage: `paymentId: order ${orderId} has a payment under way with another card (${card.paymentId}); it cannot change now.`,
+    });
 
     const settled = await until(async () => {
       const answer = await pay(orderId, token, body);
       return answer.json.outcome !== 'pending' && answer;
-    }, 10 * SLOW_GATEWAY_TIMEOUT_MS);
+    }, 20 * SLOW_GATEWAY_TIMEOUT_MS);
     expect(settled.status).toBe(200);
     expect(settled.json.outcome).toBe('success');
+    // Looked up, not sent again: the decision made for the first request, which nothing else can repeat.
+    expect(proxy.lookedUp.filter((key) => key === orderId)).toHaveLength(1);
+    expect(asks()).toHaveLength(2);
     const [lost] = asks();
     expect(settled.json.transactionDetails.gatewayResponse).toEqual(JSON.parse(lost?.body ?? ''));
-    expect(asks().filter((entry) => !entry.replayed)).toHaveLength(1);
-    expect(asks().at(-1)).toMatchObject({ replayed: true, delivered: true });
     const webhook = await until(async () =>
       receiver.received.map((received) => JSON.parse(received.body)).find((sent) => sent.orderId === orderId),
     );

@@ -26,19 +26,21 @@ export interface SandboxGatewaySettings {
 const STYLES = {
   json: {
     path: 'v1/authorizations',
+    lookupPath: 'v1/authorizations/by-idempotency-key/',
     contentType: 'application/json',
     body: (request: AuthorizationRequest) => JSON.stringify(toJsonRequest(request)),
     read: fromJsonResponse,
   },
   xml: {
     path: 'xml/authorizations',
+    lookupPath: 'xml/authorizations/by-idempotency-key/',
     contentType: 'application/xml',
     body: toXmlRequest,
     read: fromXmlResponse,
   },
 } as const;
 
-function endpointOf(settings: SandboxGatewaySettings): URL {
+function baseOf(settings: SandboxGatewaySettings): URL {
   let base: URL;
   try {
     // A trailing slash keeps any path prefix of the base URL when the style's path is added.
@@ -51,7 +53,7 @@ function endpointOf(settings: SandboxGatewaySettings): URL {
   if (base.protocol !== 'http:' && base.protocol !== 'https:') {
     throw new GatewayError('configuration', `sandbox gateway url must be http or https: ${settings.url}`);
   }
-  return new URL(STYLES[settings.style].path, base);
+  return base;
 }
 
 /**
@@ -63,7 +65,31 @@ export function sandboxConnector(settings: SandboxGatewaySettings): GatewayConne
   if (!Number.isInteger(settings.timeoutMs) || settings.timeoutMs <= 0) {
     throw new GatewayError('configuration', 'sandbox gateway timeoutMs must be a positive integer (ms)');
   }
-  const endpoint = endpointOf(settings);
+  const base = baseOf(settings);
+  const endpoint = new URL(style.path, base);
+
+  /** One exchange within the time-out; a GatewayError (`timeout` or `network`) when it does not finish. */
+  const exchange = async (
+    url: URL,
+    init: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: string },
+  ): Promise<{ statusCode: number; text: string }> => {
+    const signal = AbortSignal.timeout(settings.timeoutMs);
+    try {
+      const response = await httpRequest(url, { ...init, signal });
+      return { statusCode: response.statusCode, text: await response.body.text() };
+    } catch (error) {
+      // The signal fires for the whole exchange: connecting, waiting for the answer, reading it.
+      const message = signal.aborted
+        ? `sandbox gateway gave no answer within ${settings.timeoutMs} ms`
+        : `sandbox gateway unreachable at ${url.origin}`;
+      throw new GatewayError(signal.aborted ? 'timeout' : 'network', message, { cause: error });
+    }
+  };
+  const apiKeyOf = (credentials: GatewayCredentials): string => {
+    const apiKey = credentials.apiKey;
+    if (!apiKey) throw new GatewayError('configuration', 'the sandbox gateway needs credentials.apiKey');
+    return apiKey.reveal();
+  };
 
   const connector: GatewayConnector = {
     name: 'sandbox',
@@ -71,34 +97,26 @@ export function sandboxConnector(settings: SandboxGatewaySettings): GatewayConne
 
     async authorize(request: AuthorizationRequest, credentials: GatewayCredentials): Promise<GatewayResult> {
       assertSupported(connector, request);
-      const apiKey = credentials.apiKey;
-      if (!apiKey) throw new GatewayError('configuration', 'the sandbox gateway needs credentials.apiKey');
-      const body = style.body(request);
-      const signal = AbortSignal.timeout(settings.timeoutMs);
-      let statusCode: number;
-      let text: string;
-      try {
-        const response = await httpRequest(endpoint, {
-          method: 'POST',
-          headers: {
-            authorization: `Bearer ${apiKey.reveal()}`,
-            'content-type': style.contentType,
-            accept: style.contentType,
-            'idempotency-key': request.idempotencyKey,
-          },
-          body,
-          signal,
-        });
-        statusCode = response.statusCode;
-        text = await response.body.text();
-      } catch (error) {
-        // The signal fires for the whole exchange: connecting, waiting for the answer, reading it.
-        const message = signal.aborted
-          ? `sandbox gateway gave no answer within ${settings.timeoutMs} ms`
-          : `sandbox gateway unreachable at ${endpoint.origin}`;
-        throw new GatewayError(signal.aborted ? 'timeout' : 'network', message, { cause: error });
-      }
+      const { statusCode, text } = await exchange(endpoint, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${apiKeyOf(credentials)}`,
+          'content-type': style.contentType,
+          accept: style.contentType,
+          'idempotency-key': request.idempotencyKey,
+        },
+        body: style.body(request),
+      });
       return style.read(statusCode, text);
+    },
+
+    async lookup(idempotencyKey: string, credentials: GatewayCredentials) {
+      const url = new URL(`${style.lookupPath}${encodeURIComponent(idempotencyKey)}`, base);
+      const { statusCode, text } = await exchange(url, {
+        method: 'GET',
+        headers: { authorization: `Bearer ${apiKeyOf(credentials)}`, accept: style.contentType },
+      });
+      return statusCode === 404 ? undefined : style.read(statusCode, text);
     },
   };
   return connector;
