@@ -3,7 +3,7 @@ import { createHmac } from 'node:crypto';
 import { type AuditDetails, shopperActor } from '../audit/index.js';
 import { DomainError, NotFoundError, ValidationError } from '../errors.js';
 import type { Merchant, ShippingMethod } from '../merchants/index.js';
-import type { Order, Orders } from '../orders/index.js';
+import { MAX_CENTS, type Order, type Orders } from '../orders/index.js';
 import type { ShopperIdentity } from '../shopper-auth/index.js';
 import type { Address, ChangedBy, Wallet } from '../wallet/index.js';
 
@@ -121,6 +121,21 @@ export async function chooseShipping(
     }
   }
   return { address, method };
+}
+
+/**
+ * What the shopper is shown and charged: subtotal + shipping + taxes, integer cents. The order's MAX_CENTS
+ * bounds this too, so quote and pay refuse a choice above it alike, before anything reaches the gateway;
+ * the order stays CREATED, and a cheaper shipping method, or an address taxed less, may still pay it.
+ */
+export function chargedTotal(subtotal: number, shipping: number, taxes: number): number {
+  const total = subtotal + shipping + taxes;
+  if (total > MAX_CENTS) {
+    throw new ValidationError(
+      `total ${total} (subtotal + shipping + taxes) is more than ${MAX_CENTS} cents, the most one payment can charge: choose another shipping method or address, or ask the shop to split the order`,
+    );
+  }
+  return total;
 }
 
 /** 32 characters of base64url: 192 bits, more than enough for a reference nobody can guess. */

@@ -21,6 +21,7 @@ import type { KeyRing } from '../vault/keyring.js';
 import type { CardVault } from '../vault/vault.js';
 import type { Address, Card, Sessions, Shopper, Wallet } from '../wallet/index.js';
 import {
+  chargedTotal,
   chooseShipping,
   findMerchant,
   findOpenOrder,
@@ -490,7 +491,7 @@ function attemptOf({ order, shopper, card, billing, shipping, taxes }: Choice): 
     shippingMethod: shipping.method,
     shippingAmount,
     taxAmount: taxes,
-    chargedAmount: order.subtotal + shippingAmount + taxes,
+    chargedAmount: chargedTotal(order.subtotal, shippingAmount, taxes),
   };
 }
 

@@ -30,6 +30,7 @@ import {
 } from '../wallet/index.js';
 import {
   changedBy,
+  chargedTotal,
   chooseShipping,
   findMerchant,
   findOpenOrder,
@@ -440,7 +441,7 @@ export class Checkout {
       subtotal: order.subtotal,
       shipping: shippingAmount,
       taxes,
-      total: order.subtotal + shippingAmount + taxes,
+      total: chargedTotal(order.subtotal, shippingAmount, taxes),
     };
   }
 

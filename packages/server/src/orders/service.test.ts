@@ -122,6 +122,24 @@ describe.each(engines())('orders on %s', (engine) => {
     expect(total.message).toBe('total 100 is less than subtotal 2500');
   });
 
+  it('refuses an order that charges nothing, and an unpriced item without a subtotal', async () => {
+    const empty = await rejection(orders.create(merchant, { lineItems: [] }, ORIGIN));
+    expect([empty.errorCode, empty.message]).toEqual([
+      'VALIDATION_ERROR',
+      'subtotal must be at least 1 cent: left out, it is the sum of the line item amounts, here 0',
+    ]);
+    const free = await rejection(create({ lineItems: [{ SKU: 'A', amount: 0 }], subtotal: 0 }));
+    expect(free.message).toBe('subtotal must be at least 1 cent: an order must charge something');
+    const unpriced = await rejection(
+      create({ lineItems: [{ SKU: 'A', amount: 2500 }, { SKU: 'B' }], total: 3700 }),
+    );
+    expect(unpriced.message).toBe(
+      'subtotal is required when a line item has no amount (lineItems[1].amount is missing)',
+    );
+    const priced = await create({ lineItems: [{ SKU: 'A', amount: 2500 }, { SKU: 'B' }], subtotal: 3700 });
+    expect([priced.subtotal, priced.total]).toEqual([3700, 3700]);
+  });
+
   it('pays: PROCESSING with the payment, then SUCCEEDED with an outbox message in the same commit', async () => {
     const order = await create();
     const processing = await orders.markProcessing(order.id, PAYMENT);

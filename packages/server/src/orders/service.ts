@@ -8,7 +8,7 @@ import type { NewMessage, WebhookMessageRow } from '../webhooks/index.js';
 import { OrdersRepo } from './repo.js';
 import { type OrderEvent, OrderTransitionError, transition } from './state.js';
 import type { Order, OrderListFilter, OrderPage, PaymentAttempt, TransactionDetails } from './types.js';
-import { MAX_CENTS, validateOrder } from './validation.js';
+import { subtotalOf, validateOrder } from './validation.js';
 
 export const ORDER_SUCCEEDED = 'ORDER_SUCCEEDED';
 export const ORDER_FAILED = 'ORDER_FAILED';
@@ -58,11 +58,7 @@ export class Orders {
       );
     }
     const order = validateOrder(input);
-    const sum = order.lineItems.reduce((total, item) => total + (item.amount ?? 0), 0);
-    if (order.subtotal === undefined && sum > MAX_CENTS) {
-      throw new ValidationError(`the line item amounts add up to ${sum}, more than ${MAX_CENTS} cents`);
-    }
-    const subtotal = order.subtotal ?? sum;
+    const subtotal = subtotalOf(order);
     if (order.total !== undefined && order.total < subtotal) {
       throw new ValidationError(`total ${order.total} is less than subtotal ${subtotal}`);
     }

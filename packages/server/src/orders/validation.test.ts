@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../errors.js';
-import { validateOrder } from './validation.js';
+import { subtotalOf, validateOrder } from './validation.js';
 
 /** The SDK's own check, loaded from its source so both sides run on the same cases. */
 const sdk: { validateOrder(input: unknown): unknown } = await import(
@@ -170,5 +170,68 @@ describe('validateOrder', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('subtotalOf', () => {
+  it("is the merchant's subtotal, else the sum of the line item amounts", () => {
+    expect(
+      subtotalOf({
+        lineItems: [
+          { SKU: 'A', amount: 100 },
+          { SKU: 'B', amount: 250 },
+        ],
+      }),
+    ).toBe(350);
+    expect(subtotalOf({ lineItems: [{ SKU: 'A', amount: 100 }, { SKU: 'B' }], subtotal: 500 })).toBe(500);
+    expect(subtotalOf({ lineItems: [], subtotal: 1 })).toBe(1);
+  });
+
+  it.each([
+    [
+      'an empty lineItems list without subtotal',
+      { lineItems: [] },
+      'subtotal must be at least 1 cent: left out, it is the sum of the line item amounts, here 0',
+    ],
+    [
+      'a total without subtotal or priced items',
+      { lineItems: [], total: 2500 },
+      'subtotal must be at least 1 cent: left out, it is the sum of the line item amounts, here 0',
+    ],
+    [
+      'line item amounts of 0',
+      { lineItems: [{ SKU: 'A', amount: 0 }] },
+      'subtotal must be at least 1 cent: left out, it is the sum of the line item amounts, here 0',
+    ],
+    [
+      'a subtotal of 0',
+      { lineItems: [{ SKU: 'A' }], subtotal: 0, total: 0 },
+      'subtotal must be at least 1 cent: an order must charge something',
+    ],
+    [
+      'an item without an amount and no subtotal',
+      { lineItems: [{ SKU: 'A', amount: 2500 }, { SKU: 'B' }], total: 3700 },
+      'subtotal is required when a line item has no amount (lineItems[1].amount is missing)',
+    ],
+    [
+      'line item amounts past the limit',
+      {
+        lineItems: [
+          { SKU: 'A', amount: 99_999_999 },
+          { SKU: 'B', amount: 1 },
+        ],
+      },
+      'the line item amounts add up to 100000000, more than 99999999 cents',
+    ],
+  ])('refuses %s, naming the field and the rule', (_name, order, message) => {
+    let caught: unknown;
+    try {
+      subtotalOf(order);
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(DomainError);
+    expect((caught as DomainError).message).toBe(message);
+    expect((caught as DomainError).status).toBe(400);
   });
 });

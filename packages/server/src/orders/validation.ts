@@ -6,9 +6,9 @@ import type { LineItem, OrderInput } from './types.js';
 export const MAX_CENTS = 99_999_999;
 
 /*
- * The rules and their messages are the SDK's (packages/sdk/src/order.ts), word for word, so a merchant
- * sees the same sentence whether the browser or the service refused the order; validation.test.ts runs
- * both on the same cases.
+ * validateOrder's rules and messages are the SDK's (packages/sdk/src/order.ts), word for word, so a
+ * merchant sees the same sentence whether the browser or the service refused the order;
+ * validation.test.ts runs both on the same cases. subtotalOf's rules are the service's alone.
  */
 
 function cents(value: unknown, field: string): number | undefined {
@@ -86,4 +86,37 @@ export function validateOrder(input: unknown): OrderInput {
     ...(orderDescription !== undefined && { orderDescription }),
     ...(currencyCode !== undefined && { currencyCode }),
   };
+}
+
+/**
+ * The subtotal an order charges: the merchant's, or else the sum of the line item amounts. Rules the SDK
+ * does not check: an item without an amount would count 0 in that sum and the shopper would pay too
+ * little, so it needs the merchant's `subtotal`; a sum may not pass MAX_CENTS; and an order must charge
+ * at least 1 cent, as a gateway refuses a payment of 0.
+ */
+export function subtotalOf(order: OrderInput): number {
+  if (order.subtotal !== undefined) {
+    if (order.subtotal < 1) {
+      throw new ValidationError('subtotal must be at least 1 cent: an order must charge something');
+    }
+    return order.subtotal;
+  }
+  let sum = 0;
+  for (const [index, item] of order.lineItems.entries()) {
+    if (item.amount === undefined) {
+      throw new ValidationError(
+        `subtotal is required when a line item has no amount (lineItems[${index}].amount is missing)`,
+      );
+    }
+    sum += item.amount;
+  }
+  if (sum > MAX_CENTS) {
+    throw new ValidationError(`the line item amounts add up to ${sum}, more than ${MAX_CENTS} cents`);
+  }
+  if (sum < 1) {
+    throw new ValidationError(
+      'subtotal must be at least 1 cent: left out, it is the sum of the line item amounts, here 0',
+    );
+  }
+  return sum;
 }

@@ -62,9 +62,16 @@ describe.each(engines())('POST /checkout/orders and /checkout/shoppers/lookup on
     });
   });
 
-  it('accepts an empty lineItems list', async () => {
-    const response = await createOrder({ merchantId, order: { lineItems: [] } }, 'http://localhost:4001');
+  it('accepts an empty lineItems list with a subtotal', async () => {
+    const response = await createOrder(
+      { merchantId, order: { lineItems: [], subtotal: 2500 } },
+      'http://localhost:4001',
+    );
     expect(response.status).toBe(201);
+    expect(await service.services.orders.find(response.json.orderId)).toMatchObject({
+      subtotal: 2500,
+      total: 2500,
+    });
     expect(response.headers['access-control-allow-origin']).toBe('http://localhost:4001');
   });
 
@@ -100,6 +107,27 @@ describe.each(engines())('POST /checkout/orders and /checkout/shoppers/lookup on
       (id: string) => ({ merchantId: id, order: { ...ORDER, total: 3000 } }),
       'VALIDATION_ERROR',
       'total 3000 is less than subtotal 3700',
+    ],
+    [
+      'an order with nothing to charge',
+      (id: string) => ({ merchantId: id, order: { lineItems: [] } }),
+      'VALIDATION_ERROR',
+      'subtotal must be at least 1 cent: left out, it is the sum of the line item amounts, here 0',
+    ],
+    [
+      'amounts of 0',
+      (id: string) => ({ merchantId: id, order: { lineItems: [{ SKU: 'TEE', amount: 0 }], subtotal: 0 } }),
+      'VALIDATION_ERROR',
+      'subtotal must be at least 1 cent: an order must charge something',
+    ],
+    [
+      'an item without an amount and no subtotal',
+      (id: string) => ({
+        merchantId: id,
+        order: { lineItems: [{ SKU: 'TEE', amount: 2500 }, { SKU: 'MUG' }], total: 3700 },
+      }),
+      'VALIDATION_ERROR',
+      'subtotal is required when a line item has no amount (lineItems[1].amount is missing)',
     ],
     [
       'another currency',

@@ -49,9 +49,9 @@ describe.each(engines())('checkout page API: sign-in, wallet and payment on %s',
   let merchantMode: { merchantId: string; apiKey: string };
   let slow: { merchantId: string; apiKey: string };
 
-  const createOrder = async (merchantId: string) => {
+  const createOrder = async (merchantId: string, order: unknown = ORDER) => {
     const response = await service.call('POST', '/checkout/orders', {
-      body: { merchantId, order: ORDER },
+      body: { merchantId, order },
       headers: { origin: SHOP },
     });
     expect(response.status).toBe(201);
@@ -373,6 +373,39 @@ describe.each(engines())('checkout page API: sign-in, wallet and payment on %s',
     expect(summary.json.status).toBe('CREATED');
 
     const paid = await pay(orderId, token, { ...choice, total: 7900 });
+    expect([paid.status, paid.json.outcome]).toEqual([200, 'success']);
+  });
+
+  it('refuses a total above 99999999 cents at quote and pay alike, charging nothing; the order stays payable', async () => {
+    const { merchantId } = await service.merchant({
+      allowedOrigins: [SHOP],
+      webhookUrl: receiver.url,
+      name: 'Big Ticket Shop',
+      taxSettings: { ratesByState: { TX: 625 } },
+    });
+    const orderId = await createOrder(merchantId, { lineItems: [{ SKU: 'CAR', amount: 99_999_999 }] });
+    const token = await signIn(orderId);
+    const choice = { paymentId: (await cardEnding(token, '1111')).paymentId };
+    const quote = (body: Record<string, unknown>) =>
+      service.call('POST', `/checkout/api/orders/${orderId}/quote`, { body, headers: bearer(token) });
+    expect((await quote({})).json).toMatchObject({ taxes: 0, total: 99_999_999 });
+    // 99,999,999 ¢ at 6.25 % = 6,249,999.94 ¢ → 6,250,000 ¢ of taxes on the card's Texas billing address.
+    const refusal = {
+      errorCode: 'VALIDATION_ERROR',
+      errorMessage:
+        'total 106249999 (subtotal + shipping + taxes) is more than 99999999 cents, the most one payment can charge: choose another shipping method or address, or ask the shop to split the order',
+    };
+    const quoted = await quote(choice);
+    expect([quoted.status, quoted.json]).toEqual([400, refusal]);
+
+    const before = proxy.count();
+    const refused = await pay(orderId, token, choice);
+    expect([refused.status, refused.json]).toEqual([400, refusal]);
+    expect(proxy.count()).toBe(before);
+    expect((await service.call('GET', `/checkout/api/orders/${orderId}`)).json.status).toBe('CREATED');
+
+    await service.services.merchants.update(merchantId, { taxSettings: { ratesByState: {} } }, TEST_ACTOR);
+    const paid = await pay(orderId, token, { ...choice, total: 99_999_999 });
     expect([paid.status, paid.json.outcome]).toEqual([200, 'success']);
   });
 

@@ -130,7 +130,7 @@ describe.each(engines())('GET /orders/{orderId} and order webhooks on %s', (engi
   });
 
   it('delivers a signed ORDER_FAILED webhook with the error code and message', async () => {
-    const orderId = await createOrder({ lineItems: [] });
+    const orderId = await createOrder({ lineItems: [], subtotal: 2500 });
     await service.services.orders.markProcessing(orderId, {
       ...PAYMENT,
       shippingMethod: null,
