@@ -2,6 +2,7 @@
  * Callbacks may be async, and a callback that throws is reported in the console without breaking the SDK.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../../packages/server/src/test-support/wait.js';
 import {
   buttonOptions,
   type Harness,
@@ -17,6 +18,7 @@ describe('async and throwing callbacks in real Chromium', () => {
   let asyncUrl = '';
   let throwingUrl = '';
   let misusingUrl = '';
+  let failingUrl = '';
   beforeAll(async () => {
     harness = await startHarness();
     // orderDetailsCallback awaits a promise settled by a message round trip (no timers) before creating
@@ -67,6 +69,15 @@ describe('async and throwing callbacks in real Chromium', () => {
             (error) => error.message,
           );
           await first.catch(() => {});
+        }`,
+      }),
+    });
+    // The order is created, then the merchant's own code fails before the callback returns.
+    failingUrl = harness.page('/failing-after-order', {
+      options: buttonOptions({
+        orderDetailsCallback: `async (actions) => {
+          await actions.createOrder({ lineItems: [{ SKU: 'TEE', amount: 2500 }] });
+          throw new Error('merchant bug after createOrder');
         }`,
       }),
     });
@@ -139,6 +150,28 @@ describe('async and throwing callbacks in real Chromium', () => {
       expect(await page.evaluate('window.second')).toBe(
         'actions.createOrder was already called: one checkout creates one order',
       );
+    } finally {
+      await tab.close();
+    }
+  }, 60_000);
+
+  it('a callback failing after createOrder: getOrderId, then error with that order, which is abandoned', async () => {
+    if (!harness) throw new Error('setup did not finish');
+    const tab = await openTab(harness.browser);
+    const { page } = tab;
+    try {
+      await page.goto(failingUrl);
+      await page.getByRole('button', { name: 'Pay with Wallet' }).click();
+      const calls = await waitForOutcome(page);
+      const [[orderId]] = calls.getOrderId as [[string]];
+      expect(orderId).toMatch(/^ord_/);
+      expect(calls.error).toEqual([[orderId, '-1', 'merchant bug after createOrder']]);
+      await until(async () => {
+        const order = await harness?.service.call('GET', `/orders/${orderId}`, {
+          apiKey: harness.merchant.apiKey,
+        });
+        return order?.json.status === 'ABANDONED';
+      });
     } finally {
       await tab.close();
     }

@@ -140,47 +140,51 @@ export function createButton(config: SdkConfig, rawOptions: unknown): WalletButt
     setLoading(true);
     window.addEventListener('message', onMessage);
     let created: Promise<string> | undefined;
+    const actions: Actions = {
+      createOrder(input: OrderInput) {
+        if (created) {
+          return Promise.reject(
+            new Error('actions.createOrder was already called: one checkout creates one order'),
+          );
+        }
+        created = (async () => {
+          const order = validateOrder(input);
+          ({ orderId } = await createOrder(config.serviceOrigin, config.merchantId, order));
+          return orderId;
+        })();
+        return created;
+      },
+    };
+    let failure: unknown;
     try {
-      const actions: Actions = {
-        createOrder(input: OrderInput) {
-          if (created) {
-            return Promise.reject(
-              new Error('actions.createOrder was already called: one checkout creates one order'),
-            );
-          }
-          created = (async () => {
-            const order = validateOrder(input);
-            ({ orderId } = await createOrder(config.serviceOrigin, config.merchantId, order));
-            return orderId;
-          })();
-          return created;
-        },
-      };
       await options.orderDetailsCallback(actions);
       // Its own failure, even where the callback caught it or did not wait for it.
       await created;
       if (!orderId) throw new Error('orderDetailsCallback must call actions.createOrder(order)');
-      await safely('getOrderId', options.getOrderId, orderId);
-      if (finished) {
-        // Closed while the order was being created: onClose has run; the order is abandoned, not left open.
-        closeOrder(config.serviceOrigin, orderId);
-        return;
-      }
+    } catch (error) {
+      failure = error;
+    }
+    // An order created is the merchant's to know of, whatever happened after.
+    if (orderId) await safely('getOrderId', options.getOrderId, orderId);
+    if (failure === undefined && !finished) {
       const fragment = email ? `#email=${encodeURIComponent(email)}` : '';
       modal.load(`${config.serviceOrigin}/checkout/${encodeURIComponent(orderId)}${fragment}`);
       setLoading(false);
-    } catch (error) {
-      console.error('WalletSDK: checkout could not start:', error);
-      if (finished) return;
-      finish();
-      await safely(
-        'error',
-        options.error,
-        orderId,
-        '-1',
-        error instanceof Error ? error.message : String(error),
-      );
+      return;
     }
+    // Closed while it was being created (onClose has run), or the checkout could not start: not left open.
+    if (orderId) closeOrder(config.serviceOrigin, orderId);
+    if (failure === undefined) return;
+    console.error('WalletSDK: checkout could not start:', failure);
+    if (finished) return;
+    finish();
+    await safely(
+      'error',
+      options.error,
+      orderId,
+      '-1',
+      failure instanceof Error ? failure.message : String(failure),
+    );
   }
 
   const button: WalletButton = {

@@ -54,7 +54,9 @@ export function validateOrder(input: unknown): OrderInput {
   if (subtotal !== undefined && total !== undefined && total < subtotal) {
     throw new Error(`total ${total} is less than subtotal ${subtotal}`);
   }
-  text(order.orderId, 'orderId', 128);
+  if (text(order.orderId, 'orderId', 128) === '') {
+    throw new Error('orderId must not be empty: leave it out instead');
+  }
   text(order.orderDescription, 'orderDescription', 500);
   const currency = text(order.currencyCode, 'currencyCode', 3);
   if (currency !== undefined && !SUPPORTED_CURRENCIES.includes(currency)) {
@@ -62,5 +64,30 @@ export function validateOrder(input: unknown): OrderInput {
       `currencyCode must be one of ${SUPPORTED_CURRENCIES.join(', ')}, got ${JSON.stringify(currency)}`,
     );
   }
+  checkSubtotal(order.lineItems as { amount?: number }[], subtotal, sum);
   return input as OrderInput;
+}
+
+/**
+ * What the order charges before shipping and taxes: at least 1 cent (a gateway refuses 0), and the
+ * merchant's `subtotal` when an item has no amount, which would otherwise count as 0.
+ */
+function checkSubtotal(lineItems: { amount?: number }[], subtotal: number | undefined, sum: number): void {
+  if (subtotal !== undefined) {
+    if (subtotal < 1) throw new Error('subtotal must be at least 1 cent: an order must charge something');
+    return;
+  }
+  const unpriced = lineItems.findIndex((item) => item.amount === undefined);
+  if (unpriced >= 0) {
+    throw new Error(
+      `subtotal is required when a line item has no amount (lineItems[${unpriced}].amount is missing)`,
+    );
+  }
+  if (sum > MAX_CENTS)
+    throw new Error(`the line item amounts add up to ${sum}, more than ${MAX_CENTS} cents`);
+  if (sum < 1) {
+    throw new Error(
+      'subtotal must be at least 1 cent: left out, it is the sum of the line item amounts, here 0',
+    );
+  }
 }

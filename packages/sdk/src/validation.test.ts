@@ -39,8 +39,8 @@ describe('validateOptions', () => {
 });
 
 describe('validateOrder', () => {
-  it('accepts an empty lineItems list and a full order', () => {
-    expect(() => validateOrder({ lineItems: [] })).not.toThrow();
+  it('accepts an empty lineItems list with a subtotal, and a full order', () => {
+    expect(() => validateOrder({ lineItems: [], subtotal: 2500 })).not.toThrow();
     expect(() =>
       validateOrder({
         lineItems: [

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DomainError } from '../errors.js';
+import type { OrderInput } from './types.js';
 import { subtotalOf, validateOrder } from './validation.js';
 
 /** The SDK's own check, loaded from its source so both sides run on the same cases. */
@@ -100,6 +101,11 @@ const REFUSED: [string, unknown, string][] = [
     'orderDescription must be at most 500 characters long',
   ],
   ['another currency', { lineItems: [], currencyCode: 'EUR' }, 'currencyCode must be one of USD, got "EUR"'],
+  [
+    'an empty orderId',
+    { lineItems: [{ SKU: 'A', amount: 100 }], orderId: '' },
+    'orderId must not be empty: leave it out instead',
+  ],
 ];
 
 describe('validateOrder', () => {
@@ -151,6 +157,10 @@ describe('validateOrder', () => {
       expect(refusal(sdk.validateOrder, input)).toBe(message);
       expect(refusal(validateOrder, input)).toBe(message);
     }
+    for (const [, input, message] of SUBTOTAL_REFUSED) {
+      expect(refusal(sdk.validateOrder, input)).toBe(message);
+      expect(refusal((order) => subtotalOf(validateOrder(order)), input)).toBe(message);
+    }
   });
 
   it('answers any input with a valid order or a DomainError, never anything else', () => {
@@ -173,6 +183,44 @@ describe('validateOrder', () => {
   });
 });
 
+const SUBTOTAL_REFUSED: [string, OrderInput, string][] = [
+  [
+    'an empty lineItems list without subtotal',
+    { lineItems: [] },
+    'subtotal must be at least 1 cent: left out, it is the sum of the line item amounts, here 0',
+  ],
+  [
+    'a total without subtotal or priced items',
+    { lineItems: [], total: 2500 },
+    'subtotal must be at least 1 cent: left out, it is the sum of the line item amounts, here 0',
+  ],
+  [
+    'line item amounts of 0',
+    { lineItems: [{ SKU: 'A', amount: 0 }] },
+    'subtotal must be at least 1 cent: left out, it is the sum of the line item amounts, here 0',
+  ],
+  [
+    'a subtotal of 0',
+    { lineItems: [{ SKU: 'A' }], subtotal: 0, total: 0 },
+    'subtotal must be at least 1 cent: an order must charge something',
+  ],
+  [
+    'an item without an amount and no subtotal',
+    { lineItems: [{ SKU: 'A', amount: 2500 }, { SKU: 'B' }], total: 3700 },
+    'subtotal is required when a line item has no amount (lineItems[1].amount is missing)',
+  ],
+  [
+    'line item amounts past the limit',
+    {
+      lineItems: [
+        { SKU: 'A', amount: 99_999_999 },
+        { SKU: 'B', amount: 1 },
+      ],
+    },
+    'the line item amounts add up to 100000000, more than 99999999 cents',
+  ],
+];
+
 describe('subtotalOf', () => {
   it("is the merchant's subtotal, else the sum of the line item amounts", () => {
     expect(
@@ -187,43 +235,7 @@ describe('subtotalOf', () => {
     expect(subtotalOf({ lineItems: [], subtotal: 1 })).toBe(1);
   });
 
-  it.each([
-    [
-      'an empty lineItems list without subtotal',
-      { lineItems: [] },
-      'subtotal must be at least 1 cent: left out, it is the sum of the line item amounts, here 0',
-    ],
-    [
-      'a total without subtotal or priced items',
-      { lineItems: [], total: 2500 },
-      'subtotal must be at least 1 cent: left out, it is the sum of the line item amounts, here 0',
-    ],
-    [
-      'line item amounts of 0',
-      { lineItems: [{ SKU: 'A', amount: 0 }] },
-      'subtotal must be at least 1 cent: left out, it is the sum of the line item amounts, here 0',
-    ],
-    [
-      'a subtotal of 0',
-      { lineItems: [{ SKU: 'A' }], subtotal: 0, total: 0 },
-      'subtotal must be at least 1 cent: an order must charge something',
-    ],
-    [
-      'an item without an amount and no subtotal',
-      { lineItems: [{ SKU: 'A', amount: 2500 }, { SKU: 'B' }], total: 3700 },
-      'subtotal is required when a line item has no amount (lineItems[1].amount is missing)',
-    ],
-    [
-      'line item amounts past the limit',
-      {
-        lineItems: [
-          { SKU: 'A', amount: 99_999_999 },
-          { SKU: 'B', amount: 1 },
-        ],
-      },
-      'the line item amounts add up to 100000000, more than 99999999 cents',
-    ],
-  ])('refuses %s, naming the field and the rule', (_name, order, message) => {
+  it.each(SUBTOTAL_REFUSED)('refuses %s, naming the field and the rule', (_name, order, message) => {
     let caught: unknown;
     try {
       subtotalOf(order);

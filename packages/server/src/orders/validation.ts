@@ -6,9 +6,9 @@ import type { LineItem, OrderInput } from './types.js';
 export const MAX_CENTS = 99_999_999;
 
 /*
- * validateOrder's rules and messages are the SDK's (packages/sdk/src/order.ts), word for word, so a
- * merchant sees the same sentence whether the browser or the service refused the order;
- * validation.test.ts runs both on the same cases. subtotalOf's rules are the service's alone.
+ * The rules and messages of validateOrder, then subtotalOf, are the SDK's (packages/sdk/src/order.ts),
+ * word for word, so a merchant sees the same sentence whether the browser or the service refused the
+ * order; validation.test.ts runs both on the same cases.
  */
 
 function cents(value: unknown, field: string): number | undefined {
@@ -75,6 +75,8 @@ export function validateOrder(input: unknown): OrderInput {
     throw new ValidationError(`total ${total} is less than subtotal ${subtotal}`);
   }
   const orderId = text(order.orderId, 'orderId', 128);
+  // An empty id could not be looked up (`GET /orders?merchantOrderId=`): left out is what it means.
+  if (orderId === '') throw new ValidationError('orderId must not be empty: leave it out instead');
   const orderDescription = text(order.orderDescription, 'orderDescription', 500);
   const currencyCode = text(order.currencyCode, 'currencyCode', 3);
   if (currencyCode !== undefined) assertSupportedCurrency(currencyCode, 'currencyCode');
@@ -89,10 +91,10 @@ export function validateOrder(input: unknown): OrderInput {
 }
 
 /**
- * The subtotal an order charges: the merchant's, or else the sum of the line item amounts. Rules the SDK
- * does not check: an item without an amount would count 0 in that sum and the shopper would pay too
- * little, so it needs the merchant's `subtotal`; a sum may not pass MAX_CENTS; and an order must charge
- * at least 1 cent, as a gateway refuses a payment of 0.
+ * The subtotal an order charges: the merchant's, or else the sum of the line item amounts. An item
+ * without an amount would count 0 in that sum and the shopper would pay too little, so it needs the
+ * merchant's `subtotal`; a sum may not pass MAX_CENTS; and an order must charge at least 1 cent, as a
+ * gateway refuses a payment of 0.
  */
 export function subtotalOf(order: OrderInput): number {
   if (order.subtotal !== undefined) {
