@@ -445,13 +445,14 @@ export function App({
   };
 
   /**
-   * A submit of a pending payment failed: asked again after the usual wait (a lost connection, a busy
-   * server), unless the sign-in has ended, when the page can only say the outcome will reach the shop.
+   * A submit of a pending payment failed: asked again after the usual wait when the failure passes (a
+   * lost connection, a busy server); once the sign-in has ended the page can only say the outcome will
+   * reach the shop; any other refusal is shown.
    */
   const keepAsking = async (error: unknown, cvv: string | undefined): Promise<void> => {
-    if (error instanceof ApiError && error.status === 401) {
-      return dispatch({ type: 'finished', outcome: { kind: 'pending' } });
-    }
+    if (!(error instanceof ApiError)) return fail(error);
+    if (error.status === 401) return dispatch({ type: 'finished', outcome: { kind: 'pending' } });
+    if (error.status !== 0 && error.status !== 429 && error.status < 500) return fail(error);
     await new Promise((resolve) => setTimeout(resolve, PENDING_RECHECK_MS));
     return pay(cvv);
   };
