@@ -168,6 +168,18 @@ describe.each(engines())('HTTP edges on %s', (engine) => {
     },
   );
 
+  it.each([
+    ['/orders?limit=1&limit=2', 'limit'],
+    ['/webhooks/messages?status=FAILED&status=DELIVERED', 'status'],
+  ])('refuses a query parameter given twice, naming it: %s', async (path, name) => {
+    const response = await service.call('GET', path, { apiKey });
+    expect(response.status).toBe(400);
+    expect(response.json).toEqual({
+      errorCode: 'VALIDATION_ERROR',
+      errorMessage: `query parameter ${name} must be given once`,
+    });
+  });
+
   it('never repeats a card number the client put where an id goes', async () => {
     const pan = '4111111111111111';
     const lookup = await service.call('GET', `/payments/credentials/${pan}`, { apiKey });

@@ -64,7 +64,9 @@ export function headerCount(request: FastifyRequest, name: string): number {
 /**
  * What every request's input is held to before a route sees it: a body is JSON (no text/plain: it gets
  * 415 like any other type), sent uncompressed, within MAX_BODY_DEPTH and free of NUL characters, and so
- * is the URL.
+ * is the URL, whose query parameters, where a route reads them, are each given once (no route takes a
+ * list there; repeated, one would be read as a list and refused as not being the number or word it
+ * should be).
  */
 export const inputPlugin = fp(async (app: FastifyInstance) => {
   // bodyProblem refuses the field names that could poison `Object.prototype`, naming the field: the
@@ -89,5 +91,14 @@ export const inputPlugin = fp(async (app: FastifyInstance) => {
   });
   app.addHook('onRequest', async (request) => {
     if (request.url.includes('%00')) throw new ValidationError('the URL must not contain %00 (U+0000)');
+  });
+  app.addHook('preValidation', async (request) => {
+    // Routes that read no query (pages, scripts) ignore one, repeated or not, as they always have.
+    if (request.routeOptions.schema?.querystring === undefined) return;
+    const query = request.query as Record<string, unknown> | undefined;
+    const repeated = Object.keys(query ?? {}).find((name) => Array.isArray(query?.[name]));
+    if (repeated !== undefined) {
+      throw new ValidationError(`query parameter ${repeated} must be given once`);
+    }
   });
 });
