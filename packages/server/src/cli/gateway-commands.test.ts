@@ -140,6 +140,46 @@ describe.each(engines())('wallet-checkout gateway … on %s', (engine) => {
     }
   });
 
+  it('refuses to change the account while a payment through it has no decision, unless forced', async () => {
+    const db = createDb(env.DATABASE_URL as string);
+    const now = Date.now();
+    const row = {
+      merchant_id: merchantId,
+      origin: 'https://shop.example',
+      currency: 'USD',
+      line_items: '[]',
+      subtotal: 2500,
+      total: 2500,
+      expires_at: now + 3_600_000,
+      created_at: now,
+      updated_at: now,
+    };
+    try {
+      await db.kysely
+        .insertInto('orders')
+        .values([
+          { ...row, id: 'ord_paying', status: 'PROCESSING' },
+          // Handed to the merchant's own processor, or settled: neither is paid through the account.
+          { ...row, id: 'ord_selected', status: 'PROCESSING', session_id: 'ses_x' },
+          { ...row, id: 'ord_paid', status: 'SUCCEEDED' },
+        ])
+        .execute();
+      const set = ['gateway', 'set', merchantId, '--gateway', 'sandbox', '--url', 'http://127.0.0.1:4010'];
+      for (const argv of [set, ['gateway', 'remove', merchantId]]) {
+        expect(await recorded(cli(...argv))).toEqual({
+          code: 1,
+          stdout: '',
+          stderr: `error: merchant ${merchantId} has 1 payment(s) under way with no decision from its gateway yet; changing the account now could charge them again. Wait until they settle ("order list --merchant ${merchantId} --status PROCESSING"), or pass --force.\n`,
+        });
+      }
+      expect((await recorded(cli(...set, '--force'))).code).toBe(0);
+      expect((await recorded(cli('gateway', 'remove', merchantId, '--force'))).code).toBe(0);
+    } finally {
+      await db.kysely.deleteFrom('orders').where('merchant_id', '=', merchantId).execute();
+      await db.close();
+    }
+  });
+
   it.each([
     ['an unknown merchant', ['gateway', 'show', 'mch_unknown'], 'error: merchant mch_unknown does not exist'],
     [

@@ -3,7 +3,7 @@
  * there. Credential values are read from environment variables, never from the command line (which
  * other users of the machine and the shell history see), and are never printed.
  */
-import { NotFoundError, ValidationError } from '../errors.js';
+import { DomainError, NotFoundError, ValidationError } from '../errors.js';
 import {
   DEFAULT_SANDBOX_TIMEOUT_MS,
   GATEWAY_NAMES,
@@ -11,6 +11,7 @@ import {
   GatewayAccounts,
   MAX_GATEWAY_TIMEOUT_MS,
 } from '../gateways/index.js';
+import { orderRecords } from '../orders/index.js';
 import {
   type Command,
   defineCommand,
@@ -42,6 +43,27 @@ async function requireMerchant(context: Context, merchantId: string): Promise<vo
   }
 }
 
+const FORCE = {
+  force: {
+    type: 'boolean',
+    description: 'change the account even while payments through it have no decision yet',
+  },
+} as const;
+
+/**
+ * A payment whose gateway answer was lost is looked up with the account's credentials and timed with its
+ * time-out: changed meanwhile, the first decision may not be found, and the payment charged again.
+ */
+async function refuseWhilePaying(context: Context, merchantId: string, force: boolean): Promise<void> {
+  const paying = await orderRecords(context.db, context.keyRing).countPaying(merchantId);
+  if (paying > 0 && !force) {
+    throw new DomainError(
+      'ORDER_STATE_CONFLICT',
+      `merchant ${merchantId} has ${paying} payment(s) under way with no decision from its gateway yet; changing the account now could charge them again. Wait until they settle ("order list --merchant ${merchantId} --status PROCESSING"), or pass --force.`,
+    );
+  }
+}
+
 function describeAccount(account: GatewayAccount): string {
   const { settings } = account;
   const fields: [string, string][] = [
@@ -60,6 +82,7 @@ function describeAccount(account: GatewayAccount): string {
 
 interface SetInput {
   merchantId: string;
+  force: boolean;
   settings: { gateway: string; style: string; url: string; timeoutMs: number };
   /** Credential name → the environment variable holding its value. */
   credentials: [string, string][];
@@ -92,6 +115,7 @@ const gatewaySet = defineCommand<SetInput>({
       value: 'NAME=ENV_VAR',
       description: 'a gateway credential, its value read from the environment variable ENV_VAR',
     },
+    ...FORCE,
   },
   details: [
     'The account is replaced as a whole: give every credential again. The sandbox gateway reads',
@@ -126,6 +150,7 @@ const gatewaySet = defineCommand<SetInput>({
     );
     return {
       merchantId: positionals[0] as string,
+      force: values.force === true,
       settings: {
         gateway: requiredOption(values, 'gateway', command),
         style: stringOption(values, 'style') ?? 'json',
@@ -135,8 +160,9 @@ const gatewaySet = defineCommand<SetInput>({
       credentials,
     };
   },
-  async execute(context, { merchantId, settings, credentials }) {
+  async execute(context, { merchantId, force, settings, credentials }) {
     await requireMerchant(context, merchantId);
+    await refuseWhilePaying(context, merchantId, force);
     const values = Object.fromEntries(
       credentials.map(([name, variable]) => {
         const value = context.io.env[variable];
@@ -180,14 +206,19 @@ const gatewayShow = defineCommand<string>({
   },
 });
 
-const gatewayRemove = defineCommand<string>({
+const gatewayRemove = defineCommand<{ merchantId: string; force: boolean }>({
   name: 'gateway remove',
   summary: "Remove a merchant's gateway account and its credentials.",
   positionals: ['merchantId'],
+  options: FORCE,
   details: ['Staging then pays through the sandbox gateway again; production refuses payments.'],
-  prepare: ({ positionals }) => positionals[0] as string,
-  async execute(context, merchantId) {
+  prepare: ({ values, positionals }) => ({
+    merchantId: positionals[0] as string,
+    force: values.force === true,
+  }),
+  async execute(context, { merchantId, force }) {
     await requireMerchant(context, merchantId);
+    await refuseWhilePaying(context, merchantId, force);
     const removed = await accountsOf(context).remove(merchantId, context.actor);
     context.print(
       removed

@@ -195,6 +195,18 @@ export class OrdersRepo {
     return result.numUpdatedRows > 0n;
   }
 
+  /** How many of the merchant's payments the service is making and has no decision for yet. */
+  async countPaying(merchantId: string): Promise<number> {
+    const row = await this.db.kysely
+      .selectFrom('orders')
+      .select((eb) => eb.fn.countAll<number | string>().as('paying'))
+      .where('merchant_id', '=', merchantId)
+      .where('status', '=', 'PROCESSING')
+      .where('session_id', 'is', null)
+      .executeTakeFirstOrThrow();
+    return Number(row.paying);
+  }
+
   /** Moves every `from` order whose `expires_at` has passed to `to`; returns how many. */
   async expire(from: OrderState, to: OrderState, now: number): Promise<number> {
     const result = await this.db.kysely
@@ -300,6 +312,9 @@ export class OrdersRepo {
 }
 
 /** The orders as stored, read only: for the operator's commands, which change none. */
-export function orderRecords(db: Db, keyRing: KeyRing): Pick<OrdersRepo, 'find' | 'listPage'> {
+export function orderRecords(
+  db: Db,
+  keyRing: KeyRing,
+): Pick<OrdersRepo, 'find' | 'listPage' | 'countPaying'> {
   return new OrdersRepo(db, keyRing);
 }
