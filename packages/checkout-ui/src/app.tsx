@@ -47,12 +47,12 @@ interface AfterCode {
   change: () => Promise<void>;
 }
 
-/** A random Idempotency-Key: crypto.randomUUID where the context allows it. */
 /** 3 s between submits of a payment the gateway has not decided; the server asks it far less often. */
 const PENDING_RECHECK_MS = 3_000;
 const PENDING_NOTICE =
   'Your bank has not confirmed the payment yet. We are still asking, and you will not be charged twice. You may close this window: the shop will hear the outcome.';
 
+/** A random Idempotency-Key: crypto.randomUUID where the context allows it. */
 const newKey = (): string =>
   typeof crypto.randomUUID === 'function'
     ? crypto.randomUUID()
