@@ -61,6 +61,12 @@ export function headerCount(request: FastifyRequest, name: string): number {
   return count;
 }
 
+async function refuseRepeatedQuery(request: FastifyRequest): Promise<void> {
+  const query = request.query as Record<string, unknown>;
+  const repeated = Object.keys(query).find((name) => Array.isArray(query[name]));
+  if (repeated !== undefined) throw new ValidationError(`query parameter ${repeated} must be given once`);
+}
+
 /**
  * What every request's input is held to before a route sees it: a body is JSON (no text/plain: it gets
  * 415 like any other type), sent uncompressed, within MAX_BODY_DEPTH and free of NUL characters, and so
@@ -92,13 +98,10 @@ export const inputPlugin = fp(async (app: FastifyInstance) => {
   app.addHook('onRequest', async (request) => {
     if (request.url.includes('%00')) throw new ValidationError('the URL must not contain %00 (U+0000)');
   });
-  app.addHook('preValidation', async (request) => {
-    // Routes that read no query (pages, scripts) ignore one, repeated or not, as they always have.
-    if (request.routeOptions.schema?.querystring === undefined) return;
-    const query = request.query as Record<string, unknown> | undefined;
-    const repeated = Object.keys(query ?? {}).find((name) => Array.isArray(query?.[name]));
-    if (repeated !== undefined) {
-      throw new ValidationError(`query parameter ${repeated} must be given once`);
-    }
+  // Only on routes that read a query: pages and scripts ignore theirs, and the hot routes pay nothing.
+  app.addHook('onRoute', (route) => {
+    if (route.schema?.querystring === undefined) return;
+    const hooks = route.preValidation;
+    route.preValidation = [...(hooks === undefined ? [] : [hooks].flat()), refuseRepeatedQuery];
   });
 });
