@@ -19,6 +19,8 @@ describe('async and throwing callbacks in real Chromium', () => {
   let throwingUrl = '';
   let misusingUrl = '';
   let failingUrl = '';
+  let notAwaitingUrl = '';
+  let throwingNothingUrl = '';
   beforeAll(async () => {
     harness = await startHarness();
     // orderDetailsCallback awaits a promise settled by a message round trip (no timers) before creating
@@ -80,6 +82,19 @@ describe('async and throwing callbacks in real Chromium', () => {
           throw new Error('merchant bug after createOrder');
         }`,
       }),
+    });
+    // The same, the order created without being waited for.
+    notAwaitingUrl = harness.page('/not-awaiting', {
+      options: buttonOptions({
+        orderDetailsCallback: `(actions) => {
+          actions.createOrder({ lineItems: [{ SKU: 'TEE', amount: 2500 }] });
+          throw new Error('merchant bug after createOrder');
+        }`,
+      }),
+    });
+    // A callback that fails with nothing to say.
+    throwingNothingUrl = harness.page('/throwing-nothing', {
+      options: buttonOptions({ orderDetailsCallback: 'async () => { throw undefined; }' }),
     });
   });
   afterAll(async () => {
@@ -155,23 +170,46 @@ describe('async and throwing callbacks in real Chromium', () => {
     }
   }, 60_000);
 
-  it('a callback failing after createOrder: getOrderId, then error with that order, which is abandoned', async () => {
+  it.each([
+    ['awaited', () => failingUrl],
+    ['not awaited', () => notAwaitingUrl],
+  ])(
+    'a callback failing after createOrder (%s): getOrderId, then error with that order, which is abandoned',
+    async (_name, url) => {
+      if (!harness) throw new Error('setup did not finish');
+      const tab = await openTab(harness.browser);
+      const { page } = tab;
+      try {
+        await page.goto(url());
+        await page.getByRole('button', { name: 'Pay with Wallet' }).click();
+        const calls = await waitForOutcome(page);
+        const [[orderId]] = calls.getOrderId as [[string]];
+        expect(orderId).toMatch(/^ord_/);
+        expect(calls.error).toEqual([[orderId, '-1', 'merchant bug after createOrder']]);
+        await until(async () => {
+          const order = await harness?.service.call('GET', `/orders/${orderId}`, {
+            apiKey: harness.merchant.apiKey,
+          });
+          return order?.json.status === 'ABANDONED';
+        });
+      } finally {
+        await tab.close();
+      }
+    },
+    60_000,
+  );
+
+  it('a callback failing with undefined is a failure too: error, and no checkout opens', async () => {
     if (!harness) throw new Error('setup did not finish');
     const tab = await openTab(harness.browser);
     const { page } = tab;
     try {
-      await page.goto(failingUrl);
+      await page.goto(throwingNothingUrl);
       await page.getByRole('button', { name: 'Pay with Wallet' }).click();
       const calls = await waitForOutcome(page);
-      const [[orderId]] = calls.getOrderId as [[string]];
-      expect(orderId).toMatch(/^ord_/);
-      expect(calls.error).toEqual([[orderId, '-1', 'merchant bug after createOrder']]);
-      await until(async () => {
-        const order = await harness?.service.call('GET', `/orders/${orderId}`, {
-          apiKey: harness.merchant.apiKey,
-        });
-        return order?.json.status === 'ABANDONED';
-      });
+      expect(calls.error).toEqual([['', '-1', 'undefined']]);
+      expect(calls.getOrderId).toEqual([]);
+      await page.locator('iframe[title="Wallet checkout"]').waitFor({ state: 'detached' });
     } finally {
       await tab.close();
     }

@@ -184,13 +184,16 @@ describe('JSON style', () => {
     };
     const none = await lookUp('/v1/authorizations/by-idempotency-key/');
     expect(none.status).toBe(404);
-    expect(JSON.parse(none.text).error).toMatchObject({ code: 'not_found', param: 'Idempotency-Key' });
+    expect(JSON.parse(none.text).error).toMatchObject({
+      code: 'authorization_not_found',
+      param: 'Idempotency-Key',
+    });
 
     const made = await postJson(jsonRequest('4111111111111111'), key);
     const found = await lookUp('/v1/authorizations/by-idempotency-key/');
     expect([found.status, found.text]).toEqual([201, made.text]);
     expect(found.headers.get('idempotent-replayed')).toBe('true');
-    expect((await lookUp('/xml/authorizations/by-idempotency-key/')).status).toBe(404);
+    expect((await lookUp('/xml/authorizations/by-idempotency-key/')).status).toBe(409);
     expect((await lookUp('/v1/authorizations/by-idempotency-key/', 'sk_sandbox_someone_else')).status).toBe(
       404,
     );

@@ -147,18 +147,27 @@ function lookupRoute(style: ResponseStyle, records: { idempotency: IdempotencyRe
     const account = accountOf(request);
     if (!account) return sendError(reply, style, MISSING_API_KEY);
     const answer = records.idempotency.find(account, request.params.key, Date.now());
-    if (answer?.contentType !== style.contentType) {
+    if (!answer) {
       return sendError(
         reply,
         style,
         {
           type: 'invalid_request_error',
-          code: 'not_found',
-          message: 'No authorization was made with this Idempotency-Key in the last 24 hours.',
+          code: 'authorization_not_found',
+          message:
+            'No authorization was made with this Idempotency-Key in the last 24 hours (since this gateway started).',
           param: 'Idempotency-Key',
         },
         404,
       );
+    }
+    if (answer.contentType !== style.contentType) {
+      return sendError(reply, style, {
+        type: 'idempotency_error',
+        code: 'idempotency_key_other_style',
+        message: 'This Idempotency-Key was used in the other style; look it up there.',
+        param: 'Idempotency-Key',
+      });
     }
     return reply
       .code(answer.statusCode)
@@ -173,7 +182,12 @@ function styleOf(url: string): ResponseStyle {
 }
 
 function buildSandboxGateway(options: { log?: boolean } = {}): FastifyInstance {
-  const app = Fastify({ logger: options.log ?? false, bodyLimit: BODY_LIMIT_BYTES });
+  // A look-up carries the key in its path: room for the longest key an authorization takes.
+  const app = Fastify({
+    logger: options.log ?? false,
+    bodyLimit: BODY_LIMIT_BYTES,
+    maxParamLength: MAX_IDEMPOTENCY_KEY_LENGTH * 3,
+  });
   const records = { idempotency: new IdempotencyRecords(), cryptograms: new CryptogramLedger() };
 
   app.addContentTypeParser(['application/xml', 'text/xml'], { parseAs: 'string' }, (_request, body, done) =>

@@ -155,6 +155,8 @@ export function createButton(config: SdkConfig, rawOptions: unknown): WalletButt
         return created;
       },
     };
+    // Whatever a callback throws, `undefined` included, is a failure: a flag, not the value, says so.
+    let failed = false;
     let failure: unknown;
     try {
       await options.orderDetailsCallback(actions);
@@ -162,11 +164,14 @@ export function createButton(config: SdkConfig, rawOptions: unknown): WalletButt
       await created;
       if (!orderId) throw new Error('orderDetailsCallback must call actions.createOrder(order)');
     } catch (error) {
+      failed = true;
       failure = error;
+      // An order the callback started without waiting for it may still be on its way.
+      await created?.catch(() => {});
     }
     // An order created is the merchant's to know of, whatever happened after.
     if (orderId) await safely('getOrderId', options.getOrderId, orderId);
-    if (failure === undefined && !finished) {
+    if (!failed && !finished) {
       const fragment = email ? `#email=${encodeURIComponent(email)}` : '';
       modal.load(`${config.serviceOrigin}/checkout/${encodeURIComponent(orderId)}${fragment}`);
       setLoading(false);
@@ -174,7 +179,7 @@ export function createButton(config: SdkConfig, rawOptions: unknown): WalletButt
     }
     // Closed while it was being created (onClose has run), or the checkout could not start: not left open.
     if (orderId) closeOrder(config.serviceOrigin, orderId);
-    if (failure === undefined) return;
+    if (!failed) return;
     console.error('WalletSDK: checkout could not start:', failure);
     if (finished) return;
     finish();

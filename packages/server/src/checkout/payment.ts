@@ -97,11 +97,12 @@ const STALLED_BATCH = 100;
 export const UNDECIDED_PAYMENT_MS = 20 * 60 * 60_000;
 
 /**
- * How long one ask of a merchant's gateway can last: its time-out twice (the retry after a time-out),
- * and as margin once more, or 5 s if more (the database and vault work around the call). A payment is
- * asked again only after this, so that two asks with one idempotency key are never in flight together.
+ * How long one ask of a merchant's gateway can last: its time-out three times (a look-up, then an
+ * authorization and its retry after a time-out), and as margin once more, or 5 s if more (the database
+ * and vault work around the calls). A payment is asked again only after this, so that two asks with one
+ * idempotency key are never in flight together; at most 8 minutes, within STALLED_PAYMENT_MS.
  */
-const askLasts = (timeoutMs: number) => 2 * timeoutMs + Math.max(timeoutMs, 5_000);
+const askLasts = (timeoutMs: number) => 3 * timeoutMs + Math.max(timeoutMs, 5_000);
 
 export class PaymentStep {
   readonly #tokenKey: Buffer;

@@ -23,6 +23,9 @@ export interface SandboxGatewaySettings {
   timeoutMs: number;
 }
 
+/** The sandbox gateway's error code for a look-up of a key no authorization was made with. */
+const LOOKUP_FOUND_NONE = 'authorization_not_found';
+
 const STYLES = {
   json: {
     path: 'v1/authorizations',
@@ -116,7 +119,16 @@ export function sandboxConnector(settings: SandboxGatewaySettings): GatewayConne
         method: 'GET',
         headers: { authorization: `Bearer ${apiKeyOf(credentials)}`, accept: style.contentType },
       });
-      return statusCode === 404 ? undefined : style.read(statusCode, text);
+      try {
+        return style.read(statusCode, text);
+      } catch (error) {
+        // Only the gateway's own "no authorization with this key" means nothing was charged: a 404 of a
+        // proxy, or of a gateway without look-ups, says nothing of the kind.
+        if (error instanceof GatewayError && error.message.includes(`(404, ${LOOKUP_FOUND_NONE}:`)) {
+          return undefined;
+        }
+        throw error;
+      }
     },
   };
   return connector;

@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Secret } from '../../secret.js';
@@ -259,4 +261,25 @@ describe('sandbox transformers', () => {
   ])('calls %s unexpected', (_label, read) => {
     expect(read).toThrow(expect.objectContaining({ kind: 'unexpected_response' }));
   });
+});
+
+describe('sandbox connector look-ups', () => {
+  it.each(['json', 'xml'] as const)(
+    'takes only the gateway’s own "no authorization" as none, not any 404 (%s)',
+    async (style) => {
+      const elsewhere = http.createServer((_request, response) => {
+        response.writeHead(404, { 'content-type': 'text/plain' });
+        response.end('Not Found');
+      });
+      await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+      try {
+        const url = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}`;
+        const connector = sandboxConnector({ gateway: 'sandbox', style, url, timeoutMs: 2_000 });
+        const lookup = connector.lookup?.('ord_any', { apiKey: new Secret('sk_sandbox_lookup') });
+        await expect(lookup).rejects.toBeInstanceOf(GatewayError);
+      } finally {
+        await new Promise((resolve) => elsewhere.close(resolve));
+      }
+    },
+  );
 });
