@@ -82,8 +82,8 @@ type Settling = Pick<Choice, 'order' | 'merchant' | 'card' | 'billing'>;
 
 /**
  * How long a payment may stay PROCESSING before another process takes it for one whose process stopped
- * or died between taking the payment and recording the gateway's decision: 10 minutes, more than a
- * gateway call can last (its time-out, at most 2 minutes, twice with the retry after a time-out).
+ * or died between taking the payment and recording the gateway's decision: 10 minutes, more than an ask
+ * of the gateway can last (`askLasts`: at most 8 minutes with the longest time-out of 2).
  */
 export const STALLED_PAYMENT_MS = 10 * 60_000;
 /** Stalled payments finished in one sweep; the next sweep takes the rest. */
