@@ -27,15 +27,18 @@ export type GatewayErrorKind =
 export class GatewayError extends Error {
   /** The gateway's HTTP status, when it answered one. */
   readonly statusCode: number | undefined;
+  /** The gateway's own error code, when it answered one (made fit for logs by `gatewayText`). */
+  readonly gatewayCode: string | undefined;
 
   constructor(
     readonly kind: GatewayErrorKind,
     message: string,
-    options?: { cause?: unknown; statusCode?: number },
+    options?: { cause?: unknown; statusCode?: number; gatewayCode?: string },
   ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'GatewayError';
     this.statusCode = options?.statusCode;
+    this.gatewayCode = options?.gatewayCode;
   }
 }
 

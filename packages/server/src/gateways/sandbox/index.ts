@@ -124,9 +124,7 @@ export function sandboxConnector(settings: SandboxGatewaySettings): GatewayConne
       } catch (error) {
         // Only the gateway's own "no authorization with this key" means nothing was charged: a 404 of a
         // proxy, or of a gateway without look-ups, says nothing of the kind.
-        if (error instanceof GatewayError && error.message.includes(`(404, ${LOOKUP_FOUND_NONE}:`)) {
-          return undefined;
-        }
+        if (error instanceof GatewayError && error.gatewayCode === LOOKUP_FOUND_NONE) return undefined;
         throw error;
       }
     },

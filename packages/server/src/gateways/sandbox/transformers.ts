@@ -177,13 +177,12 @@ function unexpected(detail: string, statusCode: number): GatewayError {
  * message are the gateway's text, which may echo the request: they enter our errors through gatewayText.
  */
 function refused(statusCode: number, code: unknown, message: unknown): GatewayError {
-  const reason = typeof code === 'string' ? `${gatewayText(code)}: ${gatewayText(message)}` : 'no error code';
+  const gatewayCode = typeof code === 'string' ? gatewayText(code) : undefined;
+  const reason = gatewayCode === undefined ? 'no error code' : `${gatewayCode}: ${gatewayText(message)}`;
   return new GatewayError(
     'rejected_request',
     `sandbox gateway refused the request (${statusCode}, ${reason})`,
-    {
-      statusCode,
-    },
+    { statusCode, ...(gatewayCode === undefined ? {} : { gatewayCode }) },
   );
 }
 
