@@ -110,16 +110,21 @@ describe.each(engines())('GET /sdk/wallet-sdk.js on %s', (engine) => {
   );
 });
 
+/** The SDK routes alone, over HTTP, serving the package folder `dir`. */
+async function sdkApp(dir: string) {
+  const app = Fastify();
+  await app.register(errorsPlugin);
+  app.addSchema(ErrorBody);
+  await app.register(sdkRoutes({ dir, publicUrl: 'https://wallet.example' }));
+  return { app, url: await app.listen({ port: 0, host: '127.0.0.1' }) };
+}
+
 describe('GET /sdk/wallet-sdk.js before the SDK is built', () => {
   it.each(['/sdk/wallet-sdk.js', '/sdk/latest.json'])(
     'answers 503 at %s saying how to build it',
     async (route) => {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wallet-sdk-'));
-      const app = Fastify();
-      await app.register(errorsPlugin);
-      app.addSchema(ErrorBody);
-      await app.register(sdkRoutes({ dir, publicUrl: 'https://wallet.example' }));
-      const url = await app.listen({ port: 0, host: '127.0.0.1' });
+      const { app, url } = await sdkApp(dir);
       try {
         const response = await request(`${url}${route}`);
         expect(response.statusCode).toBe(503);
@@ -134,4 +139,19 @@ describe('GET /sdk/wallet-sdk.js before the SDK is built', () => {
       }
     },
   );
+
+  it('serves a kept release all the same', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wallet-sdk-'));
+    fs.mkdirSync(path.join(dir, 'releases', '0.1.0'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'releases', '0.1.0', 'wallet-sdk.js'), 'window.WalletSDK = {};');
+    const { app, url } = await sdkApp(dir);
+    try {
+      const response = await request(`${url}/sdk/0.1.0/wallet-sdk.js`);
+      expect(response.statusCode).toBe(200);
+      expect(await response.body.text()).toBe('window.WalletSDK = {};');
+    } finally {
+      await app.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

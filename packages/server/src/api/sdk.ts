@@ -147,17 +147,20 @@ export const sdkRoutes =
       },
       async (request, reply) => {
         const { version } = request.params;
-        const current = await bundle();
-        if (version === current.version) return send(request, reply, current, VERSIONED_CACHE);
+        // A kept release is served even where the current SDK is not built.
         const release = releases.get(version) ?? (await loadRelease(options.dir, version));
-        if (!release) {
+        if (release) {
+          releases.set(version, release);
+          return send(request, reply, release, VERSIONED_CACHE);
+        }
+        const current = await bundle();
+        if (version !== current.version) {
           throw new DomainError(
             'NOT_FOUND',
             `SDK version ${version} was never released; use /sdk/${current.version}/wallet-sdk.js or /sdk/wallet-sdk.js.`,
           );
         }
-        releases.set(version, release);
-        return send(request, reply, release, VERSIONED_CACHE);
+        return send(request, reply, current, VERSIONED_CACHE);
       },
     );
 
