@@ -30,7 +30,7 @@ describe('the SDK version', () => {
     const released = (JSON.parse(read('versions.json')) as Record<string, string>)[VERSION];
     expect(
       built,
-      `The SDK's code changed under version ${VERSION}, whose file merchants may have pinned. Keep its file: build the last commit of ${VERSION} and copy its dist/wallet-sdk.js to releases/${VERSION}/wallet-sdk.js. Then give the SDK a new version in package.json and src/version.ts, and record it in versions.json as "<version>": "${built}".`,
+      `The SDK's code changed under version ${VERSION}, whose file merchants may have pinned. Keep its file: build the last commit of ${VERSION} and copy its dist/wallet-sdk.js to releases/${VERSION}/wallet-sdk.js. Then give the SDK a new version in package.json and src/version.ts, record it in versions.json as "<version>": "${built}", and say what it changed in CHANGELOG.md.`,
     ).toBe(released);
   });
 
@@ -45,5 +45,11 @@ describe('the SDK version', () => {
         integrity,
       );
     }
+  });
+
+  it('has an entry in CHANGELOG.md for every released version', () => {
+    const entries = [...read('CHANGELOG.md').matchAll(/^## (\S+) \(/gm)].map((match) => match[1]);
+    const released = Object.keys(JSON.parse(read('versions.json')) as Record<string, string>);
+    expect([...entries].sort()).toEqual([...released].sort());
   });
 });
