@@ -140,6 +140,8 @@ export function createButton(config: SdkConfig, rawOptions: unknown): WalletButt
     setLoading(true);
     window.addEventListener('message', onMessage);
     let created: Promise<string> | undefined;
+    /** The merchant's `getOrderId`, started the moment its order exists. */
+    let told: Promise<void> | undefined;
     const actions: Actions = {
       createOrder(input: OrderInput) {
         if (created) {
@@ -150,6 +152,8 @@ export function createButton(config: SdkConfig, rawOptions: unknown): WalletButt
         created = (async () => {
           const order = validateOrder(input);
           ({ orderId } = await createOrder(config.serviceOrigin, config.merchantId, order));
+          // As soon as the order exists; not awaited, so a getOrderId that waits on this order cannot hold it.
+          told = safely('getOrderId', options.getOrderId, orderId);
           return orderId;
         })();
         return created;
@@ -169,8 +173,8 @@ export function createButton(config: SdkConfig, rawOptions: unknown): WalletButt
       // An order the callback started without waiting for it may still be on its way.
       await created?.catch(() => {});
     }
-    // An order created is the merchant's to know of, whatever happened after.
-    if (orderId) await safely('getOrderId', options.getOrderId, orderId);
+    // getOrderId has run before the checkout opens or the order is abandoned.
+    await told;
     if (!failed && !finished) {
       const fragment = email ? `#email=${encodeURIComponent(email)}` : '';
       modal.load(`${config.serviceOrigin}/checkout/${encodeURIComponent(orderId)}${fragment}`);

@@ -125,7 +125,7 @@ export interface ButtonOptions {
   /** The payment failed: `"990"`, `"995"` or `"-1"`. */
   error: ErrorCallback;
   theme?: 'light' | 'dark';
-  /** The service created the order (before the checkout shows). */
+  /** The service created the order: called at once, before `createOrder`'s promise resolves and the checkout shows. */
   getOrderId?: (orderId: string) => unknown;
   /** The shopper closed the checkout without paying. */
   onClose?: () => unknown;
