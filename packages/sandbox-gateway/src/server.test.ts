@@ -175,7 +175,8 @@ describe('JSON style', () => {
   });
 
   it('gives the authorization made with a key, as first answered, in its style and account only', async () => {
-    const key = randomUUID();
+    // As long as a key may be (255 characters): longer than a path parameter's default limit.
+    const key = `${randomUUID()}/${'k'.repeat(218)}`;
     const lookUp = async (path: string, apiKey = 'sk_sandbox_tests') => {
       const response = await fetch(`${gateway.url}${path}${encodeURIComponent(key)}`, {
         headers: { authorization: `Bearer ${apiKey}` },
@@ -197,7 +198,9 @@ describe('JSON style', () => {
     expect((await lookUp('/v1/authorizations/by-idempotency-key/', 'sk_sandbox_someone_else')).status).toBe(
       404,
     );
-    const anonymous = await fetch(`${gateway.url}/v1/authorizations/by-idempotency-key/${key}`);
+    const anonymous = await fetch(
+      `${gateway.url}/v1/authorizations/by-idempotency-key/${encodeURIComponent(key)}`,
+    );
     expect(anonymous.status).toBe(401);
   });
 

@@ -186,7 +186,7 @@ function buildSandboxGateway(options: { log?: boolean } = {}): FastifyInstance {
   const app = Fastify({
     logger: options.log ?? false,
     bodyLimit: BODY_LIMIT_BYTES,
-    maxParamLength: MAX_IDEMPOTENCY_KEY_LENGTH * 3,
+    routerOptions: { maxParamLength: MAX_IDEMPOTENCY_KEY_LENGTH * 3 },
   });
   const records = { idempotency: new IdempotencyRecords(), cryptograms: new CryptogramLedger() };
 

@@ -420,7 +420,7 @@ async function checkKeyRing(db: Db, keyRing: KeyRing, config: Config, log: Logge
 }
 
 /** A host as written in a URL or beside a port: an IPv6 address in brackets. */
-function inUrl(host: string): string {
+export function inUrl(host: string): string {
   return host.includes(':') ? `[${host}]` : host;
 }
 
@@ -446,8 +446,9 @@ export async function startService(
   const drain = new HttpDrain(app.server);
   let maintenance: { stop(): Promise<void> } | undefined;
   let metricsServer: Server | undefined;
-  const close = async () => {
-    const started = performance.now();
+  /** `started` false: the listen failed, and nothing stopped that a log line need account for. */
+  const close = async (started = true) => {
+    const began = performance.now();
     if (metricsServer) await closeServer(metricsServer);
     // The longest the service itself waits on anyone (a receiver's answer to POST /webhooks/test, a
     // webhook attempt), and what docs/operations.md and the systemd unit promise a stop waits for.
@@ -475,13 +476,14 @@ export async function startService(
     services.clock.stop();
     services.senders.close();
     await services.db.close();
+    if (!started) return;
     log.info(
       {
         ...requests,
         requestsStillRunning,
         webhooksHandedBack: webhooks.handedBack,
         webhookAttemptsFinished: webhooks.attemptsFinished,
-        durationMs: Math.round(performance.now() - started),
+        durationMs: Math.round(performance.now() - began),
       },
       'wallet checkout stopped',
     );
@@ -502,7 +504,7 @@ export async function startService(
       metricsUrl = `http://${inUrl(at.host)}:${(metricsServer.address() as AddressInfo).port}/metrics`;
     }
   } catch (error) {
-    await close();
+    await close(false);
     throw error;
   }
   if (config.webhookDispatch) await services.dispatcher.start();
@@ -517,6 +519,6 @@ export async function startService(
     services,
     app,
     inFlight,
-    close,
+    close: () => close(),
   };
 }

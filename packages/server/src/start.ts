@@ -2,11 +2,12 @@
  * What `wallet-checkout serve` and `start` (`npm start`) run: the service, and for `start` in staging the
  * sandbox gateway and the demo store beside it, with the demo store's two merchants ready to use.
  */
+import net from 'node:net';
 import { SERVICE_ACTOR } from './audit/index.js';
 import { type Config, ConfigError } from './config.js';
 import { createLogger } from './log.js';
 import type { CreateMerchantInput, CredentialType, Merchants } from './merchants/index.js';
-import { listenAt, type RunningService, type Services, startService } from './server.js';
+import { inUrl, listenAt, type RunningService, type Services, startService } from './server.js';
 
 export interface DemoMerchant {
   merchantId: string;
@@ -42,6 +43,15 @@ export async function runService(
   const withDemo = options.demo && config.env === 'staging';
   if (withDemo && config.demoStorePort === config.port) {
     throw new ConfigError('DEMO_STORE_PORT', `must differ from PORT (${config.port})`);
+  }
+  // A taken port stops the start before anything runs beside the service, with its one line.
+  if (withDemo) {
+    if (config.port !== 0) {
+      const address = `${inUrl(config.host)}:${config.port}`;
+      await assertFree({ port: 'PORT', host: 'HOST' }, address, config.host, config.port);
+    }
+    const store = { port: 'DEMO_STORE_PORT', host: 'DEMO_STORE_PORT' };
+    await assertFree(store, `http://localhost:${config.demoStorePort}`, 'localhost', config.demoStorePort);
   }
   const gateway = withDemo
     ? await startSandboxGatewayAt(config.sandboxGatewayUrl, config.logLevel !== 'silent')
@@ -92,6 +102,23 @@ interface SandboxGatewayModule {
     url: string;
     close(): Promise<void>;
   }>;
+}
+
+/** An address taken for a moment: a ConfigError naming its variable when it is in use. */
+async function assertFree(
+  variables: { port: string; host: string },
+  address: string,
+  host: string,
+  port: number,
+): Promise<void> {
+  await listenAt(variables, address, async () => {
+    const probe = net.createServer();
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen({ port, host }, resolve);
+    });
+    await new Promise((resolve) => probe.close(resolve));
+  });
 }
 
 /** Starts the sandbox gateway on the host and port of `SANDBOX_GATEWAY_URL`. */

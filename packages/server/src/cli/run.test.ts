@@ -640,6 +640,34 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
       await new Promise((resolve) => taken.close(resolve));
     }
   }, 30_000);
+
+  it.each(['serve', 'start'])(
+    'a %s whose port is taken starts nothing, so its log says nothing started or stopped',
+    async (command) => {
+      const taken = net.createServer();
+      await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+      const port = (taken.address() as net.AddressInfo).port;
+      try {
+        // The real process: its log goes to its own stdout, which an in-process run does not catch.
+        const finished = await runNode([MAIN, command], {
+          env: {
+            ...process.env,
+            ...env,
+            PORT: String(port),
+            DEMO_STORE_PORT: String(await freePort('127.0.0.1')),
+            SANDBOX_GATEWAY_URL: `http://127.0.0.1:${await freePort('127.0.0.1')}`,
+            LOG_LEVEL: 'info',
+          },
+        });
+        expect(finished.code).toBe(1);
+        expect(finished.stderr).toContain(`error: PORT: 127.0.0.1:${port} is in use`);
+        expect(finished.stdout).not.toMatch(/listening|is running|stopped/);
+      } finally {
+        await new Promise((resolve) => taken.close(resolve));
+      }
+    },
+    30_000,
+  );
 });
 
 describe('wallet-checkout CLI without a database', () => {
