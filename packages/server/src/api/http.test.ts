@@ -170,13 +170,26 @@ describe.each(engines())('HTTP edges on %s', (engine) => {
 
   it.each([
     ['/orders?limit=1&limit=2', 'limit'],
-    ['/webhooks/messages?status=FAILED&status=DELIVERED', 'status'],
+    ['/webhooks/messages?state=FAILED&state=DELIVERED', 'state'],
   ])('refuses a query parameter given twice, naming it: %s', async (path, name) => {
     const response = await service.call('GET', path, { apiKey });
     expect(response.status).toBe(400);
     expect(response.json).toEqual({
       errorCode: 'VALIDATION_ERROR',
       errorMessage: `query parameter ${name} must be given once`,
+    });
+  });
+
+  it.each([
+    ['/payments/credentials?merchantRef=order-1', 'merchantRef'],
+    ['/webhooks/messages?status=FAILED&status=DELIVERED', 'status'],
+    ['/orders?limit=1&pge=2', 'pge'],
+  ])('names a query parameter the route does not take, even beside a missing one: %s', async (path, name) => {
+    const response = await service.call('GET', path, { apiKey });
+    expect(response.status).toBe(400);
+    expect(response.json).toEqual({
+      errorCode: 'VALIDATION_ERROR',
+      errorMessage: `query parameter ${name} is not one this route takes`,
     });
   });
 

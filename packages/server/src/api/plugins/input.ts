@@ -61,10 +61,21 @@ export function headerCount(request: FastifyRequest, name: string): number {
   return count;
 }
 
-async function refuseRepeatedQuery(request: FastifyRequest): Promise<void> {
-  const query = request.query as Record<string, unknown>;
-  const repeated = Object.keys(query).find((name) => Array.isArray(query[name]));
-  if (repeated !== undefined) throw new ValidationError(`query parameter ${repeated} must be given once`);
+/**
+ * A query's names checked before its schema: one the route does not take is named as such, even where a
+ * required one is missing (`?merchantRef=…` is a misspelling to point at, not only a missing
+ * `merchantReference`), and one given twice is refused by name.
+ */
+function refuseQueryProblems(taken: ReadonlySet<string> | undefined) {
+  return async (request: FastifyRequest): Promise<void> => {
+    const names = Object.keys(request.query as Record<string, unknown>);
+    const unknown = taken && names.find((name) => !taken.has(name));
+    if (unknown !== undefined)
+      throw new ValidationError(`query parameter ${unknown} is not one this route takes`);
+    const query = request.query as Record<string, unknown>;
+    const repeated = names.find((name) => Array.isArray(query[name]));
+    if (repeated !== undefined) throw new ValidationError(`query parameter ${repeated} must be given once`);
+  };
 }
 
 /**
@@ -100,8 +111,13 @@ export const inputPlugin = fp(async (app: FastifyInstance) => {
   });
   // Only on routes that read a query: pages and scripts ignore theirs, and the hot routes pay nothing.
   app.addHook('onRoute', (route) => {
-    if (route.schema?.querystring === undefined) return;
+    const schema = route.schema?.querystring as
+      | { properties?: Record<string, unknown>; additionalProperties?: unknown }
+      | undefined;
+    if (schema === undefined) return;
+    const taken =
+      schema.additionalProperties === false ? new Set(Object.keys(schema.properties ?? {})) : undefined;
     const hooks = route.preValidation;
-    route.preValidation = [...(hooks === undefined ? [] : [hooks].flat()), refuseRepeatedQuery];
+    route.preValidation = [...(hooks === undefined ? [] : [hooks].flat()), refuseQueryProblems(taken)];
   });
 });
