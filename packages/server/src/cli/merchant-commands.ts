@@ -205,6 +205,12 @@ const merchantShow = defineCommand<string>({
   },
 });
 
+/** How long a running service may go on with a merchant's settings and secrets as it last read them (its cache). */
+const CACHE_SECONDS = DEFAULT_CACHE_TTL_MS / 1000;
+
+/** What a changed setting's confirmation adds: the running services' caches take it up on their own. */
+const SEEN_WITHIN = `Running services apply it within ${CACHE_SECONDS} s.`;
+
 const merchantUpdate = defineCommand<{ id: string; patch: MerchantPatch }>({
   name: 'merchant update',
   summary:
@@ -244,7 +250,7 @@ const merchantUpdate = defineCommand<{ id: string; patch: MerchantPatch }>({
       context.merchants.update(id, patch, context.actor),
       '--approve-credentials',
     );
-    context.print(`Updated merchant ${merchant.id}.\n${describeMerchant(merchant)}`, merchant);
+    context.print(`Updated merchant ${merchant.id}. ${SEEN_WITHIN}\n${describeMerchant(merchant)}`, merchant);
     return 0;
   },
 });
@@ -271,7 +277,7 @@ const merchantApprove = defineCommand<{ id: string; types: CredentialType[] }>({
       merchant.credentialTypes.length > 0
         ? `Merchant ${merchant.id} is approved for ${merchant.credentialTypes.join(', ')}.`
         : `Merchant ${merchant.id} is no longer approved for the credentials flow.`;
-    context.print(text, merchant);
+    context.print(`${text} ${SEEN_WITHIN}`, merchant);
     return 0;
   },
 });
@@ -321,9 +327,6 @@ const apikeyRevoke = defineCommand<string>({
     return 0;
   },
 });
-
-/** How long a running service may go on with the secrets it read before a rotation (its cache). */
-const CACHE_SECONDS = DEFAULT_CACHE_TTL_MS / 1000;
 
 const webhookSecretRotate = defineCommand<{ merchantId: string; overlapSeconds: number }>({
   name: 'webhook-secret rotate',

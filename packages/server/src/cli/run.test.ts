@@ -196,16 +196,22 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     );
     expect(cleared).toMatchObject({ webhookUrl: null, allowedOrigins: [] });
     const text = await cli('merchant', 'update', merchantId, '--name', 'Again');
-    expect(text.stdout).toMatch(/^Updated merchant mch_\w+\.\nid: +mch_/);
+    expect(text.stdout).toMatch(
+      /^Updated merchant mch_\w+\. Running services apply it within 5 s\.\nid: +mch_/,
+    );
 
     const approved = json(
       await cli('merchant', 'approve-credentials', merchantId, '--types', 'PAN', '--json'),
     );
     expect(approved).toMatchObject({ id: merchantId, credentialTypes: ['PAN'] });
     const both = await cli('merchant', 'approve-credentials', merchantId, '--types', 'NETWORK_TOKEN,PAN');
-    expect(both.stdout).toBe(`Merchant ${merchantId} is approved for NETWORK_TOKEN, PAN.\n`);
+    expect(both.stdout).toBe(
+      `Merchant ${merchantId} is approved for NETWORK_TOKEN, PAN. Running services apply it within 5 s.\n`,
+    );
     const withdrawn = await cli('merchant', 'approve-credentials', merchantId, '--types', '');
-    expect(withdrawn.stdout).toBe(`Merchant ${merchantId} is no longer approved for the credentials flow.\n`);
+    expect(withdrawn.stdout).toBe(
+      `Merchant ${merchantId} is no longer approved for the credentials flow. Running services apply it within 5 s.\n`,
+    );
   });
 
   it('refuses bad settings and unknown ids with exit 1 and one line naming the problem', async () => {
