@@ -91,7 +91,7 @@ export const RECORDING_OPTIONS = buttonOptions();
  * The merchant's checkout page: the SDK from the service, a button, callbacks that record their arguments
  * in `window.calls`. `options` replaces the Button options (a JS object literal), `before` runs first.
  * The button object is kept in `window.walletButton`. `pinned` loads the SDK from a fixed URL with a
- * Subresource Integrity hash instead of the current one.
+ * Subresource Integrity hash instead of the current one; `bundle` runs a script of the page's own instead.
  */
 export function merchantPage(
   serviceUrl: string,
@@ -101,11 +101,15 @@ export function merchantPage(
     before?: string;
     body?: string;
     pinned?: { src: string; integrity: string };
+    /** A script run in place of the service's SDK, such as a merchant's bundle that defines `WalletSDK`. */
+    bundle?: string;
   } = {},
 ): string {
-  const sdk = page.pinned
-    ? `<script src="${page.pinned.src}" integrity="${page.pinned.integrity}" crossorigin="anonymous" data-merchant-id="${merchantId}"></script>`
-    : `<script src="${serviceUrl}/sdk/wallet-sdk.js?merchantId=${encodeURIComponent(merchantId)}"></script>`;
+  const sdk = page.bundle
+    ? `<script>${page.bundle}</script>`
+    : page.pinned
+      ? `<script src="${page.pinned.src}" integrity="${page.pinned.integrity}" crossorigin="anonymous" data-merchant-id="${merchantId}"></script>`
+      : `<script src="${serviceUrl}/sdk/wallet-sdk.js?merchantId=${encodeURIComponent(merchantId)}"></script>`;
   return `<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><link rel="icon" href="data:,"><title>Test Shop</title></head>
