@@ -382,6 +382,10 @@ const LISTEN_ERRORS: Record<string, { variable: 'port' | 'host'; rule: string }>
   EADDRINUSE: { variable: 'port', rule: 'is in use: stop what listens there, or choose a free port' },
   EACCES: { variable: 'port', rule: 'needs privileges this process does not have: choose a port above 1023' },
   EADDRNOTAVAIL: { variable: 'host', rule: 'is not an address of this machine' },
+  ENOTFOUND: {
+    variable: 'host',
+    rule: 'names no address: give an IP address or a name this machine resolves',
+  },
 };
 
 /**

@@ -624,6 +624,12 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
         stdout: '',
         stderr: `error: HOST: 192.0.2.1:${port} is not an address of this machine\n`,
       });
+      // .invalid never resolves (RFC 6761).
+      expect(await runCli({ ...quiet, HOST: 'nowhere.invalid', PORT: String(port) }, ['serve'])).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `error: HOST: nowhere.invalid:${port} names no address: give an IP address or a name this machine resolves\n`,
+      });
       const store = {
         DEMO_STORE_PORT: String(port),
         SANDBOX_GATEWAY_URL: `http://127.0.0.1:${await freePort('127.0.0.1')}`,
