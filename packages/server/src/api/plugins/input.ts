@@ -68,11 +68,11 @@ export function headerCount(request: FastifyRequest, name: string): number {
  */
 function refuseQueryProblems(taken: ReadonlySet<string> | undefined) {
   return async (request: FastifyRequest): Promise<void> => {
-    const names = Object.keys(request.query as Record<string, unknown>);
+    const query = request.query as Record<string, unknown>;
+    const names = Object.keys(query);
     const unknown = taken && names.find((name) => !taken.has(name));
     if (unknown !== undefined)
       throw new ValidationError(`query parameter ${unknown} is not one this route takes`);
-    const query = request.query as Record<string, unknown>;
     const repeated = names.find((name) => Array.isArray(query[name]));
     if (repeated !== undefined) throw new ValidationError(`query parameter ${repeated} must be given once`);
   };
