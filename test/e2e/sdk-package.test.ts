@@ -50,22 +50,21 @@ describe('the SDK bundled from its npm package in real Chromium', () => {
     JSON.stringify({ serviceUrl: harness?.service.url, merchantId: harness?.merchant.merchantId });
 
   it.each([
-    ['WalletSDK.configure(…), then WalletSDK.Button(options)', () => `WalletSDK.configure(${config()});`],
-    [
-      'WalletSDK({ serviceUrl, merchantId }).Button(options)',
-      () => `window.WalletSDK = WalletSDK(${config()});`,
-    ],
+    {
+      form: 'WalletSDK.configure(…), then WalletSDK.Button(options)',
+      path: '/package-configured',
+      before: () => `WalletSDK.configure(${config()});`,
+    },
+    {
+      form: 'WalletSDK({ serviceUrl, merchantId }).Button(options)',
+      path: '/package-factory',
+      before: () => `window.WalletSDK = WalletSDK(${config()});`,
+    },
   ])(
-    '%s opens the checkout and pays',
-    async (form, before) => {
+    '$form opens the checkout and pays',
+    async ({ path, before }) => {
       if (!harness) throw new Error('setup did not finish');
-      const url = harness.page(
-        `/package-${form.startsWith('WalletSDK.configure') ? 'configured' : 'factory'}`,
-        {
-          bundle,
-          before: before(),
-        },
-      );
+      const url = harness.page(path, { bundle, before: before() });
       const tab = await openTab(harness.browser);
       try {
         await tab.page.goto(url);
