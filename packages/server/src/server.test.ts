@@ -53,3 +53,31 @@ describe.each(engines())('a start whose key ring lacks a key stored values need,
     await expect(startService(config, createLogger('silent'))).rejects.toThrow(`VAULT_KEYS: ${problem}`);
   });
 });
+
+describe('a staging start without VAULT_KEYS', () => {
+  let database: TestDatabase;
+
+  beforeAll(async () => {
+    database = await testDatabase('sqlite');
+  });
+  afterAll(() => database.drop());
+
+  async function keyRingWarnings(): Promise<string[]> {
+    const service = await startTestService('sqlite', {}, { database });
+    await service.close();
+    return service.logs
+      .map((line) => JSON.parse(line))
+      .filter((line) => line.level === 40 && line.msg.startsWith('VAULT_KEYS is not set'))
+      .map((line) => line.msg);
+  }
+
+  it('logs that it generated the staging key ring, and at every later start that it uses it', async () => {
+    const file = `${database.dataDir}/vault-keys`;
+    expect(await keyRingWarnings()).toEqual([
+      `VAULT_KEYS is not set: generated a staging key ring in ${file}. Never do this in production.`,
+    ]);
+    expect(await keyRingWarnings()).toEqual([
+      `VAULT_KEYS is not set: using the staging key ring in ${file}. Never do this in production.`,
+    ]);
+  });
+});

@@ -45,7 +45,7 @@ import { Retention } from './retention.js';
 import { seedStaging } from './sandbox/seed.js';
 import { createSenders, type Senders, ShopperAuth } from './shopper-auth/index.js';
 import { type KeyRing, loadKeyRing } from './vault/keyring.js';
-import { keyIdsInUse } from './vault/rotate.js';
+import { lackingKeys } from './vault/rotate.js';
 import { SandboxTokenService } from './vault/sandbox-token-service.js';
 import { CardVault } from './vault/vault.js';
 import { Sessions, Wallet } from './wallet/index.js';
@@ -120,6 +120,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     vaultKeys: config.vaultKeys,
     dataDir: config.dataDir,
     warn: (message) => log.warn(message),
+    warnEachLoad: true,
   });
   await checkKeyRing(db, keyRing, config, log);
   const clock = new DbClock(db);
@@ -412,10 +413,8 @@ export async function listenAt<T>(
  * reads a sample of each column (keyIdsInUse).
  */
 async function checkKeyRing(db: Db, keyRing: KeyRing, config: Config, log: Logger): Promise<void> {
-  const missing = [...(await keyIdsInUse(db, keyRing))].filter(([keyId]) => !keyRing.keyIds.includes(keyId));
-  if (missing.length === 0) return;
-  const keys = missing.map(([keyId, column]) => `${keyId} (in ${column})`).join(', ');
-  const problem = `lacks keys that stored values are sealed under: ${keys}; put them back after the primary key, run npx wallet-checkout vault rotate-key, and remove them only once it has finished`;
+  const problem = await lackingKeys(db, keyRing);
+  if (problem === undefined) return;
   if (config.env === 'production') {
     await db.close();
     throw new ConfigError('VAULT_KEYS', problem);

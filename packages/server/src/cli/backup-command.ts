@@ -4,6 +4,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { sql } from 'kysely';
 import { ConfigError } from '../config.js';
+import { createPrivateFile } from '../files.js';
 import { STAGING_KEYS_FILE } from '../vault/keyring.js';
 import { type Command, defineCommand, requiredOption, UsageError } from './args.js';
 
@@ -73,16 +74,5 @@ const backup = defineCommand<{ file: string }>({
     return 0;
   },
 });
-
-/** Creates `file` empty, readable and writable by its owner only; fails if it exists. */
-function createPrivateFile(file: string): void {
-  const fd = fs.openSync(file, 'wx', 0o600);
-  try {
-    // The umask may have taken bits off the mode given to open; 0600 is what is meant.
-    fs.fchmodSync(fd, 0o600);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
 
 export const BACKUP_COMMANDS: Command[] = [backup];

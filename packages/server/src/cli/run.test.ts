@@ -474,6 +474,19 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
       expect(single.stderr).toMatch(/^warning: VAULT_KEYS holds one key/);
       // The line docs/operations.md quotes.
       expect(single.stdout).toBe('Re-encrypted 0 value(s) under the primary key old.\n');
+      const lacking = await runCli({ ...vaultEnv, VAULT_KEYS: vaultKey('new') }, [
+        'vault',
+        'rotate-key',
+        '--json',
+      ]);
+      expect([lacking.code, lacking.stdout]).toEqual([1, '']);
+      expect(JSON.parse(lacking.stderr)).toEqual({
+        error: {
+          code: 'CONFIGURATION_ERROR',
+          message:
+            'VAULT_KEYS: lacks keys that stored values are sealed under: old (in webhook_secrets.secret_ciphertext); put them back after the primary key, run npx wallet-checkout vault rotate-key, and remove them only once it has finished',
+        },
+      });
       const rotated = json(
         await runCli({ ...vaultEnv, VAULT_KEYS: `${vaultKey('new')},${oldKey}` }, [
           'vault',
@@ -988,7 +1001,7 @@ describe('wallet-checkout CLI where the embedded database is not', () => {
     ]);
     expect([outcome.code, outcome.stdout]).toEqual([1, '']);
     expect(outcome.stderr).toContain(
-      'error: DATABASE_URL: cannot open the SQLite file /proc/wallet.db: unable to open database file\n',
+      "error: DATABASE_URL: cannot use the SQLite file /proc/wallet.db: no such file or directory, open '/proc/wallet.db'\n",
     );
     expect(fs.readdirSync(folder)).toEqual([]);
   });

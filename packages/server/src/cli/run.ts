@@ -5,6 +5,7 @@
  * stderr: `error: <message>`, or with --json `{"error": {"code": "…", "message": "…"}}`.
  */
 import { ConfigError } from '../config.js';
+import { DatabaseAccessError } from '../db/access.js';
 import { DomainError } from '../errors.js';
 import { scrub } from '../log.js';
 import { type Command, commandHelp, parseCommandLine, UsageError } from './args.js';
@@ -97,6 +98,9 @@ function failureOf(error: unknown): Failure {
   if (error instanceof UsageError) {
     const help = error.command ? `wallet-checkout ${error.command} --help` : 'wallet-checkout --help';
     return { exitCode: 2, code: 'USAGE_ERROR', message: oneLine(message), hint: ` (see ${help})` };
+  }
+  if (error instanceof DatabaseAccessError) {
+    return { exitCode: 1, code: 'DATABASE_UNAVAILABLE', message: oneLine(message), hint: '' };
   }
   if (error instanceof ConfigError) {
     return { exitCode: 1, code: 'CONFIGURATION_ERROR', message: oneLine(message), hint: '' };

@@ -1,8 +1,8 @@
 /** `serve`, `start`, `migrate` and `vault rotate-key`: running and maintaining the service. */
 import net from 'node:net';
-import { type Config, defaultPublicUrl } from '../config.js';
+import { type Config, ConfigError, defaultPublicUrl } from '../config.js';
 import { addStagingKey, STAGING_KEYS_FILE } from '../vault/keyring.js';
-import { reencryptAll } from '../vault/rotate.js';
+import { lackingKeys, reencryptAll } from '../vault/rotate.js';
 import { type Command, defineCommand } from './args.js';
 import type { Context } from './context.js';
 
@@ -138,6 +138,9 @@ const vaultRotateKey = defineCommand<void>({
   prepare() {},
   async execute(context) {
     const { config, io } = context;
+    // Before any change: a ring that lacks a key in use would stop part-way.
+    const lacking = await lackingKeys(context.db, context.keyRing);
+    if (lacking !== undefined) throw new ConfigError('VAULT_KEYS', lacking);
     let keyRing = context.keyRing;
     if (!config.vaultKeys) {
       keyRing = addStagingKey(config.dataDir);

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { type Compilable, CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
@@ -13,6 +14,8 @@ export interface Db {
   run<R>(sql: string, parameters: readonly unknown[]): Promise<R[]>;
   /** The PostgreSQL pool, for LISTEN/NOTIFY; undefined on SQLite. */
   pool: pg.Pool | undefined;
+  /** Which database, for messages: never its password. */
+  where: string;
   close(): Promise<void>;
 }
 
@@ -38,13 +41,15 @@ export const PG_CONNECT_TIMEOUT_MS = 5_000;
 
 export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
   if (engineOf(databaseUrl) === 'sqlite') {
-    const access = openSqlite(databaseUrl.slice('sqlite:'.length), options);
+    const file = databaseUrl.slice('sqlite:'.length);
+    const access = openSqlite(file, options);
     const kysely = new Kysely<Database>({ dialect: access.dialect });
     return {
       kysely,
       engine: 'sqlite',
       run: access.run,
       pool: undefined,
+      where: file === ':memory:' ? 'the in-memory SQLite database' : `the SQLite file ${path.resolve(file)}`,
       close: async () => {
         await kysely.destroy();
         // Kysely destroys its driver only if it has run a query; `run` goes to the driver directly.
@@ -70,8 +75,22 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
     run: async <R>(text: string, parameters: readonly unknown[]) =>
       (await kysely.executeQuery<R>(CompiledQuery.raw(text, [...parameters]))).rows,
     pool,
+    where: postgresWhere(databaseUrl),
     close: () => kysely.destroy(),
   };
+}
+
+/** `PostgreSQL at db.example.com:5432 (database wallet, user wallet)`: the URL without its password. */
+function postgresWhere(databaseUrl: string): string {
+  let url: URL;
+  try {
+    url = new URL(databaseUrl);
+  } catch {
+    return 'the PostgreSQL database of DATABASE_URL';
+  }
+  const database = decodeURIComponent(url.pathname.slice(1)) || '(the user name)';
+  const user = decodeURIComponent(url.username) || '(the system user)';
+  return `PostgreSQL at ${url.host || 'the local socket'} (database ${database}, user ${user})`;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { DEFAULT_MIGRATION_TABLE, type Migration, type MigrationResultSet, Migrator, sql } from 'kysely';
+import { accessErrorOf } from './access.js';
 import type { Db, Engine } from './index.js';
 import * as initial from './migrations/001_initial.js';
 import * as orders from './migrations/002_orders.js';
@@ -79,6 +80,14 @@ async function appliedMigrations(db: Db): Promise<string[]> {
  * line of releases, and is refused.
  */
 export async function migrate(db: Db, warn?: (message: string) => void): Promise<string[]> {
+  try {
+    return await migrateTo(db, warn);
+  } catch (error) {
+    throw accessErrorOf(db, error) ?? error;
+  }
+}
+
+async function migrateTo(db: Db, warn?: (message: string) => void): Promise<string[]> {
   const known = Object.keys(MIGRATIONS).sort();
   const last = known.at(-1) as string;
   const unknown = (await appliedMigrations(db)).filter((name) => !(name in MIGRATIONS));

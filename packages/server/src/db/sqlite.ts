@@ -24,7 +24,8 @@ import {
   SqliteIntrospector,
   SqliteQueryCompiler,
 } from 'kysely';
-import { ConfigError } from '../config.js';
+import { createPrivateFile, makeFolders, reasonOf } from '../files.js';
+import { DatabaseAccessError } from './access.js';
 import { Checkpointer, WalFlush } from './sqlite-wal.js';
 
 /** Prepared statements kept; multi-row inserts of different sizes are distinct statements. */
@@ -40,7 +41,6 @@ export interface SqliteOptions {
 
 export function openSqlite(file: string, options: SqliteOptions = {}): SqliteAccess {
   const connection = openFile(file);
-  connection.pragma('journal_mode = WAL');
   // NORMAL: commits write the WAL without syncing it; the driver syncs it before it reports a commit
   // (WalFlush), so an acknowledgement sent after a commit survives a crash of the process or of the
   // machine, as with FULL, without the fsync stopping the event loop.
@@ -63,14 +63,30 @@ export function openSqlite(file: string, options: SqliteOptions = {}): SqliteAcc
   return sqliteAccess(connection, onDisk ? new WalFlush(connection.name) : undefined, checkpointer);
 }
 
-/** The database file, made with its folders if need be; one that cannot be is named, with the reason. */
+/**
+ * The database file in WAL mode, made with its folders if need be (for their owner only); one that cannot
+ * be made, opened or written is named, with the reason.
+ */
 function openFile(file: string): SQLite.Database {
+  let connection: SQLite.Database | undefined;
   try {
-    if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
-    return new SQLite(file);
+    if (file !== ':memory:' && !fs.existsSync(file)) {
+      makeFolders(path.dirname(path.resolve(file)));
+      // SQLite gives the WAL and shared-memory files the database file's mode.
+      try {
+        createPrivateFile(file);
+      } catch (error) {
+        // Another process starting at the same moment made it first.
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+    }
+    connection = new SQLite(file);
+    // The first write: it fails here on a file or folder this user may only read.
+    connection.pragma('journal_mode = WAL');
+    return connection;
   } catch (error) {
-    const reason = (error as Error).message.replace(/^[A-Z]+: /, '');
-    throw new ConfigError('DATABASE_URL', `cannot open the SQLite file ${path.resolve(file)}: ${reason}`);
+    connection?.close();
+    throw new DatabaseAccessError(`the SQLite file ${path.resolve(file)}`, reasonOf(error));
   }
 }
 

@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } f
 import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../config.js';
+import { makeFolders, reasonOf } from '../files.js';
 
 /**
  * AES-256-GCM with a key id in every ciphertext, so keys can rotate. An envelope reads
@@ -35,6 +36,14 @@ export type SealedColumn =
   | 'orders.transaction_details_ciphertext'
   | 'gateway_accounts.credentials_ciphertext'
   | 'pending_enrolments.details_ciphertext';
+
+/** An envelope sealed under a key the ring does not hold. */
+export class UnknownKeyError extends Error {
+  constructor(readonly keyId: string) {
+    super(`key "${keyId}" is not in the key ring`);
+    this.name = 'UnknownKeyError';
+  }
+}
 
 /** A ring that can read its keys again reads them at most this often (1 s), whatever it meets. */
 const RELOAD_INTERVAL_MS = 1_000;
@@ -120,7 +129,7 @@ export class KeyRing {
       throw new Error('not a key-ring envelope');
     }
     const key = this.#key(keyId);
-    if (!key) throw new Error(`key "${keyId}" is not in the key ring`);
+    if (!key) throw new UnknownKeyError(keyId);
     const ivBytes = Buffer.from(iv as string, 'base64url');
     const tagBytes = Buffer.from(tag as string, 'base64url');
     // Exactly what encrypt() writes: a shortened tag would be easier to forge.
@@ -265,19 +274,32 @@ export function loadKeyRing(options: {
   vaultKeys: string | undefined;
   dataDir: string;
   warn: (message: string) => void;
+  /** Warn of a staging file made before too, not only of one made now: the service does at each start. */
+  warnEachLoad?: boolean;
 }): KeyRing {
   if (options.vaultKeys) return parseKeyRing(options.vaultKeys);
   const file = path.join(options.dataDir, STAGING_KEYS_FILE);
-  if (!fs.existsSync(file)) {
-    fs.mkdirSync(options.dataDir, { recursive: true });
-    if (writeKeyFile(file, `${newKeyEntry()}\n`, 'create')) {
-      options.warn(
-        `VAULT_KEYS is not set: generated a staging key ring in ${file}. Never do this in production.`,
-      );
-    }
+  if (!fs.existsSync(file) && createStagingRing(file, options.dataDir)) {
+    options.warn(
+      `VAULT_KEYS is not set: generated a staging key ring in ${file}. Never do this in production.`,
+    );
+  } else if (options.warnEachLoad) {
+    options.warn(
+      `VAULT_KEYS is not set: using the staging key ring in ${file}. Never do this in production.`,
+    );
   }
   const read = () => parseKeys(readKeyFile(file, options.warn), file);
   return new KeyRing(read(), { reload: read });
+}
+
+/** False when another process made it first. */
+function createStagingRing(file: string, dataDir: string): boolean {
+  try {
+    makeFolders(dataDir);
+    return writeKeyFile(file, `${newKeyEntry()}\n`, 'create');
+  } catch (error) {
+    throw new ConfigError('DATA_DIR', `cannot create the staging key ring ${file}: ${reasonOf(error)}`);
+  }
 }
 
 /** Blocks the thread for `ms` (the CLI's one command waiting for a lock; never the service's event loop). */

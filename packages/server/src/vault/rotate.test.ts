@@ -200,6 +200,18 @@ describe.each(engines())('reencryptAll on %s', (engine) => {
     }
   });
 
+  it('stops at a value sealed under a key the ring lacks, naming VAULT_KEYS, the value and the key', async () => {
+    const lacking = new KeyRing([newKey]);
+    await expect(reencryptAll(handle.db, lacking)).rejects.toThrow(
+      expect.objectContaining({
+        name: 'ConfigError',
+        message: expect.stringMatching(
+          /^VAULT_KEYS: cannot decrypt vault_cards [\w-]+: key "old" is not in the key ring; put it back after the primary key, and run this again$/,
+        ),
+      }),
+    );
+  });
+
   it('re-encrypts every envelope under the new primary key, and then has nothing left to do', async () => {
     expect((await envelopes()).map((e) => newRing.keyIdOf(e))).toEqual(Array(9).fill('old'));
     expect(await reencryptAll(handle.db, newRing)).toEqual({ reencrypted: 9 });

@@ -23,8 +23,9 @@
  * take the oldest. An erased entry (vault/erasure.ts) has nothing left to re-encrypt.
  */
 import { type Kysely, sql } from 'kysely';
+import { ConfigError } from '../config.js';
 import type { Database, Db } from '../db/index.js';
-import type { KeyRing, SealedColumn } from './keyring.js';
+import { type KeyRing, type SealedColumn, UnknownKeyError } from './keyring.js';
 
 /** Rows per transaction: short enough not to hold a writer lock for long. */
 const BATCH_SIZE = 200;
@@ -50,7 +51,14 @@ function open(keyRing: KeyRing, envelope: string, column: SealedColumn, id: stri
   try {
     return keyRing.open(envelope, column, id);
   } catch (error) {
-    throw new Error(`cannot decrypt ${where}: ${(error as Error).message}`, { cause: error });
+    const problem = `cannot decrypt ${where}: ${(error as Error).message}`;
+    if (error instanceof UnknownKeyError) {
+      throw new ConfigError(
+        'VAULT_KEYS',
+        `${problem}; put it back after the primary key, and run this again`,
+      );
+    }
+    throw new Error(problem, { cause: error });
   }
 }
 
@@ -184,4 +192,15 @@ export async function keyIdsInUse(db: Db, keyRing: KeyRing): Promise<Map<string,
     }
   }
   return found;
+}
+
+/**
+ * What a ring lacks of the keys stored values are sealed under (see `keyIdsInUse`), as a rule of VAULT_KEYS
+ * for a message; undefined when it lacks none.
+ */
+export async function lackingKeys(db: Db, keyRing: KeyRing): Promise<string | undefined> {
+  const missing = [...(await keyIdsInUse(db, keyRing))].filter(([keyId]) => !keyRing.keyIds.includes(keyId));
+  if (missing.length === 0) return undefined;
+  const keys = missing.map(([keyId, column]) => `${keyId} (in ${column})`).join(', ');
+  return `lacks keys that stored values are sealed under: ${keys}; put them back after the primary key, run npx wallet-checkout vault rotate-key, and remove them only once it has finished`;
 }

@@ -1,19 +1,22 @@
+import net from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../db/index.js';
+import { createDb, type Db } from '../db/index.js';
 import { createLogger } from '../log.js';
 import { engines, openTestDb } from '../test-support/db.js';
+import { memoryLogger } from '../test-support/log.js';
 import { until } from '../test-support/wait.js';
 import { NOTIFY_CHANNEL, WakeUps } from './wake-ups.js';
 
 describe.each(engines())('wake-ups on %s', (engine) => {
   let db: Db;
   let close: () => Promise<void>;
+  let url: string;
   const log = createLogger('silent');
   const open: WakeUps[] = [];
 
   beforeAll(async () => {
-    ({ db, close } = await openTestDb(engine));
+    ({ db, close, url } = await openTestDb(engine));
   });
   afterEach(async () => {
     for (const wakeUps of open.splice(0)) await wakeUps.unlisten();
@@ -66,6 +69,47 @@ describe.each(engines())('wake-ups on %s', (engine) => {
 
     const seen = woken.count;
     await wokenAfter(notifier, woken, seen);
+  });
+
+  it('logs one warning for a server it cannot reach, however often it tries, and one line once it listens', async () => {
+    // Refuses the first three connections, as a server that is down, then relays to the real one.
+    const target = new URL(url);
+    let attempts = 0;
+    const relayed: net.Socket[] = [];
+    const relay = net.createServer((client) => {
+      attempts++;
+      if (attempts <= 3) {
+        client.destroy();
+        return;
+      }
+      const upstream = net.connect(Number(target.port), target.hostname);
+      for (const socket of [client, upstream]) {
+        relayed.push(socket);
+        socket.on('error', () => undefined);
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
+    const relayUrl = new URL(target);
+    relayUrl.host = `127.0.0.1:${(relay.address() as net.AddressInfo).port}`;
+    const viaRelay = createDb(relayUrl.toString());
+    const memory = memoryLogger();
+    const woken = { count: 0 };
+    const wakeUps = new WakeUps({ db: viaRelay, log: memory.log, onWake: () => woken.count++ });
+    try {
+      await wakeUps.listen();
+      await wokenAfter(new WakeUps({ db, log, onWake: () => undefined }), woken, 0);
+      expect(attempts).toBeGreaterThan(3);
+      expect(memory.lines.map((line) => [line.level, line.msg, line.failedAttempts])).toEqual([
+        [40, expect.stringMatching(/^could not LISTEN for webhook wake-ups/), undefined],
+        [30, 'listening for webhook wake-ups again', 3],
+      ]);
+    } finally {
+      await wakeUps.unlisten();
+      await viaRelay.close();
+      for (const socket of relayed) socket.destroy();
+      await new Promise((resolve) => relay.close(resolve));
+    }
   });
 
   it('stops listening when told: a later notification wakes nobody', async () => {

@@ -21,6 +21,8 @@ export class WakeUps {
   #listening = false;
   #listener: pg.PoolClient | undefined;
   #relistenTimer: NodeJS.Timeout | undefined;
+  /** Attempts that failed since it last listened: only the first of an outage is logged. */
+  #failedAttempts = 0;
 
   /** `onWake` runs on every notification from any process, this one included. */
   constructor(options: { db: Db; log: Logger; onWake: () => void }) {
@@ -29,7 +31,10 @@ export class WakeUps {
     this.#onWake = options.onWake;
   }
 
-  /** Listens from now on; a connection that fails or breaks is tried again every second meanwhile. */
+  /**
+   * Listens from now on; a connection that fails or breaks is tried again every second meanwhile. An
+   * outage logs one warning when it starts and one line when listening resumes, not one a second.
+   */
   async listen(): Promise<void> {
     this.#listening = true;
     await this.#connect();
@@ -69,9 +74,18 @@ export class WakeUps {
       client.on('error', this.#onError);
       this.#listener = client;
       await client.query(`LISTEN ${NOTIFY_CHANNEL}`);
+      if (this.#failedAttempts > 0) {
+        this.#log.info({ failedAttempts: this.#failedAttempts }, 'listening for webhook wake-ups again');
+        this.#failedAttempts = 0;
+      }
       if (!this.#listening) await this.unlisten();
     } catch (error) {
-      this.#log.warn({ err: error }, 'could not LISTEN for webhook wake-ups; polling until it can');
+      if (this.#failedAttempts++ === 0) {
+        this.#log.warn(
+          { err: error },
+          'could not LISTEN for webhook wake-ups; polling, and trying again every second, until it can',
+        );
+      }
       if (client !== undefined && this.#listener === client) this.#drop(client, error as Error);
       this.#reconnect();
     }
