@@ -10,6 +10,7 @@ import { Merchants } from '../merchants/index.js';
 import { runNode } from '../test-support/child.js';
 import { cliEnv, json, type Outcome, runCli } from '../test-support/cli.js';
 import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
+import { freePorts } from '../test-support/ports.js';
 import { loadKeyRing, parseKeyRing, STAGING_KEYS_FILE } from '../vault/keyring.js';
 import { run } from './run.js';
 import { freePort } from './service-commands.js';
@@ -559,7 +560,7 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
       };
     }
     const startOnce = async (): Promise<StartOutput> => {
-      const [gatewayPort, storePort] = [await freePort('127.0.0.1'), await freePort('127.0.0.1')];
+      const [gatewayPort, storePort] = await freePorts(2);
       let stop: (signal: string) => void = () => {};
       const stopped = new Promise<string>((resolve) => {
         stop = resolve;
@@ -672,6 +673,7 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
       const taken = net.createServer();
       await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
       const port = (taken.address() as net.AddressInfo).port;
+      const [storePort, gatewayPort] = await freePorts(2);
       try {
         // The real process: its log goes to its own stdout, which an in-process run does not catch.
         const finished = await runNode([MAIN, command], {
@@ -679,8 +681,8 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
             ...process.env,
             ...env,
             PORT: String(port),
-            DEMO_STORE_PORT: String(await freePort('127.0.0.1')),
-            SANDBOX_GATEWAY_URL: `http://127.0.0.1:${await freePort('127.0.0.1')}`,
+            DEMO_STORE_PORT: String(storePort),
+            SANDBOX_GATEWAY_URL: `http://127.0.0.1:${gatewayPort}`,
             LOG_LEVEL: 'info',
           },
         });
