@@ -1,9 +1,11 @@
 /**
- * `guestRedirect(email)`: a known email resolves true and opens the checkout at the one-time-code step
- * for that email; an unknown one resolves false and opens nothing (no order either).
+ * `guestRedirect(email)`: a known email resolves true once the checkout opens at the one-time-code step
+ * for that email, or false after `error` when its order is refused; an unknown one resolves false and
+ * opens nothing (no order either).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  buttonOptions,
   CHECKOUT_FRAME,
   EMAIL,
   enterCode,
@@ -32,7 +34,9 @@ describe('guestRedirect in real Chromium', () => {
       await page.getByRole('button', { name: 'Pay with Wallet' }).waitFor();
       const redirected = await page.evaluate(`window.walletButton.guestRedirect(${JSON.stringify(EMAIL)})`);
       expect(redirected).toBe(true);
-      await page.waitForFunction('window.calls.getOrderId.length === 1');
+      // Resolved once the order existed and the checkout was loading: getOrderId had run by then.
+      expect(await page.evaluate('window.calls.getOrderId.length')).toBe(1);
+      expect(await page.getByRole('dialog').count()).toBe(1);
       const [[orderId]] = (await page.evaluate('window.calls.getOrderId')) as [[string]];
       const code = checkout.getByLabel('One-time code');
       await code.waitFor();
@@ -48,6 +52,35 @@ describe('guestRedirect in real Chromium', () => {
       expect(calls.error).toEqual([]);
       expect(calls.success[0]?.[0]).toBe(orderId);
       expect(calls.success[0]?.[1]).toMatchObject({ email: EMAIL });
+    } finally {
+      await tab.close();
+    }
+  }, 60_000);
+
+  it('a known email whose order the service refuses → false, after error, with the checkout closed', async () => {
+    if (!harness) throw new Error('setup did not finish');
+    const url = harness.page('/euros', {
+      options: buttonOptions({
+        orderDetailsCallback: `(actions) => actions.createOrder({ orderId: 'shop-eur', lineItems: [], subtotal: 3700, currencyCode: 'EUR' })`,
+      }),
+    });
+    const tab = await openTab(harness.browser);
+    const { page } = tab;
+    try {
+      await page.goto(url);
+      await page.getByRole('button', { name: 'Pay with Wallet' }).waitFor();
+      const redirected = await page.evaluate(`window.walletButton.guestRedirect(${JSON.stringify(EMAIL)})`);
+      expect(redirected).toBe(false);
+      // Reported before the promise resolved, so the page's own guest checkout can carry on.
+      expect(await page.evaluate('window.calls')).toEqual({
+        getOrderId: [],
+        success: [],
+        error: [['', '-1', 'currencyCode must be one of USD, got "EUR"']],
+        onClose: [],
+        onPaymentSelected: [],
+      });
+      expect(await page.getByRole('dialog').count()).toBe(0);
+      expect(await page.getByRole('button', { name: 'Pay with Wallet' }).isEnabled()).toBe(true);
     } finally {
       await tab.close();
     }

@@ -1856,7 +1856,7 @@ export interface webhooks {
         put?: never;
         /**
          * An order was paid
-         * @description Sent once an order of the default flow reaches its outcome. The body is the order as `GET /orders/{orderId}` returns it, with `eventName` and `merchantId`; confirm the order from it (or from that route) before you ship. Retried on the default schedule (`WEBHOOK_RETRY_DELAYS_MS`, about a day).
+         * @description Sent once an order of the default flow reaches its outcome. The body is the order as `GET /orders/{orderId}` returns it, with `eventName` and `merchantId`; confirm the order from it (or from that route) before you ship. Retried on the default schedule (`WEBHOOK_RETRY_DELAYS_MS`: 5 s, 5 min, 30 min, 2 h, 5 h and 10 h apart, about 18 hours in all).
          */
         post: {
             parameters: {
@@ -1972,7 +1972,7 @@ export interface webhooks {
         put?: never;
         /**
          * An order’s payment failed
-         * @description Sent once an order of the default flow reaches its outcome. The body is the order as `GET /orders/{orderId}` returns it, with `eventName` and `merchantId`; confirm the order from it (or from that route) before you ship. Retried on the default schedule (`WEBHOOK_RETRY_DELAYS_MS`, about a day).
+         * @description Sent once an order of the default flow reaches its outcome. The body is the order as `GET /orders/{orderId}` returns it, with `eventName` and `merchantId`; confirm the order from it (or from that route) before you ship. Retried on the default schedule (`WEBHOOK_RETRY_DELAYS_MS`: 5 s, 5 min, 30 min, 2 h, 5 h and 10 h apart, about 18 hours in all).
          */
         post: {
             parameters: {

@@ -15,8 +15,9 @@ export interface WalletButton {
   /** Renders the button into an element, an element id, or a `#selector`. */
   render(target: string | Element): WalletButton;
   /**
-   * Starts checkout for an email the shopper typed: resolves `true` when the email has a wallet (the
-   * checkout opens at the one-time-code step), `false` when it does not (carry on with your own form).
+   * Starts checkout for an email the shopper typed: resolves `true` once the checkout has opened for an
+   * email with a wallet (at the one-time-code step) or while one is open already; `false` for an email
+   * without one, or when the checkout could not start (after `error`): carry on with your own form.
    */
   guestRedirect(email: string): Promise<boolean>;
 }
@@ -72,7 +73,11 @@ export function createButton(config: SdkConfig, rawOptions: unknown): WalletButt
     rendered.disabled = loading;
   };
 
-  async function checkout(email?: string): Promise<void> {
+  /**
+   * Opens the checkout for a new order. Resolves true once it has started (its order exists and the
+   * checkout loads, or the shopper closed it meanwhile), false when it could not start (after `error`).
+   */
+  async function checkout(email?: string): Promise<boolean> {
     busy = true;
     let orderId = '';
     let finished = false;
@@ -179,13 +184,13 @@ export function createButton(config: SdkConfig, rawOptions: unknown): WalletButt
       const fragment = email ? `#email=${encodeURIComponent(email)}` : '';
       modal.load(`${config.serviceOrigin}/checkout/${encodeURIComponent(orderId)}${fragment}`);
       setLoading(false);
-      return;
+      return true;
     }
     // Closed while it was being created (onClose has run), or the checkout could not start: not left open.
     if (orderId) closeOrder(config.serviceOrigin, orderId);
-    if (!failed) return;
+    if (!failed) return true;
     console.error('WalletSDK: checkout could not start:', failure);
-    if (finished) return;
+    if (finished) return true;
     finish();
     await safely(
       'error',
@@ -194,6 +199,7 @@ export function createButton(config: SdkConfig, rawOptions: unknown): WalletButt
       '-1',
       failure instanceof Error ? failure.message : String(failure),
     );
+    return false;
   }
 
   const button: WalletButton = {
@@ -218,8 +224,7 @@ export function createButton(config: SdkConfig, rawOptions: unknown): WalletButt
       if (busy) return true;
       const { known } = await lookupShopper(config.serviceOrigin, config.merchantId, email.trim());
       if (!known) return false;
-      void checkout(email.trim());
-      return true;
+      return checkout(email.trim());
     },
   };
   return button;

@@ -1,1 +1,1 @@
-export const VERSION = '0.1.5';
+export const VERSION = '0.1.6';

@@ -91,7 +91,7 @@ type Env = Record<string, string | undefined>;
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 
-/** Svix-like schedule: about a day in total before an event is abandoned. */
+/** Svix-like schedule: about 18 hours in total before an event is abandoned. */
 export const DEFAULT_WEBHOOK_RETRY_DELAYS_MS = [
   5_000,
   5 * MINUTE,
