@@ -16,4 +16,5 @@ export {
 export { type CreatedMerchant, DEFAULT_CACHE_TTL_MS, Merchants, type MerchantsOptions } from './service.js';
 export * from './types.js';
 export type { CreateMerchantInput, MerchantPatch, ShippingMethodInput } from './validation.js';
+export { isCspOrigin } from './validation.js';
 export { DEFAULT_OVERLAP_SECONDS, MAX_OVERLAP_SECONDS, WEBHOOK_SECRET_PREFIX } from './webhook-secrets.js';

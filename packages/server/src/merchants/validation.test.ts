@@ -1,8 +1,9 @@
 import { isIP } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { checkoutCsp } from '../api/checkout/page.js';
 import { DomainError, ValidationError } from '../errors.js';
 import { checkWebhookUrl, WebhookDestinations } from '../webhooks/url-guard.js';
-import { validateShippingMethods, validateWebhookUrl } from './validation.js';
+import { validateAllowedOrigins, validateShippingMethods, validateWebhookUrl } from './validation.js';
 
 const PRODUCTION = new WebhookDestinations('production', { loopback: false });
 const STAGING = new WebhookDestinations('staging', { loopback: true });
@@ -259,5 +260,43 @@ describe('shipping methods given without an externalId', () => {
     expect(ids[5]).toBe(`${ids[4]}-2`);
     expect(ids.slice(6)).toEqual(['store_pickup', 'eclair-3', 'eclair-2']);
     expect(validateShippingMethods(list).map((method) => method.externalId)).toEqual(ids);
+  });
+});
+
+describe('allowed origins', () => {
+  it('keep each origin as the browser sends it: lower case, punycode, no default port', () => {
+    expect(
+      validateAllowedOrigins(
+        ['HTTPS://Shop.Example:443', 'https://bücher.example', 'http://localhost:8000', 'https://[::1]:8443'],
+        'staging',
+      ),
+    ).toEqual([
+      'https://shop.example',
+      'https://xn--bcher-kva.example',
+      'http://localhost:8000',
+      'https://[::1]:8443',
+    ]);
+  });
+
+  it('refuse a wildcard or a character a Content Security Policy would read as more than a host', () => {
+    for (const origin of [
+      'https://*',
+      'https://*.shop.example',
+      'https://a.example;script-src',
+      'https://a.example,b.example',
+      "https://a.example'",
+      'https://under_score.example',
+      'https://-dash.example',
+    ]) {
+      expect(() => validateAllowedOrigins([origin], 'production'), origin).toThrow(
+        `allowedOrigins[0] must be scheme://host[:port] with an http or https scheme, a host of letters, digits, hyphens and dots (no wildcard) and no path, got ${JSON.stringify(origin)}`,
+      );
+    }
+  });
+
+  it('are the only ancestors the checkout page names; one saved before this check frames nothing', () => {
+    expect(checkoutCsp('https://shop.example', 'n')).toContain('frame-ancestors https://shop.example');
+    expect(checkoutCsp('https://*', 'n')).toContain("frame-ancestors 'none'");
+    expect(checkoutCsp('https://a.example;script-src', 'n')).toContain("frame-ancestors 'none'");
   });
 });

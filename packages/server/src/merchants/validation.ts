@@ -70,6 +70,24 @@ const STATE = /^[A-Z]{2}$/;
 // scheme://host[:port] and nothing after it; the host part is checked again by the URL parser.
 const ORIGIN = /^https?:\/\/[^/?#@\s]+$/i;
 
+/**
+ * A host as the URL parser gives it (lower case, international names in punycode) that a Content
+ * Security Policy can name: dot-separated labels of letters, digits and inner hyphens, or an IPv6
+ * literal. No `*`, `;`, `,` or quote, which would widen or break the checkout's `frame-ancestors`.
+ */
+const CSP_HOST =
+  /^(?:\[[0-9a-f:.]+\]|[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*)$/;
+
+/** Whether a CSP source list can name `origin` as it is (see CSP_HOST). */
+export function isCspOrigin(origin: string): boolean {
+  try {
+    const url = new URL(origin);
+    return url.origin === origin && CSP_HOST.test(url.hostname);
+  } catch {
+    return false;
+  }
+}
+
 /** A value shortened for an error message, so a huge or hostile input does not flood the output. */
 function shown(value: unknown): string {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
@@ -129,7 +147,7 @@ export function validateAllowedOrigins(value: unknown, env: WalletEnv): string[]
   }
   const origins = value.map((entry, index) => {
     const field = `allowedOrigins[${index}]`;
-    const rule = `${field} must be scheme://host[:port] with an http or https scheme and no path`;
+    const rule = `${field} must be scheme://host[:port] with an http or https scheme, a host of letters, digits, hyphens and dots (no wildcard) and no path`;
     if (typeof entry !== 'string' || !ORIGIN.test(entry))
       throw new ValidationError(`${rule}, got ${shown(entry)}`);
     let url: URL;
@@ -138,6 +156,7 @@ export function validateAllowedOrigins(value: unknown, env: WalletEnv): string[]
     } catch {
       throw new ValidationError(`${rule}, got ${shown(entry)}`);
     }
+    if (!isCspOrigin(url.origin)) throw new ValidationError(`${rule}, got ${shown(entry)}`);
     if (env === 'production' && url.protocol !== 'https:') {
       throw new ValidationError(`${field} must use https in production, got ${shown(entry)}`);
     }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import { ERROR_STATUS } from '../../errors.js';
-import type { Merchant } from '../../merchants/index.js';
+import { isCspOrigin, type Merchant } from '../../merchants/index.js';
 import type { Order, Orders } from '../../orders/index.js';
 
 /** The checkout UI's built files (packages/checkout-ui), as same-origin URLs, in load order. */
@@ -24,6 +24,8 @@ const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u0
  * reference's, for one) may run in the checkout, should anything ever slip markup into it.
  */
 export function checkoutCsp(frameAncestor: string, nonce: string): string {
+  // An origin saved before allowed origins were checked for it (a wildcard, say) frames nothing.
+  const ancestor = isCspOrigin(frameAncestor) ? frameAncestor : "'none'";
   return [
     "default-src 'self'",
     `script-src 'nonce-${nonce}'`,
@@ -31,7 +33,7 @@ export function checkoutCsp(frameAncestor: string, nonce: string): string {
     "base-uri 'none'",
     "form-action 'none'",
     "object-src 'none'",
-    `frame-ancestors ${frameAncestor}`,
+    `frame-ancestors ${ancestor}`,
   ].join('; ');
 }
 
