@@ -252,6 +252,8 @@ export interface paths {
                  *
                  *     `PAYMENT_METHOD_EXPIRED`: The selected card has expired.
                  *
+                 *     `AMOUNT_EXCEEDS_SELECTION`: The amount is above the total the shopper agreed to in the hosted checkout that made the session.
+                 *
                  *     `WEBHOOK_URL_NOT_CONFIGURED`: The merchant account has no webhook URL to deliver credentials to.
                  */
                 422: {

@@ -41,6 +41,7 @@ export const ERROR_STATUS = {
   SESSION_EXPIRED: 422,
   PAYMENT_METHOD_EXPIRED: 422,
   AMOUNT_EXCEEDS_REQUESTED: 422,
+  AMOUNT_EXCEEDS_SELECTION: 422,
   WEBHOOK_URL_NOT_CONFIGURED: 422,
   WEBHOOK_URL_NOT_ALLOWED: 422,
   RATE_LIMITED: 429,
@@ -107,6 +108,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   SESSION_EXPIRED: 'The payment-carousel session has expired.',
   PAYMENT_METHOD_EXPIRED: 'The selected card has expired.',
   AMOUNT_EXCEEDS_REQUESTED: 'The reported amount is above the amount of the credentials request.',
+  AMOUNT_EXCEEDS_SELECTION:
+    'The amount is above the total the shopper agreed to in the hosted checkout that made the session.',
   WEBHOOK_URL_NOT_CONFIGURED: 'The merchant account has no webhook URL to deliver credentials to.',
   WEBHOOK_URL_NOT_ALLOWED:
     'The webhook URL is not allowed in this environment (https and public addresses only in production; public addresses in staging, and loopback ones on a staging service run on the developer’s own machine; plus the networks the operator allowed).',

@@ -172,18 +172,21 @@ export class PaymentStep {
   }
 
   /**
-   * Merchant authorization mode: a payment-carousel session for the merchant's server, and the order
+   * Merchant authorization mode: a payment-carousel session for the merchant's server, bound to the card
+   * and the total the shopper chose (its credentials requests may name no other card, nor charge more), and the order
    * PROCESSING with what the shopper chose (out of the expiry sweep; a concurrent submit gets
    * ORDER_STATE_CONFLICT). The session comes first: if the order then refuses, it simply expires unused.
    */
   async #select(choice: Choice): Promise<PaymentSelectedResult> {
+    const attempt = attemptOf(choice);
     const session = await this.deps.sessions.create({
       merchantId: choice.merchant.id,
       shopperId: choice.shopper.id,
       ttlSeconds: this.deps.sessionTtlSeconds,
       now: new Date(this.#now()),
+      selection: { paymentId: attempt.paymentId, amountLimit: attempt.chargedAmount },
     });
-    const selected = await this.deps.orders.markSelected(choice.order.id, attemptOf(choice), session.id);
+    const selected = await this.deps.orders.markSelected(choice.order.id, attempt, session.id);
     return this.#selectionOf(selected, choice.shopper.id);
   }
 

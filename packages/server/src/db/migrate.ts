@@ -23,6 +23,7 @@ import * as signInProof from './migrations/019_sign_in_proof.js';
 import * as auditBySubject from './migrations/020_audit_by_subject.js';
 import * as shopperNotices from './migrations/021_shopper_notices.js';
 import * as deviceMerchant from './migrations/022_device_merchant.js';
+import * as sessionSelection from './migrations/023_session_selection.js';
 
 type EngineMigration = { up(db: Parameters<Migration['up']>[0], engine: Engine): Promise<void> };
 
@@ -53,6 +54,7 @@ const MIGRATIONS: Record<string, EngineMigration> = {
   '020_audit_by_subject': auditBySubject,
   '021_shopper_notices': shopperNotices,
   '022_device_merchant': deviceMerchant,
+  '023_session_selection': sessionSelection,
 };
 
 export class MigrationError extends Error {}

@@ -133,6 +133,10 @@ export interface SessionsTable {
   shopper_id: string;
   created_at: number;
   expires_at: number;
+  /** The card the shopper chose in the hosted checkout that made the session; null: any of the wallet's. */
+  payment_id: string | null;
+  /** The total, in cents, the shopper agreed to there; null: no limit beyond the API's. */
+  amount_limit: number | null;
 }
 
 export interface CredentialsRequestsTable {

@@ -89,7 +89,13 @@ export class CredentialsService {
       throw new DomainError('SESSION_EXPIRED', `sessionId ${input.sessionId} has expired.`);
     const card = await this.deps.wallet.findCard(input.paymentId);
     // A card removed from the wallet takes no new request; one already acknowledged is still delivered.
-    if (!card || card.shopperId !== session.shopperId || card.removedAt !== null) {
+    // A session the hosted checkout made allows the card the shopper chose there alone.
+    if (
+      !card ||
+      card.shopperId !== session.shopperId ||
+      card.removedAt !== null ||
+      (session.paymentId !== null && session.paymentId !== card.id)
+    ) {
       throw new DomainError(
         'PAYMENT_METHOD_NOT_FOUND',
         `paymentId ${input.paymentId} was not found in this session.`,
@@ -97,6 +103,12 @@ export class CredentialsService {
     }
     if (this.deps.wallet.isExpired(card, new Date(now))) {
       throw new DomainError('PAYMENT_METHOD_EXPIRED', `paymentId ${input.paymentId} is an expired card.`);
+    }
+    if (session.amountLimit !== null && input.amount > session.amountLimit) {
+      throw new DomainError(
+        'AMOUNT_EXCEEDS_SELECTION',
+        `amount ${input.amount} is more than the ${session.amountLimit} cents the shopper agreed to in this session's checkout.`,
+      );
     }
 
     const id = newId('credentialsRequest');

@@ -316,7 +316,7 @@ export async function countLiveSessions(db: Q, shopperId: string, now: number): 
   return Number(count);
 }
 
-export async function insertSession(db: Q, row: Insertable<SessionsTable>): Promise<Session> {
+export async function insertSession(db: Q, row: Selectable<SessionsTable>): Promise<Session> {
   await db.insertInto('sessions').values(row).execute();
   return toSession(row);
 }

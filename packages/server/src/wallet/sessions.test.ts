@@ -34,8 +34,17 @@ describe.each(engines())('Sessions on %s', (engine) => {
       shopperId: 'shp_1',
       createdAt: now.getTime(),
       expiresAt: now.getTime() + 900_000,
+      paymentId: null,
+      amountLimit: null,
     });
     expect(await sessions.find(session.id)).toEqual(session);
+    const chosen = await sessions.create({
+      merchantId: 'mch_1',
+      shopperId: 'shp_1',
+      ttlSeconds: 900,
+      selection: { paymentId: 'card-1', amountLimit: 4505 },
+    });
+    expect(await sessions.find(chosen.id)).toMatchObject({ paymentId: 'card-1', amountLimit: 4505 });
     expect(sessions.isLive(session, new Date(now.getTime() + 899_999))).toBe(true);
     expect(sessions.isLive(session, new Date(now.getTime() + 900_000))).toBe(false);
   });

@@ -11,7 +11,17 @@ export class Sessions {
     this.#reads = repo.keyReads(db);
   }
 
-  create(input: { merchantId: string; shopperId: string; ttlSeconds: number; now?: Date }): Promise<Session> {
+  /**
+   * `selection`: what the shopper chose in the hosted checkout, which the session then allows alone;
+   * without it, any card of the wallet (the merchant's own carousel).
+   */
+  create(input: {
+    merchantId: string;
+    shopperId: string;
+    ttlSeconds: number;
+    now?: Date;
+    selection?: { paymentId: string; amountLimit: number };
+  }): Promise<Session> {
     const createdAt = (input.now ?? new Date()).getTime();
     return repo.insertSession(this.db.kysely, {
       id: newUuid(),
@@ -19,6 +29,8 @@ export class Sessions {
       shopper_id: input.shopperId,
       created_at: createdAt,
       expires_at: createdAt + input.ttlSeconds * 1000,
+      payment_id: input.selection?.paymentId ?? null,
+      amount_limit: input.selection?.amountLimit ?? null,
     });
   }
 

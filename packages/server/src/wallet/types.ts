@@ -60,4 +60,8 @@ export interface Session {
   shopperId: string;
   createdAt: number;
   expiresAt: number;
+  /** Made by the hosted checkout: the card the shopper chose there; null for the merchant's carousel. */
+  paymentId: string | null;
+  /** Made by the hosted checkout: the total the shopper agreed to, in cents. */
+  amountLimit: number | null;
 }

@@ -600,6 +600,52 @@ describe.each(engines())('checkout page API: sign-in, wallet and payment on %s',
     expect(credentials.json).toMatchObject({ code: 200, message: 'OK' });
   });
 
+  it("binds the selection's session to the card and the total the shopper chose", async () => {
+    const { orderId, wallet, response } = await payWith(merchantMode.merchantId, '4444');
+    const other = wallet.cards.find((entry: { last4CardNumber: string }) => entry.last4CardNumber === '1111');
+    const { sessionId, paymentId } = response.json.selection;
+    const ask = (body: { paymentId: string; amount: number }) =>
+      service.call('POST', '/payments/credentials', {
+        apiKey: merchantMode.apiKey,
+        body: { sessionId, merchantReference: orderId, currency: 'USD', ...body },
+      });
+    const otherCard = await ask({ paymentId: other.paymentId, amount: 3700 });
+    expect([otherCard.status, otherCard.json]).toEqual([
+      404,
+      {
+        errorCode: 'PAYMENT_METHOD_NOT_FOUND',
+        errorMessage: `paymentId ${other.paymentId} was not found in this session.`,
+      },
+    ]);
+    const more = await ask({ paymentId, amount: 3701 });
+    expect([more.status, more.json]).toEqual([
+      422,
+      {
+        errorCode: 'AMOUNT_EXCEEDS_SELECTION',
+        errorMessage:
+          "amount 3701 is more than the 3700 cents the shopper agreed to in this session's checkout.",
+      },
+    ]);
+    expect((await ask({ paymentId, amount: 3700 })).status).toBe(200);
+    expect((await ask({ paymentId, amount: 1200 })).status).toBe(200);
+    // The merchant's own carousel session still allows any card of the wallet.
+    const carousel = await service.call('POST', '/sandbox/sessions', {
+      apiKey: merchantMode.apiKey,
+      body: {},
+    });
+    const viaCarousel = await service.call('POST', '/payments/credentials', {
+      apiKey: merchantMode.apiKey,
+      body: {
+        sessionId: carousel.json.sessionId,
+        paymentId: other.paymentId,
+        amount: 99_999_999,
+        merchantReference: 'carousel-1',
+        currency: 'USD',
+      },
+    });
+    expect(viaCarousel.status).toBe(200);
+  });
+
   it("moves a merchant-mode order to PROCESSING at the selection and links the merchant's external response", async () => {
     const { orderId, card, token, response } = await payWith(merchantMode.merchantId, '1111');
     const { sessionId } = response.json.selection;

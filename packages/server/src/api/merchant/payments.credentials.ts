@@ -49,6 +49,7 @@ export const credentialsRoute = (service: CredentialsService): FastifyPluginAsyn
       'PAYMENT_METHOD_NOT_FOUND',
       'SESSION_EXPIRED',
       'PAYMENT_METHOD_EXPIRED',
+      'AMOUNT_EXCEEDS_SELECTION',
       'WEBHOOK_URL_NOT_CONFIGURED',
     ],
     handle: (merchant, body, idempotency) => service.request(merchant, body, idempotency),
