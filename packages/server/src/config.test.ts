@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, DEFAULT_CREDENTIALS_RETRY_DELAYS_MS, loadConfig, loopbackWarning } from './config.js';
+import { ConfigError, DEFAULT_CREDENTIALS_RETRY_DELAYS_MS, loadConfig, reachWarnings } from './config.js';
 import { parseKeyRing } from './vault/keyring.js';
 
 /** A regular file that surely exists: this one. */
@@ -87,11 +87,17 @@ describe('loadConfig', () => {
     expect(loadConfig({ HOST: '10.0.0.5' }).webhookLoopback).toBe(false);
     expect(loadConfig({ TRUST_PROXY: '1' }).webhookLoopback).toBe(false);
     expect(loadConfig({ PUBLIC_URL: 'http://[64:ff9b::7f00:1]:4000' }).webhookLoopback).toBe(false);
-    expect(loopbackWarning(loadConfig({}))).toBeUndefined();
-    expect(loopbackWarning(loadConfig({ WEBHOOK_LOOPBACK: 'off', HOST: '0.0.0.0' }))).toBeUndefined();
-    expect(loopbackWarning(loadConfig({ WEBHOOK_LOOPBACK: 'on', HOST: '0.0.0.0' }))).toMatch(
-      /^WEBHOOK_LOOPBACK is on, and others may reach this service/,
-    );
+    const smtp = { SMTP_URL: 'smtp://mail.example', SMTP_FROM: 'codes@shop.example' };
+    expect(reachWarnings(loadConfig({}))).toEqual([]);
+    expect(reachWarnings(loadConfig({ WEBHOOK_LOOPBACK: 'off', HOST: '0.0.0.0', ...smtp }))).toEqual([]);
+    expect(reachWarnings(loadConfig({ WEBHOOK_LOOPBACK: 'on', HOST: '0.0.0.0', ...smtp }))).toEqual([
+      expect.stringMatching(/^WEBHOOK_LOOPBACK is on, and others may reach this service/),
+    ]);
+    expect(reachWarnings(loadConfig({ HOST: '0.0.0.0' }))).toEqual([
+      expect.stringMatching(
+        /^SMTP_URL is not set, and others may reach this service .*: GET \/sandbox\/messages shows anyone who asks/,
+      ),
+    ]);
     expect(loadConfig({ RETENTION_DAYS: 'off' }).retentionDays).toBeUndefined();
     expect(loadConfig({ RETENTION_DAYS: '1' }).retentionDays).toBe(1);
     expect(loadConfig({ RETENTION_DAYS: '3650' }).retentionDays).toBe(3650);

@@ -442,11 +442,24 @@ export function loadConfig(env: Env = process.env): Config {
   };
 }
 
-/** The warning a start gives when WEBHOOK_LOOPBACK=on opens this machine's ports to a service others reach. */
-export function loopbackWarning(config: Config): string | undefined {
-  if (!config.webhookLoopback || onlyThisMachine(config)) return undefined;
-  return (
-    'WEBHOOK_LOOPBACK is on, and others may reach this service (HOST, PUBLIC_URL or TRUST_PROXY say so): ' +
-    "any staging merchant's test webhook can reach whatever listens on this machine's loopback"
-  );
+/**
+ * The warnings a start gives when others may reach a staging service (HOST, PUBLIC_URL or TRUST_PROXY say
+ * so) that is open to this machine only by default: WEBHOOK_LOOPBACK=on opens this machine's ports, and
+ * without SMTP_URL every shopper's one-time codes are served at GET /sandbox/messages.
+ */
+export function reachWarnings(config: Config): string[] {
+  if (config.env !== 'staging' || onlyThisMachine(config)) return [];
+  const reached = 'others may reach this service (HOST, PUBLIC_URL or TRUST_PROXY say so)';
+  const warnings: string[] = [];
+  if (config.webhookLoopback) {
+    warnings.push(
+      `WEBHOOK_LOOPBACK is on, and ${reached}: any staging merchant's test webhook can reach whatever listens on this machine's loopback`,
+    );
+  }
+  if (config.smtpUrl === undefined) {
+    warnings.push(
+      `SMTP_URL is not set, and ${reached}: GET /sandbox/messages shows anyone who asks the one-time codes of every shopper enrolled here; enrol test addresses only, or set SMTP_URL, which limits it to them`,
+    );
+  }
+  return warnings;
 }

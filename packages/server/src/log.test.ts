@@ -125,6 +125,7 @@ describe('scrub', () => {
     ],
     ['a card number grouped by encoded spaces', `${AROUND_TEXT} 4111%201111%201111%201111`, '1111'],
     ['a card number grouped by form spaces', `${AROUND_TEXT}&pan_hint=4111+1111+1111+1111`, '1111'],
+    ['a card number grouped by dots', `${AROUND_TEXT} order 4111.1111.1111.1111 was not found`, '1111'],
     [
       'an API key after an underscore',
       `${AROUND_TEXT} x_sk_test_gmbjHIt9fBFb4OVFR4oGo8d3`,
@@ -134,6 +135,11 @@ describe('scrub', () => {
     const scrubbed = scrub(text);
     expect(scrubbed).not.toContain(secret);
     for (const harmless of [ORDER, '2599', '2024-01-15']) expect(scrubbed).toContain(harmless);
+  });
+
+  it('leaves IPv4 addresses and decimals, whose dotted digits are no card number', () => {
+    const text = 'client 192.168.100.200 via 10.0.0.1, 1234.5678 ms, version 2026.11.29';
+    expect(scrub(text)).toBe(text);
   });
 
   it('leaves keys that only look alike, and a value that is not there', () => {

@@ -64,9 +64,10 @@ function isSensitiveKey(key: string): boolean {
 
 // 12 or more digits, optionally grouped by single spaces, dashes or pluses (a space in a form): anything
 // that could be a card number (never shorter than 12 digits, ISO/IEC 7812) or a network token, also when
-// glued to letters or underscores (`x4111…`, `4111…abc`) or to more digits. A match starts only where no digit precedes
-// and every step is forced, so the scan is linear.
-const CARD_NUMBER = /(?<!\d)\d(?:[ +-]?\d){11,}/g;
+// glued to letters or underscores (`x4111…`, `4111…abc`) or to more digits; or groups of four digits
+// joined by dots (`4111.1111.1111.1111`), which an IPv4 address's groups of at most three never are.
+// A match starts only where no digit precedes and every step is forced, so the scan is linear.
+const CARD_NUMBER = /(?<!\d)\d(?:[ +-]?\d){11,}|(?<![\d.])\d{4}(?:\.\d{4}){2,}/g;
 /**
  * A UUID (the service's session, card and address ids): kept whole, as no card number has its shape,
  * though its digit groups joined by dashes can read as one.

@@ -22,7 +22,7 @@ import { SDK_PACKAGE_DIR, sdkRoutes } from './api/sdk.js';
 import { buildApp } from './app.js';
 import { AuditTrail } from './audit/index.js';
 import { Checkout } from './checkout/index.js';
-import { type Config, ConfigError, loopbackWarning } from './config.js';
+import { type Config, ConfigError, reachWarnings } from './config.js';
 import { DbClock } from './db/clock.js';
 import { durabilityWarnings } from './db/durability.js';
 import { createDb, type Db } from './db/index.js';
@@ -128,8 +128,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     log.warn({ err: error }, "could not read the database's clock; keeping the last offset"),
   );
   const destinations = configuredDestinations(config);
-  const loopbackOpen = loopbackWarning(config);
-  if (loopbackOpen) log.warn(loopbackOpen);
+  for (const warning of reachWarnings(config)) log.warn(warning);
   const merchants = new Merchants({ db, keyRing, env: config.env, webhookDestinations: destinations });
   if (config.env === 'production') {
     for (const warning of await merchants.productionWarnings()) log.warn(warning);

@@ -84,6 +84,31 @@ describe.each(engines())('HTTP edges on %s', (engine) => {
     expect(response.json.errorMessage).toMatch(new RegExp(`^${field} is not allowed: a field named`));
   });
 
+  it('reads JSON as UTF-8 only: another charset is refused by name, UTF-8 spelled any way is taken', async () => {
+    const body = JSON.stringify({ pad: 'x' });
+    const refused = await service.call('POST', '/payments/credentials', {
+      apiKey,
+      rawBody: body,
+      headers: { 'content-type': 'application/json; charset=utf-16' },
+    });
+    expect([refused.status, refused.json]).toEqual([
+      415,
+      {
+        errorCode: 'UNSUPPORTED_MEDIA_TYPE',
+        errorMessage: 'header Content-Type charset "utf-16" is not supported; send UTF-8',
+      },
+    ]);
+    for (const type of ['application/json; charset=UTF-8', 'application/json;charset="utf8"']) {
+      const taken = await service.call('POST', '/payments/credentials', {
+        apiKey,
+        rawBody: body,
+        headers: { 'content-type': type },
+      });
+      // Past the parser: the schema names the first missing field.
+      expect([type, taken.status, taken.json.errorCode]).toEqual([type, 400, 'VALIDATION_ERROR']);
+    }
+  });
+
   it('takes an empty JSON body where a route takes no body, as from a client that always sets the type', async () => {
     const headers = { 'content-type': 'application/json' };
     const tested = await service.call('POST', '/webhooks/test', { apiKey, rawBody: '', headers });

@@ -78,6 +78,15 @@ function refuseQueryProblems(taken: ReadonlySet<string> | undefined) {
   };
 }
 
+/** The charsets a JSON body is read in: JSON is UTF-8 (RFC 8259), whatever else a client names. */
+const UTF8 = new Set(['utf-8', 'utf8']);
+
+/** The `charset` parameter of a Content-Type header, unquoted; undefined when it names none. */
+function charsetOf(contentType: string | undefined): string | undefined {
+  const match = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i.exec(contentType ?? '');
+  return match ? (match[1] ?? match[2]) : undefined;
+}
+
 /**
  * What every request's input is held to before a route sees it: a body is JSON (no text/plain: it gets
  * 415 like any other type), sent uncompressed, within MAX_BODY_DEPTH and free of NUL characters, and so
@@ -97,6 +106,11 @@ export const inputPlugin = fp(async (app: FastifyInstance) => {
     if (encoding !== undefined && encoding !== '' && encoding.toLowerCase() !== 'identity') {
       const named = JSON.stringify(encoding.slice(0, 40));
       const message = `header Content-Encoding ${named} is not supported; send the body uncompressed`;
+      return done(new DomainError('UNSUPPORTED_MEDIA_TYPE', message), undefined);
+    }
+    const charset = charsetOf(request.headers['content-type']);
+    if (charset !== undefined && !UTF8.has(charset.toLowerCase())) {
+      const message = `header Content-Type charset ${JSON.stringify(charset.slice(0, 40))} is not supported; send UTF-8`;
       return done(new DomainError('UNSUPPORTED_MEDIA_TYPE', message), undefined);
     }
     parseJson(request, text as string, (error: Error | null, body?: unknown) => {
