@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import Fastify from 'fastify';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -42,6 +43,38 @@ describe.each(engines())('GET /sdk/wallet-sdk.js on %s', (engine) => {
     });
     expect(again.status).toBe(304);
     expect(again.text).toBe('');
+  });
+
+  it('sends it compressed to a client that takes Brotli or gzip, each form with its own ETag', async () => {
+    const built = fs.readFileSync(BUNDLE);
+    const decode = { br: zlib.brotliDecompressSync, gzip: zlib.gunzipSync };
+    const etags = new Set<string>();
+    for (const [accept, encoding] of [
+      ['gzip, deflate, br, zstd', 'br'],
+      ['gzip', 'gzip'],
+      ['br;q=0, gzip;q=0.5', 'gzip'],
+      ['identity', undefined],
+    ] as const) {
+      const response = await request(`${service.url}/sdk/${VERSION}/wallet-sdk.js`, {
+        headers: { 'accept-encoding': accept },
+      });
+      const body = Buffer.from(await response.body.arrayBuffer());
+      expect([accept, response.statusCode, response.headers['content-encoding']]).toEqual([
+        accept,
+        200,
+        encoding,
+      ]);
+      expect(response.headers.vary).toBe('accept-encoding');
+      expect(encoding ? decode[encoding](body).equals(built) : body.equals(built)).toBe(true);
+      if (encoding) expect(body.length).toBeLessThan(built.length / 2);
+      etags.add(response.headers.etag as string);
+      const again = await request(`${service.url}/sdk/${VERSION}/wallet-sdk.js`, {
+        headers: { 'accept-encoding': accept, 'if-none-match': response.headers.etag as string },
+      });
+      await again.body.dump();
+      expect(again.statusCode).toBe(304);
+    }
+    expect(etags.size).toBe(3);
   });
 
   it('serves the same file under its version, immutable for a year', async () => {

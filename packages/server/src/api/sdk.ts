@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import zlib from 'node:zlib';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -16,22 +17,53 @@ const LATEST_CACHE = 'public, max-age=300';
 /** 1 year: a versioned URL never changes content (the HTTP maximum by convention). */
 const VERSIONED_CACHE = 'public, max-age=31536000, immutable';
 
-interface Bundle {
+/** The body as sent: as built, or compressed once when the bundle is loaded. */
+interface Encoded {
+  /** `Content-Encoding`; undefined for the file as built. */
+  encoding: 'br' | 'gzip' | undefined;
   body: Buffer;
+  /** A strong ETag names one representation: each encoding has its own. */
   etag: string;
+}
+
+interface Bundle {
+  /** Best first: Brotli, gzip, then the file as built. */
+  forms: [Encoded, Encoded, Encoded];
   version: string;
-  /** Subresource Integrity of the body: `sha384-<base64>`. */
+  /** Subresource Integrity of the file as built, which the browser checks after decoding: `sha384-<base64>`. */
   integrity: string;
 }
 
 function bundleOf(body: Buffer, version: string): Bundle {
   const hash = createHash('sha256').update(body).digest('base64url').slice(0, 27);
+  const brotli = zlib.brotliCompressSync(body, {
+    params: { [zlib.constants.BROTLI_PARAM_QUALITY]: zlib.constants.BROTLI_MAX_QUALITY },
+  });
   return {
-    body,
-    etag: `"${hash}"`,
+    forms: [
+      { encoding: 'br', body: brotli, etag: `"${hash}-br"` },
+      { encoding: 'gzip', body: zlib.gzipSync(body, { level: 9 }), etag: `"${hash}-gz"` },
+      { encoding: undefined, body, etag: `"${hash}"` },
+    ],
     version,
     integrity: `sha384-${createHash('sha384').update(body).digest('base64')}`,
   };
+}
+
+/**
+ * The form `Accept-Encoding` takes, best first: an encoding it names without `q=0`. A client that names
+ * none gets the file as built.
+ */
+function formFor(bundle: Bundle, acceptEncoding: string | undefined): Encoded {
+  const accepted = new Set<string>();
+  for (const entry of (acceptEncoding ?? '').toLowerCase().split(',')) {
+    const [name = '', ...parameters] = entry.split(';').map((part) => part.trim());
+    const refused = parameters.some((parameter) => /^q=0(?:\.0{0,3})?$/.test(parameter.replace(/\s/g, '')));
+    if (!refused) accepted.add(name);
+  }
+  return (
+    bundle.forms.find((form) => form.encoding === undefined || accepted.has(form.encoding)) ?? bundle.forms[2]
+  );
 }
 
 /**
@@ -80,16 +112,19 @@ function publicAsset(reply: FastifyReply, cacheControl: string): FastifyReply {
 }
 
 function send(request: FastifyRequest, reply: FastifyReply, bundle: Bundle, cacheControl: string) {
+  const form = formFor(bundle, request.headers['accept-encoding']);
   publicAsset(reply, cacheControl)
-    .header('etag', bundle.etag)
+    .header('etag', form.etag)
+    .header('vary', 'accept-encoding')
     // Loaded by merchants' pages, some of which require cross-origin resources to opt in (COEP).
     .header('cross-origin-resource-policy', 'cross-origin')
     .type('application/javascript; charset=utf-8');
   const match = request.headers['if-none-match'];
-  if (match?.split(',').some((tag) => tag.trim() === bundle.etag || tag.trim() === '*')) {
+  if (match?.split(',').some((tag) => tag.trim() === form.etag || tag.trim() === '*')) {
     return reply.status(304).send();
   }
-  return reply.send(bundle.body);
+  if (form.encoding) reply.header('content-encoding', form.encoding);
+  return reply.send(form.body);
 }
 
 const SdkManifest = Type.Object({

@@ -131,11 +131,17 @@ export async function chooseShipping(
 export function chargedTotal(subtotal: number, shipping: number, taxes: number): number {
   const total = subtotal + shipping + taxes;
   if (total > MAX_CENTS) {
+    // The checkout shows this message to the shopper as it is.
     throw new ValidationError(
-      `total ${total} (subtotal + shipping + taxes) is more than ${MAX_CENTS} cents, the most one payment can charge: choose another shipping method or address, or ask the shop to split the order`,
+      `The total of ${dollars(total)} with shipping and taxes is more than one payment can be (${dollars(MAX_CENTS)}). Choose another shipping method or address, or ask the shop to split the order.`,
     );
   }
   return total;
+}
+
+/** `$1,062,499.99`: orders are in USD only. */
+function dollars(cents: number): string {
+  return (cents / 100).toLocaleString('en-US', { style: 'currency', currency: 'USD' });
 }
 
 /** 32 characters of base64url: 192 bits, more than enough for a reference nobody can guess. */

@@ -32,7 +32,10 @@ export function readCheckoutAssets(dist: string = CHECKOUT_UI_DIST): CheckoutAss
   };
 }
 
-/** `/checkout/assets/*`: the UI's hashed files, cached for a year (a new build has new names). */
+/**
+ * `/checkout/assets/*`: the UI's hashed files, cached for a year (a new build has new names), compressed
+ * for a browser that takes Brotli or gzip.
+ */
 export const checkoutAssetRoutes =
   (dist: string = CHECKOUT_UI_DIST): FastifyPluginAsyncTypebox =>
   async (app) => {
@@ -43,6 +46,8 @@ export const checkoutAssetRoutes =
       // Vite's manifest lives in dist/.vite: the server reads it, browsers have no business with it.
       allowedPath: (pathName: string) => !pathName.split('/').some((part) => part.startsWith('.')),
       index: false,
+      // The build's `.br` and `.gz` beside each file (packages/checkout-ui/vite.config.ts), by Accept-Encoding.
+      preCompressed: true,
       immutable: true,
       maxAge: '365d',
     });

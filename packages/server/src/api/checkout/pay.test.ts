@@ -393,7 +393,7 @@ describe.each(engines())('checkout page API: sign-in, wallet and payment on %s',
     const refusal = {
       errorCode: 'VALIDATION_ERROR',
       errorMessage:
-        'total 106249999 (subtotal + shipping + taxes) is more than 99999999 cents, the most one payment can charge: choose another shipping method or address, or ask the shop to split the order',
+        'The total of $1,062,499.99 with shipping and taxes is more than one payment can be ($999,999.99). Choose another shipping method or address, or ask the shop to split the order.',
     };
     const quoted = await quote(choice);
     expect([quoted.status, quoted.json]).toEqual([400, refusal]);
