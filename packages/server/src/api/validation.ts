@@ -70,7 +70,9 @@ function rule(error: ErrorObject): string {
     case 'const':
       return `must be ${String(params.allowedValue)}`;
     case 'format':
-      return `must be a valid ${params.format}`;
+      return params.format === 'date-time'
+        ? 'must be a date-time with its time zone, such as 2026-11-29T00:00:00Z (RFC 3339)'
+        : `must be a valid ${params.format}`;
     case 'additionalProperties':
       return `has an unknown field "${params.additionalProperty}"`;
     case 'minProperties':

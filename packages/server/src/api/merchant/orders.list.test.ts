@@ -3,6 +3,7 @@ import type { PaymentAttempt } from '../../orders/index.js';
 import { engines } from '../../test-support/db.js';
 import { startTestService, type TestService } from '../../test-support/service.js';
 
+const DATE_TIME_RULE = 'must be a date-time with its time zone, such as 2026-11-29T00:00:00Z (RFC 3339)';
 const SHOP = 'https://shop.example';
 const PAYMENT: PaymentAttempt = {
   email: 'test.shopper@example.com',
@@ -124,7 +125,8 @@ describe.each(engines())('GET /orders on %s', (engine) => {
       ],
       ['?limit=0', 'query parameter limit must be at least 1'],
       ['?limit=101', 'query parameter limit must be at most 100'],
-      ['?createdSince=yesterday', 'query parameter createdSince must be a valid date-time'],
+      ['?createdSince=yesterday', `query parameter createdSince ${DATE_TIME_RULE}`],
+      ['?createdSince=2026-11-29T00:00:00', `query parameter createdSince ${DATE_TIME_RULE}`],
       ['?page=2', 'query parameter page is not one this route takes'],
     ] as const) {
       const refused = await list(query);
