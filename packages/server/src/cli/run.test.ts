@@ -234,7 +234,7 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
           '--origin',
           'https://a.example/path',
         ],
-        /^error: --origin must be scheme:\/\/host\[:port\] with an http or https scheme and no path, got "https:\/\/a\.example\/path"$/,
+        /^error: --origin must be scheme:\/\/host\[:port\] with an http or https scheme, a host of letters, digits, hyphens and dots \(no wildcard\) and no path, got "https:\/\/a\.example\/path"$/,
       ],
       [['merchant', 'update', merchantId, '--tax-rate', 'TX=10001'], /^error: --tax-rate TX must be/],
       [['merchant', 'create', '--name', ''], /^error: --name must be 1 to 200 characters/],

@@ -113,6 +113,20 @@ export class OrdersRepo {
   }
 
   /**
+   * The merchant's order of that id. Another merchant's is not read at all, so it takes as long to not
+   * find as an id that does not exist: reading and decrypting it would tell the two apart by time.
+   */
+  async findOwned(merchantId: string, id: string): Promise<Order | undefined> {
+    const row = await this.db.kysely
+      .selectFrom('orders')
+      .selectAll()
+      .where('id', '=', id)
+      .where('merchant_id', '=', merchantId)
+      .executeTakeFirst();
+    return row && this.#toOrder(row);
+  }
+
+  /**
    * A page of the merchant's orders, newest first (by creation time, then id), after the order
    * `filter.after` names: one more is read than the page holds, and its presence is `hasMore`.
    */

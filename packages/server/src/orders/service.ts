@@ -88,8 +88,8 @@ export class Orders {
 
   /** The merchant's order; another merchant's order is ORDER_NOT_FOUND, like one that does not exist. */
   async get(merchantId: string, orderId: string): Promise<Order> {
-    const order = await this.#repo.find(orderId);
-    if (!order || order.merchantId !== merchantId) throw notFound(orderId);
+    const order = await this.#repo.findOwned(merchantId, orderId);
+    if (!order) throw notFound(orderId);
     return order;
   }
 
@@ -101,8 +101,8 @@ export class Orders {
   async list(merchantId: string, filter: OrderListFilter & { startingAfter?: string }): Promise<OrderPage> {
     const { startingAfter, ...rest } = filter;
     if (startingAfter === undefined) return this.#repo.listPage(merchantId, rest);
-    const after = await this.#repo.find(startingAfter);
-    if (after?.merchantId !== merchantId) {
+    const after = await this.#repo.findOwned(merchantId, startingAfter);
+    if (!after) {
       throw new NotFoundError('ORDER_NOT_FOUND', `startingAfter: order ${startingAfter} was not found.`);
     }
     return this.#repo.listPage(merchantId, { ...rest, after });
