@@ -382,13 +382,22 @@ export class PaymentStep {
         : {}),
     };
     const succeeded = await this.deps.orders.markSucceeded(order.id, details);
-    if (card.storedCredentialsIdentifier === null && answer.networkTransactionId !== null) {
-      await this.deps.wallet.recordStoredCredentialsIdentifier(card.id, answer.networkTransactionId);
+    if (answer.networkTransactionId !== null) {
+      // The card's stored credential at this merchant if this is its first success there; else nothing.
+      await this.deps.wallet.recordStoredCredentialsIdentifier(
+        card.id,
+        merchant.id,
+        answer.networkTransactionId,
+      );
     }
     return succeeded;
   }
 
-  /** The gateway's decision, or the GatewayError that stands for none (any other failure becomes one). */
+  /**
+   * The gateway's decision, or the GatewayError that stands for none (any other failure becomes one). The
+   * stored credential is the card's at this merchant: `initial` until a payment there succeeds, then
+   * `subsequent` naming that payment's network transaction id, never one of another merchant's.
+   */
   async #callGateway(
     settling: Settling,
     amount: number,
@@ -397,6 +406,7 @@ export class PaymentStep {
     const { order, merchant, card, billing } = settling;
     try {
       const gateway = await this.deps.gateways.gatewayOf(merchant.id);
+      const previous = await this.deps.wallet.storedCredentialsIdentifier(card.id, merchant.id);
       const request: AuthorizationRequest = {
         amount,
         currency: order.currency,
@@ -410,13 +420,9 @@ export class PaymentStep {
         },
         billingAddress: gatewayAddress(billing),
         storedCredential:
-          card.storedCredentialsIdentifier === null
+          previous === null
             ? { kind: 'initial', initiator: 'cardholder' }
-            : {
-                kind: 'subsequent',
-                initiator: 'cardholder',
-                previousNetworkTransactionId: card.storedCredentialsIdentifier,
-              },
+            : { kind: 'subsequent', initiator: 'cardholder', previousNetworkTransactionId: previous },
         variant: merchant.variant,
         idempotencyKey: order.id,
       };
@@ -445,10 +451,14 @@ export class PaymentStep {
     const card = await wallet.findCard(payment.paymentId);
     if (!card) throw new Error(`card ${payment.paymentId} of order ${order.id} no longer exists`);
     const { billing, shipping } = await this.#addressesOf(order, shopperId);
+    const storedCredentialsIdentifier = await wallet.storedCredentialsIdentifier(card.id, order.merchantId);
     return {
       outcome: 'success',
       orderId: order.id,
-      customerInfo: customerInfo(shopper, card, billing, paymentToken(this.#tokenKey, order.id, card.id)),
+      customerInfo: customerInfo(shopper, card, billing, {
+        paymentToken: paymentToken(this.#tokenKey, order.id, card.id),
+        storedCredentialsIdentifier,
+      }),
       shippingInfo: shipping ? addressInfo(shipping) : {},
       billingInfo: addressInfo(billing),
       shippingMethod: payment.shippingMethod ?? {},

@@ -36,6 +36,10 @@ export interface PaymentMethodInfo {
   needsCvv: boolean;
   nickName: string | null;
   paymentToken: string;
+  /**
+   * The network transaction id of the first successful payment with the card at the order's merchant:
+   * stored credentials are agreed per merchant, so never another merchant's. Null before one.
+   */
   storedCredentialsIdentifier: string | null;
 }
 
@@ -114,11 +118,15 @@ export function addressInfo(address: Address): AddressInfo {
   };
 }
 
+/**
+ * Section 2.7's `customerInfo` of a payment with `card`; `ofOrder` is what belongs to the order and its
+ * merchant rather than to the card: its payment token and the card's stored credential at the merchant.
+ */
 export function customerInfo(
   shopper: Shopper,
   card: Card,
   billing: Address,
-  paymentToken: string,
+  ofOrder: Pick<PaymentMethodInfo, 'paymentToken' | 'storedCredentialsIdentifier'>,
 ): CustomerInfo {
   return {
     email: shopper.email,
@@ -134,8 +142,8 @@ export function customerInfo(
       last4CardNumber: card.last4,
       needsCvv: card.needsCvv,
       nickName: card.nickname,
-      paymentToken,
-      storedCredentialsIdentifier: card.storedCredentialsIdentifier,
+      paymentToken: ofOrder.paymentToken,
+      storedCredentialsIdentifier: ofOrder.storedCredentialsIdentifier,
     },
     phoneNumber: shopper.phone,
   };

@@ -85,9 +85,11 @@ describe.each(engines())('payments left under way by a stopped process, on %s', 
    */
   const decidedByTheGateway = async (cvv?: Secret<string>) => {
     const { orderId, card: chosen, billing } = await processingOrder(shop.merchantId);
-    // The card as the process that died read it: an earlier payment with it named its stored credential.
+    // The card as the process that died read it: an earlier payment with it at this merchant named its
+    // stored credential there.
     const card = (await service.services.wallet.findCard(chosen.id)) as Card;
-    expect(card.storedCredentialsIdentifier).not.toBeNull();
+    const previous = await service.services.wallet.storedCredentialsIdentifier(card.id, shop.merchantId);
+    expect(previous).not.toBeNull();
     const { connector, credentials } = await service.services.gateways.gatewayOf(shop.merchantId);
     const { firstName, lastName, address1, address2, city, state, zip, country, phoneNumber } = billing;
     const decided = await connector.authorize(
@@ -106,7 +108,7 @@ describe.each(engines())('payments left under way by a stopped process, on %s', 
         storedCredential: {
           kind: 'subsequent',
           initiator: 'cardholder',
-          previousNetworkTransactionId: card.storedCredentialsIdentifier as string,
+          previousNetworkTransactionId: previous as string,
         },
         variant: 'standard',
         idempotencyKey: orderId,

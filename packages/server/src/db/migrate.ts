@@ -24,6 +24,7 @@ import * as auditBySubject from './migrations/020_audit_by_subject.js';
 import * as shopperNotices from './migrations/021_shopper_notices.js';
 import * as deviceMerchant from './migrations/022_device_merchant.js';
 import * as sessionSelection from './migrations/023_session_selection.js';
+import * as storedCredentials from './migrations/024_stored_credentials.js';
 
 type EngineMigration = { up(db: Parameters<Migration['up']>[0], engine: Engine): Promise<void> };
 
@@ -55,6 +56,7 @@ const MIGRATIONS: Record<string, EngineMigration> = {
   '021_shopper_notices': shopperNotices,
   '022_device_merchant': deviceMerchant,
   '023_session_selection': sessionSelection,
+  '024_stored_credentials': storedCredentials,
 };
 
 export class MigrationError extends Error {}

@@ -93,10 +93,25 @@ export interface CardsTable {
   nickname: string | null;
   is_default: number;
   needs_cvv: number;
+  /**
+   * The network transaction id of the card's first successful payment at any merchant, as versions before
+   * `024_stored_credentials` wrote it. Read no more: `stored_credentials` keeps one per merchant.
+   */
   stored_credentials_identifier: string | null;
   created_at: number;
   /** When the shopper removed it from the wallet; null while it is in the wallet. */
   removed_at: number | null;
+}
+
+/**
+ * A saved card's stored credential at one merchant (wallet/): the network transaction id of the card's
+ * first successful payment there, which its later payments there name.
+ */
+export interface StoredCredentialsTable {
+  card_id: string;
+  merchant_id: string;
+  network_transaction_id: string;
+  created_at: number;
 }
 
 export interface VaultCardsTable {
@@ -379,6 +394,7 @@ export interface Database {
   shoppers: ShoppersTable;
   addresses: AddressesTable;
   cards: CardsTable;
+  stored_credentials: StoredCredentialsTable;
   vault_cards: VaultCardsTable;
   vault_erasures: VaultErasuresTable;
   network_tokens: NetworkTokensTable;

@@ -41,8 +41,9 @@ export interface GatewayAddress {
 }
 
 /**
- * Card-on-file flags. The first payment with a saved card is `initial`; later ones are `subsequent`
- * and name the first one's network transaction id (the card's `storedCredentialsIdentifier`).
+ * Card-on-file flags, which card networks agree per merchant. A merchant's first payment with a saved
+ * card is `initial`; its later ones are `subsequent` and name the first one's network transaction id
+ * (the card's `storedCredentialsIdentifier` at that merchant).
  */
 export interface StoredCredential {
   kind: 'initial' | 'subsequent';

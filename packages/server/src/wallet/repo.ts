@@ -1,10 +1,17 @@
 /**
- * The wallet's tables (`shoppers`, `addresses`, `cards`, `sessions`) and their mapping to domain types.
+ * The wallet's tables (`shoppers`, `addresses`, `cards`, `stored_credentials`, `sessions`) and their
+ * mapping to domain types.
  * Every function takes the Kysely instance to run on, so a service can pass a transaction.
  */
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import { type Database, type Db, type Engine, prepared } from '../db/index.js';
-import type { AddressesTable, CardsTable, SessionsTable, ShoppersTable } from '../db/schema.js';
+import type {
+  AddressesTable,
+  CardsTable,
+  SessionsTable,
+  ShoppersTable,
+  StoredCredentialsTable,
+} from '../db/schema.js';
 import { DomainError } from '../errors.js';
 import type { Address, Card, Session, Shopper } from './types.js';
 
@@ -63,7 +70,8 @@ const toAddress: (row: Selectable<AddressesTable>) => Address = rowMapper({
 
 const toCard: (row: Selectable<CardsTable>) => Card = rowMapper({
   flags: ['is_default', 'needs_cvv'],
-  omit: ['created_at'],
+  // Read no more: `stored_credentials` keeps a card's stored credential per merchant.
+  omit: ['created_at', 'stored_credentials_identifier'],
 });
 
 const toSession: (row: Selectable<SessionsTable>) => Session = rowMapper();
@@ -255,6 +263,30 @@ export async function listAllCards(db: Q, shopperId: string): Promise<Card[]> {
     .orderBy('id')
     .execute();
   return rows.map(toCard);
+}
+
+/** Keeps the first stored credential of a card at a merchant: a later one changes nothing. */
+export async function insertStoredCredential(db: Q, row: Insertable<StoredCredentialsTable>): Promise<void> {
+  await db
+    .insertInto('stored_credentials')
+    .values(row)
+    .onConflict((conflict) => conflict.columns(['card_id', 'merchant_id']).doNothing())
+    .execute();
+}
+
+/** The network transaction id of the card's stored credential at the merchant; null when it has none. */
+export async function findStoredCredential(
+  db: Q,
+  cardId: string,
+  merchantId: string,
+): Promise<string | null> {
+  const row = await db
+    .selectFrom('stored_credentials')
+    .select('network_transaction_id')
+    .where('card_id', '=', cardId)
+    .where('merchant_id', '=', merchantId)
+    .executeTakeFirst();
+  return row?.network_transaction_id ?? null;
 }
 
 /**

@@ -5,6 +5,7 @@ import { DomainError } from '../errors.js';
 import { TEST_ACTOR } from '../test-support/actor.js';
 import { visaNumber } from '../test-support/cards.js';
 import { engines, openTestDb } from '../test-support/db.js';
+import { insertMerchantRow } from '../test-support/rows.js';
 import { KeyRing } from '../vault/keyring.js';
 import { CardVault } from '../vault/vault.js';
 import { MAX_ADDRESSES, MAX_CARDS, type NewAddress, Wallet } from './index.js';
@@ -295,7 +296,6 @@ describe.each(engines())('Wallet on %s', (engine) => {
         nickname: 'Work',
         isDefault: true,
         needsCvv: true,
-        storedCredentialsIdentifier: null,
         removedAt: null,
       });
       expect(await wallet.findAddress(address.id)).toStrictEqual({
@@ -336,7 +336,6 @@ describe.each(engines())('Wallet on %s', (engine) => {
         isDefault: true,
         needsCvv: false,
         nickname: null,
-        storedCredentialsIdentifier: null,
       });
       expect(card.id).toMatch(/^[0-9a-f-]{36}$/);
       expect((await vault.reveal(card.vaultId)).reveal()).toBe('378282246310005');
@@ -731,6 +730,31 @@ describe.each(engines())('Wallet on %s', (engine) => {
       for (const value of ['Oak', '78702', 'Daily', 'Lovelace', visaNumber(1)])
         expect(recorded).not.toContain(value);
       expect((await trail.verify()).ok).toBe(true);
+    });
+
+    it("keeps each merchant's first stored credential of a card, and shows it to that merchant only", async () => {
+      const { shopper, address } = await newShopper();
+      const card = await wallet.addCard({
+        shopperId: shopper.id,
+        pan: visaNumber(7),
+        expMonth: 7,
+        expYear: FUTURE_YEAR,
+        nameOnCard: 'Ada Lovelace',
+        billingAddressId: address.id,
+      });
+      const [a, b] = [`mch_a${counter}`, `mch_b${counter}`];
+      await insertMerchantRow(handle.db, a);
+      await insertMerchantRow(handle.db, b);
+      expect(await wallet.storedCredentialsIdentifier(card.id, a)).toBeNull();
+
+      await wallet.recordStoredCredentialsIdentifier(card.id, a, '111111111111111');
+      await wallet.recordStoredCredentialsIdentifier(card.id, a, '222222222222222');
+      expect(await wallet.storedCredentialsIdentifier(card.id, a)).toBe('111111111111111');
+      expect(await wallet.storedCredentialsIdentifier(card.id, b)).toBeNull();
+
+      await wallet.recordStoredCredentialsIdentifier(card.id, b, '333333333333333');
+      expect(await wallet.storedCredentialsIdentifier(card.id, b)).toBe('333333333333333');
+      expect(await wallet.storedCredentialsIdentifier(card.id, a)).toBe('111111111111111');
     });
 
     it('treats a card as expired only after the last day of its expiry month (UTC)', async () => {

@@ -497,7 +497,6 @@ export class Wallet {
         nickname: input.nickname ?? null,
         is_default: isDefault ? 1 : 0,
         needs_cvv: input.needsCvv ? 1 : 0,
-        stored_credentials_identifier: null,
         created_at: Date.now(),
       });
       await recordChange(trx, input.shopperId, by, 'wallet.card_added', { paymentId: id });
@@ -624,15 +623,30 @@ export class Wallet {
   }
 
   /**
-   * Records the network transaction id of a card's first successful payment, which later payments
-   * name as the stored credential. Only the first one counts: a card that has one keeps it.
+   * Records the network transaction id of a card's first successful payment at a merchant, which the
+   * card's later payments there name as the stored credential. Card networks agree a stored credential
+   * between a card and one merchant, so each merchant has its own. Only the first one counts: a card that
+   * has one at the merchant keeps it.
    */
-  async recordStoredCredentialsIdentifier(cardId: string, identifier: string): Promise<void> {
-    await this.db.kysely
-      .updateTable('cards')
-      .set({ stored_credentials_identifier: identifier })
-      .where('id', '=', cardId)
-      .where('stored_credentials_identifier', 'is', null)
-      .execute();
+  async recordStoredCredentialsIdentifier(
+    cardId: string,
+    merchantId: string,
+    identifier: string,
+  ): Promise<void> {
+    await repo.insertStoredCredential(this.db.kysely, {
+      card_id: cardId,
+      merchant_id: merchantId,
+      network_transaction_id: identifier,
+      created_at: Date.now(),
+    });
+  }
+
+  /**
+   * The stored credential a card's payments at a merchant name (recordStoredCredentialsIdentifier): the
+   * network transaction id of its first successful payment there; null before it, whatever other
+   * merchants it paid.
+   */
+  storedCredentialsIdentifier(cardId: string, merchantId: string): Promise<string | null> {
+    return repo.findStoredCredential(this.db.kysely, cardId, merchantId);
   }
 }

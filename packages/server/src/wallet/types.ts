@@ -46,7 +46,6 @@ export interface Card {
   nickname: string | null;
   isDefault: boolean;
   needsCvv: boolean;
-  storedCredentialsIdentifier: string | null;
   /**
    * When the shopper removed the card (epoch ms): it is no longer listed, and new payments and
    * credentials requests refuse it; those under way still reach it. Null while it is in the wallet.

@@ -292,6 +292,43 @@ describe.each(engines())('checkout page API: sign-in, wallet and payment on %s',
     expect(second.response.json.customerInfo.paymentMethod.storedCredentialsIdentifier).toBe(firstId);
   });
 
+  it("keeps a card's stored credential per merchant: another merchant's first payment is initial, and never sees the id", async () => {
+    const base = { allowedOrigins: [SHOP], webhookUrl: receiver.url };
+    const { merchantId: a } = await service.merchant({ ...base, name: 'Shop A' });
+    const { merchantId: b } = await service.merchant({ ...base, name: 'Shop B' });
+    const storedCredentialOf = (paid: Awaited<ReturnType<typeof payWith>>) =>
+      paid.response.json.transactionDetails.gatewayResponse.storedCredential;
+    const initial = { type: 'initial', initiator: 'cardholder', previousNetworkTransactionId: null };
+
+    // The card has paid at other merchants of this file already: at A it starts anew all the same.
+    const firstAtA = await payWith(a, '1111');
+    expect(firstAtA.response.json.outcome).toBe('success');
+    const aId = firstAtA.response.json.transactionDetails.networkTransactionId;
+    expect(storedCredentialOf(firstAtA)).toEqual(initial);
+    expect(firstAtA.response.json.customerInfo.paymentMethod.storedCredentialsIdentifier).toBe(aId);
+
+    const firstAtB = await payWith(b, '1111');
+    expect(firstAtB.response.json.outcome).toBe('success');
+    const bId = firstAtB.response.json.transactionDetails.networkTransactionId;
+    expect(bId).not.toBe(aId);
+    expect(storedCredentialOf(firstAtB)).toEqual(initial);
+    expect(firstAtB.response.json.customerInfo.paymentMethod.storedCredentialsIdentifier).toBe(bId);
+    expect(JSON.stringify(firstAtB.response.json)).not.toContain(aId);
+    const webhookToB = await until(async () =>
+      receiver.received.find((webhook) => JSON.parse(webhook.body).orderId === firstAtB.orderId),
+    );
+    expect(JSON.parse(webhookToB.body)).toMatchObject({ eventName: 'ORDER_SUCCEEDED', merchantId: b });
+    expect(webhookToB.body).not.toContain(aId);
+
+    const secondAtA = await payWith(a, '1111');
+    expect(storedCredentialOf(secondAtA)).toEqual({
+      type: 'subsequent',
+      initiator: 'cardholder',
+      previousNetworkTransactionId: aId,
+    });
+    expect(secondAtA.response.json.customerInfo.paymentMethod.storedCredentialsIdentifier).toBe(aId);
+  });
+
   it.each([
     ['0002', '995', 'Unable to process card'],
     ['0069', '990', 'Card was declined'],
