@@ -1,5 +1,7 @@
+import type { Kysely } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../../audit/index.js';
+import { copyCardWideIdentifiers } from '../../db/migrations/024_stored_credentials.js';
 import { TEST_SHOPPER_EMAIL } from '../../sandbox/seed.js';
 import { TEST_ACTOR } from '../../test-support/actor.js';
 import { engines } from '../../test-support/db.js';
@@ -327,6 +329,48 @@ describe.each(engines())('checkout page API: sign-in, wallet and payment on %s',
       previousNetworkTransactionId: aId,
     });
     expect(secondAtA.response.json.customerInfo.paymentMethod.storedCredentialsIdentifier).toBe(aId);
+  });
+
+  it("keeps, through the upgrade to stored credentials per merchant, a card's one id for the merchant of its first payment", async () => {
+    const base = { allowedOrigins: [SHOP], webhookUrl: receiver.url };
+    const { merchantId: a } = await service.merchant({ ...base, name: 'Upgraded A' });
+    const { merchantId: b } = await service.merchant({ ...base, name: 'Upgraded B' });
+    const { wallet, db } = service.services;
+    const shopper = (await wallet.findShopperByEmail(TEST_SHOPPER_EMAIL)) as { id: string };
+    const [address] = await wallet.listAddresses(shopper.id);
+    const card = await wallet.addCard({
+      shopperId: shopper.id,
+      pan: '4012888888881881',
+      expMonth: 12,
+      expYear: new Date().getUTCFullYear() + 2,
+      nameOnCard: 'Taylor Shopper',
+      billingAddressId: address?.id as number,
+      needsCvv: false,
+    });
+    const aId = (await payWith(a, '1881')).response.json.transactionDetails.networkTransactionId;
+    await payWith(b, '1881');
+    // As a version before 024_stored_credentials left it: the card's one id, and no id per merchant.
+    await db.kysely.deleteFrom('stored_credentials').where('card_id', '=', card.id).execute();
+    await db.kysely
+      .updateTable('cards')
+      .set({ stored_credentials_identifier: aId })
+      .where('id', '=', card.id)
+      .execute();
+
+    await copyCardWideIdentifiers(db.kysely as unknown as Kysely<unknown>);
+    const copied = await db.kysely
+      .selectFrom('stored_credentials')
+      .select(['merchant_id', 'network_transaction_id'])
+      .where('card_id', '=', card.id)
+      .execute();
+    expect(copied).toEqual([{ merchant_id: a, network_transaction_id: aId }]);
+    const nextAtA = await payWith(a, '1881');
+    expect(nextAtA.response.json.transactionDetails.gatewayResponse.storedCredential).toEqual({
+      type: 'subsequent',
+      initiator: 'cardholder',
+      previousNetworkTransactionId: aId,
+    });
+    expect(nextAtA.response.json.customerInfo.paymentMethod.storedCredentialsIdentifier).toBe(aId);
   });
 
   it.each([

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 /**
  * Saved cards' stored credentials, one per card and merchant (owned by `wallet/`): the network
@@ -8,8 +8,10 @@ import type { Kysely } from 'kysely';
  *
  * `cards.stored_credentials_identifier`, the one id a card kept from its first payment at any merchant,
  * stays for the previous version (which runs on this database during a rolling upgrade or after a
- * rollback) and is read no more. It is not copied here: the merchant it was agreed with is not known, so
- * a card's first payment at each merchant after the upgrade is `initial`.
+ * rollback) and is read no more. It is copied here for the merchant it was agreed with, the merchant of
+ * the card's first successful order, so that merchant's next payments stay `subsequent` and its
+ * `storedCredentialsIdentifier` stays the same; every other merchant's next payment with the card is
+ * `initial`.
  */
 export async function up(db: Kysely<unknown>, engine: 'sqlite' | 'postgres'): Promise<void> {
   const bigint = engine === 'postgres' ? 'bigint' : 'integer';
@@ -21,4 +23,21 @@ export async function up(db: Kysely<unknown>, engine: 'sqlite' | 'postgres'): Pr
     .addColumn('created_at', bigint, (c) => c.notNull())
     .addPrimaryKeyConstraint('stored_credentials_pk', ['card_id', 'merchant_id'])
     .execute();
+  await copyCardWideIdentifiers(db);
+}
+
+/**
+ * Each card's one id, for the merchant of the card's first successful order. Orders created in the same
+ * millisecond may tie for first: the conflict keeps one of them.
+ */
+export async function copyCardWideIdentifiers(db: Kysely<unknown>): Promise<void> {
+  await sql`
+    insert into stored_credentials (card_id, merchant_id, network_transaction_id, created_at)
+    select cards.id, orders.merchant_id, cards.stored_credentials_identifier, orders.created_at
+    from cards join orders on orders.payment_id = cards.id
+    where cards.stored_credentials_identifier is not null and orders.status = 'SUCCEEDED'
+      and orders.created_at = (
+        select min(earliest.created_at) from orders earliest
+        where earliest.payment_id = cards.id and earliest.status = 'SUCCEEDED')
+    on conflict (card_id, merchant_id) do nothing`.execute(db);
 }
