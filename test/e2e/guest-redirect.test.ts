@@ -1,7 +1,7 @@
 /**
  * `guestRedirect(email)`: a known email resolves true once the checkout opens at the one-time-code step
- * for that email, or false after `error` when its order is refused; an unknown one resolves false and
- * opens nothing (no order either).
+ * for that email, or false after `error` when its order is refused (here by the SDK's own check of it);
+ * an unknown one resolves false and opens nothing (no order either).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -57,7 +57,7 @@ describe('guestRedirect in real Chromium', () => {
     }
   }, 60_000);
 
-  it('a known email whose order the service refuses → false, after error, with the checkout closed', async () => {
+  it('a known email whose order is refused (a currency other than USD) → false, after error, with the checkout closed', async () => {
     if (!harness) throw new Error('setup did not finish');
     const url = harness.page('/euros', {
       options: buttonOptions({

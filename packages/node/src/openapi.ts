@@ -238,7 +238,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or is sent compressed (`Content-Encoding`). */
+                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or in a charset other than UTF-8, or compressed (`Content-Encoding`). */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -410,7 +410,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or is sent compressed (`Content-Encoding`). */
+                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or in a charset other than UTF-8, or compressed (`Content-Encoding`). */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -889,7 +889,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or is sent compressed (`Content-Encoding`). */
+                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or in a charset other than UTF-8, or compressed (`Content-Encoding`). */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -1019,7 +1019,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or is sent compressed (`Content-Encoding`). */
+                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or in a charset other than UTF-8, or compressed (`Content-Encoding`). */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -1144,7 +1144,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or is sent compressed (`Content-Encoding`). */
+                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or in a charset other than UTF-8, or compressed (`Content-Encoding`). */
                 415: {
                     headers: {
                         [name: string]: unknown;
@@ -1715,7 +1715,7 @@ export interface paths {
                         "application/json": components["schemas"]["ErrorBody"];
                     };
                 };
-                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or is sent compressed (`Content-Encoding`). */
+                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or in a charset other than UTF-8, or compressed (`Content-Encoding`). */
                 415: {
                     headers: {
                         [name: string]: unknown;

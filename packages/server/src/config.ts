@@ -458,7 +458,7 @@ export function reachWarnings(config: Config): string[] {
   }
   if (config.smtpUrl === undefined) {
     warnings.push(
-      `SMTP_URL is not set, and ${reached}: GET /sandbox/messages shows anyone who asks the one-time codes of every shopper enrolled here; enrol test addresses only, or set SMTP_URL, which limits it to them`,
+      `SMTP_URL is not set, and ${reached}: GET /sandbox/messages shows anyone who asks the one-time codes of every shopper enrolled here, and POST /sandbox/sessions lets any merchant here make a session, and so take credentials, for any of those shoppers; enrol test addresses only, or set SMTP_URL, which limits both to them`,
     );
   }
   return warnings;

@@ -104,7 +104,7 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
   HEADERS_TOO_LARGE:
     "The request's headers are larger than the service accepts (Node's limit, 16 KiB by default); the connection closes.",
   UNSUPPORTED_MEDIA_TYPE:
-    'The body is not sent as `application/json`, or is sent compressed (`Content-Encoding`).',
+    'The body is not sent as `application/json`, or in a charset other than UTF-8, or compressed (`Content-Encoding`).',
   SESSION_EXPIRED: 'The payment-carousel session has expired.',
   PAYMENT_METHOD_EXPIRED: 'The selected card has expired.',
   AMOUNT_EXCEEDS_REQUESTED: 'The reported amount is above the amount of the credentials request.',

@@ -3,6 +3,7 @@ import { createHmac } from 'node:crypto';
 import { type AuditDetails, shopperActor } from '../audit/index.js';
 import { DomainError, NotFoundError, ValidationError } from '../errors.js';
 import type { Merchant, ShippingMethod } from '../merchants/index.js';
+import { dollars } from '../money.js';
 import { MAX_CENTS, type Order, type Orders } from '../orders/index.js';
 import type { ShopperIdentity } from '../shopper-auth/index.js';
 import type { Address, ChangedBy, Wallet } from '../wallet/index.js';
@@ -137,11 +138,6 @@ export function chargedTotal(subtotal: number, shipping: number, taxes: number):
     );
   }
   return total;
-}
-
-/** `$1,062,499.99`: orders are in USD only. */
-function dollars(cents: number): string {
-  return (cents / 100).toLocaleString('en-US', { style: 'currency', currency: 'USD' });
 }
 
 /** 32 characters of base64url: 192 bits, more than enough for a reference nobody can guess. */

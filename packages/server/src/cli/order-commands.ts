@@ -4,6 +4,7 @@
  * echo card data; the transaction ids are there, to find the payment at the gateway.
  */
 import { NotFoundError } from '../errors.js';
+import { dollars } from '../money.js';
 import { ORDER_STATES, type Order, type OrderState, orderRecords } from '../orders/index.js';
 import { Webhooks } from '../webhooks/index.js';
 import {
@@ -16,7 +17,7 @@ import {
 } from './args.js';
 import { isoTime, table } from './output.js';
 
-const cents = (amount: number | null): string => (amount === null ? '-' : `$${(amount / 100).toFixed(2)}`);
+const cents = (amount: number | null): string => (amount === null ? '-' : dollars(amount));
 
 /** What an operator may see of an order: the merchant's view without the shopper's email or raw response. */
 function orderView(order: Order) {

@@ -1,5 +1,6 @@
 /** Output of the CLI: JSON on one line for machines, short text for people. */
 import type { ApiKeyInfo, Merchant } from '../merchants/index.js';
+import { dollars } from '../money.js';
 
 /**
  * JSON on one line with a space after `:` and `,`, the form DESIGN.md shows for `merchant create --json`
@@ -31,10 +32,6 @@ export function table(header: string[], rows: string[][]): string {
   return [line(header), ...rows.map(line)].join('\n');
 }
 
-function cents(amount: number): string {
-  return `$${(amount / 100).toFixed(2)}`;
-}
-
 export function describeMerchant(merchant: Merchant): string {
   const rates = Object.entries(merchant.taxSettings.ratesByState).map(
     ([state, basisPoints]) => `${state} ${basisPoints / 100} %`,
@@ -55,7 +52,7 @@ export function describeMerchant(merchant: Merchant): string {
     [
       'shipping methods',
       merchant.shippingMethods
-        .map((method) => `${method.name} ${cents(method.price)} [${method.externalId}]`)
+        .map((method) => `${method.name} ${dollars(method.price)} [${method.externalId}]`)
         .join('; ') || '(none)',
     ],
     ['tax rates', rates.join(', ') || '(none)'],

@@ -138,8 +138,8 @@ const vaultRotateKey = defineCommand<void>({
   prepare() {},
   async execute(context) {
     const { config, io } = context;
-    // Before any change: a ring that lacks a key in use would stop part-way.
-    const lacking = await lackingKeys(context.db, context.keyRing);
+    // Before any change: a ring that lacks a key of a value to open would stop part-way.
+    const lacking = await lackingKeys(context.db, context.keyRing, { envelopesOnly: true });
     if (lacking !== undefined) throw new ConfigError('VAULT_KEYS', lacking);
     let keyRing = context.keyRing;
     if (!config.vaultKeys) {

@@ -1,9 +1,14 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../cli/service-commands.js';
+import { runNode } from '../test-support/child.js';
 import { runCli } from '../test-support/cli.js';
+
+const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
 
 let folder: string;
 beforeEach(() => {
@@ -12,8 +17,11 @@ beforeEach(() => {
 afterEach(() => fs.rmSync(folder, { recursive: true, force: true }));
 
 /** `migrate --json` on DATABASE_URL `url`, keys in the test's folder: its error, parsed. */
-async function migrateError(url: string): Promise<{ code: string; message: string }> {
-  const outcome = await runCli({ DATABASE_URL: url, DATA_DIR: folder }, ['migrate', '--json']);
+async function migrateError(
+  url: string,
+  env: Record<string, string> = {},
+): Promise<{ code: string; message: string }> {
+  const outcome = await runCli({ DATABASE_URL: url, DATA_DIR: folder, ...env }, ['migrate', '--json']);
   expect([outcome.code, outcome.stdout]).toEqual([1, '']);
   const last = outcome.stderr.trimEnd().split('\n').at(-1) as string;
   return (JSON.parse(last) as { error: { code: string; message: string } }).error;
@@ -37,6 +45,31 @@ describe('the embedded database on disk', () => {
     } finally {
       connection.close();
     }
+  });
+
+  it('that this user may only read is named at start, not at its first write', async () => {
+    const file = path.join(folder, 'wallet.db');
+    const env = { DATABASE_URL: `sqlite:${file}`, VAULT_KEYS: `k1:${randomBytes(32).toString('base64')}` };
+    expect((await runCli(env, ['migrate'])).code).toBe(0);
+    // Already in WAL mode, so opening it writes nothing. Root may write any file: it asks another user.
+    let error: { code: string; message: string };
+    if (process.getuid?.() === 0) {
+      fs.chmodSync(folder, 0o777);
+      fs.chmodSync(file, 0o644);
+      const finished = await runNode([MAIN, 'migrate', '--json'], {
+        env: { ...process.env, ...env },
+        user: 'nobody',
+      });
+      expect([finished.code, finished.stdout]).toEqual([1, '']);
+      ({ error } = JSON.parse(finished.stderr.trim().split('\n').at(-1) as string));
+    } else {
+      fs.chmodSync(file, 0o444);
+      error = await migrateError(env.DATABASE_URL, env);
+    }
+    expect(error).toEqual({
+      code: 'DATABASE_UNAVAILABLE',
+      message: `DATABASE_URL: cannot use the SQLite file ${file}: permission denied, access '${file}'`,
+    });
   });
 
   it('that cannot be made is named with the reason, at once, even under /proc', async () => {

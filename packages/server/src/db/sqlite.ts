@@ -80,8 +80,14 @@ function openFile(file: string): SQLite.Database {
         if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       }
     }
+    // A file already in WAL mode opens, and switches to it, without a write: one this user may only
+    // read would fail at the first request instead.
+    if (file !== ':memory:') {
+      for (const part of [file, `${file}-wal`, `${file}-shm`]) {
+        if (fs.existsSync(part)) fs.accessSync(part, fs.constants.R_OK | fs.constants.W_OK);
+      }
+    }
     connection = new SQLite(file);
-    // The first write: it fails here on a file or folder this user may only read.
     connection.pragma('journal_mode = WAL');
     return connection;
   } catch (error) {

@@ -13,14 +13,18 @@ export interface Finished {
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 /**
- * Runs `node <args>` with tsx loaded (TypeScript files run as they are) until it ends. One still running
- * after `timeoutMs` is killed, so that a hang fails its test rather than blocking the suite.
+ * Runs `node <args>` with tsx loaded (TypeScript files run as they are) until it ends, as `user` when
+ * given (run as root: `runuser`). One still running after `timeoutMs` is killed, so that a hang fails
+ * its test rather than blocking the suite.
  */
 export function runNode(
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {},
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number; user?: string } = {},
 ): Promise<Finished> {
-  const child = spawn(process.execPath, ['--import', TSX, ...args], {
+  const node = [process.execPath, '--import', TSX, ...args];
+  const [command, ...rest] =
+    options.user === undefined ? node : ['runuser', '-u', options.user, '--', ...node];
+  const child = spawn(command as string, rest, {
     cwd: options.cwd,
     env: options.env ?? process.env,
     stdio: ['ignore', 'pipe', 'pipe'],

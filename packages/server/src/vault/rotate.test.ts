@@ -195,6 +195,10 @@ describe.each(engines())('reencryptAll on %s', (engine) => {
           ['gone', 'credentials_requests.cryptogram_key_id'],
         ]),
       );
+      // A rotation opens envelopes only: a cryptogram's key is not one it needs.
+      expect(await keyIdsInUse(handle.db, newRing, { envelopesOnly: true })).toEqual(
+        new Map([['old', 'vault_cards.pan_ciphertext']]),
+      );
     } finally {
       await cryptogramKey(null);
     }

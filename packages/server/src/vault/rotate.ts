@@ -175,9 +175,14 @@ const KEYED_COLUMNS: KeyedColumn[] = [
  * ends, which catches a ring that lacks the key everything was sealed under before a rotation, but may
  * miss the rows a `vault rotate-key` cut short left between the ends.
  */
-export async function keyIdsInUse(db: Db, keyRing: KeyRing): Promise<Map<string, string>> {
+export async function keyIdsInUse(
+  db: Db,
+  keyRing: KeyRing,
+  options: { envelopesOnly?: boolean } = {},
+): Promise<Map<string, string>> {
   const found = new Map<string, string>();
-  for (const { column: qualified, key, holds } of KEYED_COLUMNS) {
+  const columns = options.envelopesOnly ? KEYED_COLUMNS.filter((c) => c.holds === 'envelope') : KEYED_COLUMNS;
+  for (const { column: qualified, key, holds } of columns) {
     const [tableName, columnName] = qualified.split('.') as [string, string];
     const column = sql.ref(columnName);
     for (const direction of [sql.raw('asc'), sql.raw('desc')]) {
@@ -196,10 +201,16 @@ export async function keyIdsInUse(db: Db, keyRing: KeyRing): Promise<Map<string,
 
 /**
  * What a ring lacks of the keys stored values are sealed under (see `keyIdsInUse`), as a rule of VAULT_KEYS
- * for a message; undefined when it lacks none.
+ * for a message; undefined when it lacks none. `envelopesOnly`: of the values a rotation opens, leaving
+ * out the keys credentials requests' cryptograms are derived under.
  */
-export async function lackingKeys(db: Db, keyRing: KeyRing): Promise<string | undefined> {
-  const missing = [...(await keyIdsInUse(db, keyRing))].filter(([keyId]) => !keyRing.keyIds.includes(keyId));
+export async function lackingKeys(
+  db: Db,
+  keyRing: KeyRing,
+  options: { envelopesOnly?: boolean } = {},
+): Promise<string | undefined> {
+  const inUse = await keyIdsInUse(db, keyRing, options);
+  const missing = [...inUse].filter(([keyId]) => !keyRing.keyIds.includes(keyId));
   if (missing.length === 0) return undefined;
   const keys = missing.map(([keyId, column]) => `${keyId} (in ${column})`).join(', ');
   return `lacks keys that stored values are sealed under: ${keys}; put them back after the primary key, run npx wallet-checkout vault rotate-key, and remove them only once it has finished`;

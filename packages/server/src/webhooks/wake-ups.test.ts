@@ -57,8 +57,12 @@ describe.each(engines())('wake-ups on %s', (engine) => {
     await until(async () => first.woken.count > 0);
   });
 
-  it('listens again after its connection was cut', async () => {
-    const { woken } = await listening();
+  it('listens again after its connection was cut, logging the loss and the return once each', async () => {
+    const memory = memoryLogger();
+    const woken = { count: 0 };
+    const wakeUps = new WakeUps({ db, log: memory.log, onWake: () => woken.count++ });
+    open.push(wakeUps);
+    await wakeUps.listen();
     const notifier = new WakeUps({ db, log, onWake: () => undefined });
     await wokenAfter(notifier, woken, 0);
 
@@ -69,6 +73,10 @@ describe.each(engines())('wake-ups on %s', (engine) => {
 
     const seen = woken.count;
     await wokenAfter(notifier, woken, seen);
+    expect(memory.lines.map((line) => [line.level, line.msg, line.failedAttempts])).toEqual([
+      [40, 'webhook LISTEN connection lost; listening again', undefined],
+      [30, 'listening for webhook wake-ups again', 0],
+    ]);
   });
 
   it('logs one warning for a server it cannot reach, however often it tries, and one line once it listens', async () => {

@@ -21,8 +21,11 @@ export class WakeUps {
   #listening = false;
   #listener: pg.PoolClient | undefined;
   #relistenTimer: NodeJS.Timeout | undefined;
-  /** Attempts that failed since it last listened: only the first of an outage is logged. */
-  #failedAttempts = 0;
+  /**
+   * From the connection's loss or the first failed attempt until it listens again: an outage, whose
+   * start alone is logged as a warning, and its end as one line with the attempts that failed.
+   */
+  #outage: { failedAttempts: number } | undefined;
 
   /** `onWake` runs on every notification from any process, this one included. */
   constructor(options: { db: Db; log: Logger; onWake: () => void }) {
@@ -74,18 +77,20 @@ export class WakeUps {
       client.on('error', this.#onError);
       this.#listener = client;
       await client.query(`LISTEN ${NOTIFY_CHANNEL}`);
-      if (this.#failedAttempts > 0) {
-        this.#log.info({ failedAttempts: this.#failedAttempts }, 'listening for webhook wake-ups again');
-        this.#failedAttempts = 0;
+      if (this.#outage) {
+        this.#log.info(this.#outage, 'listening for webhook wake-ups again');
+        this.#outage = undefined;
       }
       if (!this.#listening) await this.unlisten();
     } catch (error) {
-      if (this.#failedAttempts++ === 0) {
+      if (!this.#outage) {
+        this.#outage = { failedAttempts: 0 };
         this.#log.warn(
           { err: error },
           'could not LISTEN for webhook wake-ups; polling, and trying again every second, until it can',
         );
       }
+      this.#outage.failedAttempts++;
       if (client !== undefined && this.#listener === client) this.#drop(client, error as Error);
       this.#reconnect();
     }
@@ -96,6 +101,7 @@ export class WakeUps {
   readonly #onError = (error: Error): void => {
     const client = this.#listener;
     if (client === undefined) return;
+    this.#outage = { failedAttempts: 0 };
     this.#log.warn({ err: error }, 'webhook LISTEN connection lost; listening again');
     this.#drop(client, error);
     this.#reconnect();

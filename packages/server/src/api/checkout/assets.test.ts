@@ -47,12 +47,15 @@ describe('checkout UI assets', () => {
       app.inject({ url: '/checkout/assets/main-abc.js', headers: { 'accept-encoding': acceptEncoding } });
     const brotli = await fetched('gzip, deflate, br, zstd');
     expect(brotli.headers['content-encoding']).toBe('br');
+    expect(brotli.headers.vary).toBe('accept-encoding');
     expect(zlib.brotliDecompressSync(brotli.rawPayload).toString()).toBe('console.log(1)');
     const gzip = await fetched('gzip');
     expect(gzip.headers['content-encoding']).toBe('gzip');
     expect(zlib.gunzipSync(gzip.rawPayload).toString()).toBe('console.log(1)');
     const plain = await fetched('identity');
     expect([plain.headers['content-encoding'], plain.payload]).toEqual([undefined, 'console.log(1)']);
+    expect(plain.headers.vary).toBe('accept-encoding');
+    expect((await app.inject('/checkout/assets/main-abc.js.br')).statusCode).toBe(404);
     await app.close();
   });
 

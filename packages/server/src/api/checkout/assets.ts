@@ -43,11 +43,15 @@ export const checkoutAssetRoutes =
     await app.register(fastifyStatic, {
       root: dist,
       prefix: URL_PREFIX,
-      // Vite's manifest lives in dist/.vite: the server reads it, browsers have no business with it.
-      allowedPath: (pathName: string) => !pathName.split('/').some((part) => part.startsWith('.')),
+      // Vite's manifest lives in dist/.vite: the server reads it, browsers have no business with it; nor
+      // with the compressed files, which come under their file's own name.
+      allowedPath: (pathName: string) =>
+        !pathName.split('/').some((part) => part.startsWith('.')) && !/\.(?:br|gz)$/.test(pathName),
       index: false,
       // The build's `.br` and `.gz` beside each file (packages/checkout-ui/vite.config.ts), by Accept-Encoding.
       preCompressed: true,
+      // Caches keep one copy per encoding.
+      setHeaders: (response) => response.setHeader('vary', 'accept-encoding'),
       immutable: true,
       maxAge: '365d',
     });

@@ -3,7 +3,7 @@ import type { Order } from '../../orders/index.js';
 import { TEST_ACTOR } from '../../test-support/actor.js';
 import { engines } from '../../test-support/db.js';
 import { startTestService, type TestService } from '../../test-support/service.js';
-import { checkoutPage } from './page.js';
+import { checkoutCsp, checkoutPage } from './page.js';
 
 const SHOP = 'https://shop.example';
 
@@ -104,5 +104,13 @@ describe('checkoutPage', () => {
     const html = checkoutPage({ ...order, id: '</script><script>alert(1)' } as Order, 'n0nce');
     expect(html).not.toContain('</script><script>alert(1)');
     expect(html).toContain('\\u003c/script>');
+  });
+});
+
+describe('checkoutCsp', () => {
+  it("names the order's allowed origin as the only ancestor; one saved before origins were checked frames nothing", () => {
+    expect(checkoutCsp('https://shop.example', 'n')).toContain('frame-ancestors https://shop.example');
+    expect(checkoutCsp('https://*', 'n')).toContain("frame-ancestors 'none'");
+    expect(checkoutCsp('https://a.example;script-src', 'n')).toContain("frame-ancestors 'none'");
   });
 });
