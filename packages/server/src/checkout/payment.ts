@@ -382,13 +382,14 @@ export class PaymentStep {
         : {}),
     };
     const succeeded = await this.deps.orders.markSucceeded(order.id, details);
-    if (answer.networkTransactionId !== null) {
-      // The card's stored credential at this merchant if this is its first success there; else nothing.
-      await this.deps.wallet.recordStoredCredentialsIdentifier(
-        card.id,
-        merchant.id,
-        answer.networkTransactionId,
-      );
+    const { wallet } = this.deps;
+    // The card's stored credential at this merchant on its first success there. Read first: a write
+    // that changes nothing would still wait its turn for the database on every later payment.
+    if (
+      answer.networkTransactionId !== null &&
+      (await wallet.storedCredentialsIdentifier(card.id, merchant.id)) === null
+    ) {
+      await wallet.recordStoredCredentialsIdentifier(card.id, merchant.id, answer.networkTransactionId);
     }
     return succeeded;
   }
