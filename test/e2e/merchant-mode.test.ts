@@ -9,6 +9,7 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PaymentCredentialsPayload } from '../../packages/server/src/payments/types.js';
+import { addTestShopperCard } from '../../packages/server/src/test-support/cards.js';
 import { type Receiver, startReceiver } from '../../packages/server/src/test-support/receiver.js';
 import { until } from '../../packages/server/src/test-support/wait.js';
 import {
@@ -300,19 +301,7 @@ describe('the merchant authorization mode in real Chromium', () => {
 
   it('asks no security code even for a card that needs one: the merchant gets a cryptogram instead', async () => {
     if (!harness) throw new Error('setup did not finish');
-    const { wallet } = harness.service.services;
-    const shopper = await wallet.findShopperByEmail(EMAIL);
-    if (!shopper) throw new Error('no test shopper');
-    const [address] = await wallet.listAddresses(shopper.id);
-    const card = await wallet.addCard({
-      shopperId: shopper.id,
-      pan: '5105105105105100',
-      expMonth: 12,
-      expYear: new Date().getUTCFullYear() + 2,
-      nameOnCard: 'Taylor Shopper',
-      billingAddressId: address?.id as number,
-      needsCvv: true,
-    });
+    const card = await addTestShopperCard(harness.service.services.wallet, '5105105105105100', true);
     const tab = await openTab(harness.browser);
     const { page, checkout } = tab;
     try {

@@ -4,6 +4,7 @@ import { AuditTrail } from '../../audit/index.js';
 import { copyCardWideIdentifiers } from '../../db/migrations/024_stored_credentials.js';
 import { TEST_SHOPPER_EMAIL } from '../../sandbox/seed.js';
 import { TEST_ACTOR } from '../../test-support/actor.js';
+import { addTestShopperCard } from '../../test-support/cards.js';
 import { engines } from '../../test-support/db.js';
 import { type GatewayProxy, startGatewayProxy } from '../../test-support/gateway-proxy.js';
 import { type Receiver, startReceiver, verifiedBody } from '../../test-support/receiver.js';
@@ -336,17 +337,7 @@ describe.each(engines())('checkout page API: sign-in, wallet and payment on %s',
     const { merchantId: a } = await service.merchant({ ...base, name: 'Upgraded A' });
     const { merchantId: b } = await service.merchant({ ...base, name: 'Upgraded B' });
     const { wallet, db } = service.services;
-    const shopper = (await wallet.findShopperByEmail(TEST_SHOPPER_EMAIL)) as { id: string };
-    const [address] = await wallet.listAddresses(shopper.id);
-    const card = await wallet.addCard({
-      shopperId: shopper.id,
-      pan: '4012888888881881',
-      expMonth: 12,
-      expYear: new Date().getUTCFullYear() + 2,
-      nameOnCard: 'Taylor Shopper',
-      billingAddressId: address?.id as number,
-      needsCvv: false,
-    });
+    const card = await addTestShopperCard(wallet, '4012888888881881');
     const aId = (await payWith(a, '1881')).response.json.transactionDetails.networkTransactionId;
     await payWith(b, '1881');
     // As a version before 024_stored_credentials left it: the card's one id, and no id per merchant.
@@ -629,18 +620,7 @@ describe.each(engines())('checkout page API: sign-in, wallet and payment on %s',
     expect(unknown.status).toBe(404);
     expect(unknown.json.errorCode).toBe('PAYMENT_METHOD_NOT_FOUND');
 
-    const { wallet } = service.services;
-    const shopper = await wallet.findShopperByEmail(TEST_SHOPPER_EMAIL);
-    const [address] = await wallet.listAddresses(shopper?.id as string);
-    const card = await wallet.addCard({
-      shopperId: shopper?.id as string,
-      pan: '5105105105105100',
-      expMonth: 12,
-      expYear: new Date().getUTCFullYear() + 2,
-      nameOnCard: 'Taylor Shopper',
-      billingAddressId: address?.id as number,
-      needsCvv: true,
-    });
+    const card = await addTestShopperCard(service.services.wallet, '5105105105105100', true);
     const withoutCvv = await pay(orderId, token, { paymentId: card.id });
     expect(withoutCvv.status).toBe(400);
     expect(withoutCvv.json.errorMessage).toBe('cvv is required: this card needs its security code');
