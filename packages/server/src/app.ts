@@ -58,6 +58,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // `Connection: close` (see http-drain.ts), rather than refused with 503: the process can still serve
     // it within its grace period, and a load balancer would pass the 503 on to the client.
     return503OnClosing: false,
+    // A request without `Host` is refused by the input rules with the error body (input.ts), where
+    // Node would answer a bare 400.
+    http: { requireHostHeader: false },
     routerOptions: { ignoreTrailingSlash: true },
     frameworkErrors: frameworkError,
     clientErrorHandler: clientError,

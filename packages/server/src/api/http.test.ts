@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_ACTOR } from '../test-support/actor.js';
@@ -145,6 +146,27 @@ describe.each(engines())('HTTP edges on %s', (engine) => {
     const withParameter = await service.call('POST', '/payments/credentials/crq_x/', { apiKey, body: {} });
     expect(withParameter.status).toBe(405);
     expect(String(withParameter.headers.allow).split(', ')).toContain('GET');
+  });
+
+  it('answers an HTTP/1.1 request without Host with the error body; HTTP/1.0 needs none', async () => {
+    const exchange = (head: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = net.connect(Number(new URL(service.url).port), '127.0.0.1');
+        let answer = '';
+        socket.setEncoding('utf8').on('data', (chunk: string) => {
+          answer += chunk;
+        });
+        socket.on('error', reject).on('close', () => resolve(answer));
+        socket.write(`${head}\r\nConnection: close\r\n\r\n`);
+      });
+    const missing = await exchange('GET /healthz HTTP/1.1');
+    expect(missing).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    expect(missing).toMatch(/\r\nrequest-id: req_\w+\r\n/i);
+    expect(JSON.parse(missing.slice(missing.indexOf('\r\n\r\n') + 4))).toEqual({
+      errorCode: 'VALIDATION_ERROR',
+      errorMessage: 'header Host is required in HTTP/1.1 (RFC 9112, section 3.2)',
+    });
+    expect(await exchange('GET /healthz HTTP/1.0')).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
   });
 
   it('answers a URL that is not validly percent-encoded with the error body', async () => {

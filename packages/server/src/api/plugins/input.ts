@@ -88,7 +88,8 @@ function charsetOf(contentType: string | undefined): string | undefined {
 }
 
 /**
- * What every request's input is held to before a route sees it: a body is JSON (no text/plain: it gets
+ * What every request's input is held to before a route sees it: an HTTP/1.1 request names its Host, a
+ * body is JSON (no text/plain: it gets
  * 415 like any other type), sent uncompressed, within MAX_BODY_DEPTH and free of NUL characters, and so
  * is the URL, whose query parameters, where a route reads them, are each given once (no route takes a
  * list there; repeated, one would be read as a list and refused as not being the number or word it
@@ -121,6 +122,9 @@ export const inputPlugin = fp(async (app: FastifyInstance) => {
     });
   });
   app.addHook('onRequest', async (request) => {
+    if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
+      throw new ValidationError('header Host is required in HTTP/1.1 (RFC 9112, section 3.2)');
+    }
     if (request.url.includes('%00')) throw new ValidationError('the URL must not contain %00 (U+0000)');
   });
   // Only on routes that read a query: pages and scripts ignore theirs, and the hot routes pay nothing.
