@@ -247,7 +247,12 @@ describe('the merchant authorization mode in real Chromium', () => {
       },
     });
     expect(reported.status).toBe(200);
-    expect(reported.json).toEqual({ code: 200, message: 'OK' });
+    expect(reported.json).toEqual({
+      code: 200,
+      message: 'OK',
+      externalResponseId: expect.stringMatching(/^ext_/),
+      requestId: requested.json.requestId,
+    });
 
     const request = await until(async () => {
       const answer = await service.call(

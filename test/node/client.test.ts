@@ -86,7 +86,12 @@ describe.each(engines())('the merchant library against the service on %s', (engi
       currency: 'USD',
       isRecurring: false,
     });
-    expect(reported).toMatchObject({ code: 200, message: 'OK' });
+    expect(reported).toEqual({
+      code: 200,
+      message: 'OK',
+      externalResponseId: expect.stringMatching(/^ext_/),
+      requestId: ack.requestId,
+    });
 
     const request = await until(async () => {
       const read = await wallet.payments.getCredentialsRequest(ack.requestId);

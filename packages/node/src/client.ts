@@ -8,6 +8,7 @@ import type {
   AuditEventListQuery,
   CredentialsRequest,
   CredentialsRequestInput,
+  ExternalResponseAcknowledgement,
   ExternalResponseInput,
   Order,
   OrderListQuery,
@@ -136,7 +137,7 @@ export class WalletCheckout {
     reportExternalResponse: (
       input: ExternalResponseInput,
       options: PostOptions = {},
-    ): Promise<WithResponse<{ code: number; message: string }>> =>
+    ): Promise<WithResponse<ExternalResponseAcknowledgement>> =>
       this.#post({ path: '/payments/externalresponse', body: input, ...options }),
     /** A credentials request by the `requestId` of its acknowledgement. */
     getCredentialsRequest: (requestId: string): Promise<CredentialsRequest> =>

@@ -335,7 +335,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Success acknowledgement (interface section 2.3). */
+                /** @description Default Response */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -352,6 +352,10 @@ export interface paths {
                              * @example OK
                              */
                             message: string;
+                            /** @description Id of the recorded response (`ext_…`), as listed in `externalResponses` of the credentials request. */
+                            externalResponseId: string;
+                            /** @description Id of the credentials request the response was linked to: this merchant's latest for the `paymentId`. */
+                            requestId: string;
                         };
                     };
                 };

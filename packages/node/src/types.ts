@@ -33,6 +33,8 @@ export type CredentialsRequestInput = RequestOf<'/payments/credentials', 'post'>
 export type Acknowledgement = ResponseOf<'/payments/credentials', 'post'>;
 /** `POST /payments/externalresponse`: your processor's answer, reported as received. */
 export type ExternalResponseInput = RequestOf<'/payments/externalresponse', 'post'>;
+/** Its acknowledgement: `{ code: 200, message: "OK", externalResponseId, requestId }`. */
+export type ExternalResponseAcknowledgement = ResponseOf<'/payments/externalresponse', 'post'>;
 /** A credentials request, its state and delivery attempts (never card data). */
 export type CredentialsRequest = ResponseOf<'/payments/credentials/{requestId}', 'get'>;
 

@@ -8,7 +8,7 @@ import { linkExternalResponse } from '../orders/index.js';
 import type { KeyRing } from '../vault/keyring.js';
 import { assertSupportedCurrency } from './currency.js';
 import type { PaymentsRepo } from './repo.js';
-import type { Acknowledgement, ExternalResponseInput } from './types.js';
+import type { ExternalResponseAcknowledgement, ExternalResponseInput } from './types.js';
 
 export interface ExternalResponseDeps {
   db: Db;
@@ -31,7 +31,7 @@ export class ExternalResponseService {
     merchant: Merchant,
     input: ExternalResponseInput,
     idempotency?: IdempotencyContext,
-  ): Promise<Acknowledgement> {
+  ): Promise<ExternalResponseAcknowledgement> {
     assertSupportedCurrency(input.currency);
     const request = await this.deps.repo.latestRequestForPayment(merchant.id, input.paymentId);
     if (!request) {
@@ -54,7 +54,12 @@ export class ExternalResponseService {
     }
     const id = newId('externalResponse');
     const now = (this.deps.now ?? Date.now)();
-    const ack: Acknowledgement = { code: 200, message: 'OK' };
+    const ack: ExternalResponseAcknowledgement = {
+      code: 200,
+      message: 'OK',
+      externalResponseId: id,
+      requestId: request.id,
+    };
     const answer = idempotency?.response(200, ack);
     await this.deps.db.kysely.transaction().execute(async (trx) => {
       if (answer && (await this.deps.idempotency.save(trx, [answer])).size > 0) {

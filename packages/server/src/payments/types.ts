@@ -28,6 +28,13 @@ export interface CredentialsAcknowledgement extends Acknowledgement {
   requestId: string;
 }
 
+export interface ExternalResponseAcknowledgement extends Acknowledgement {
+  /** Additive to the interface's body: the recorded response's id. */
+  externalResponseId: string;
+  /** Additive: the credentials request the response was linked to. */
+  requestId: string;
+}
+
 export interface CredentialsRequest {
   id: string;
   merchantId: string;

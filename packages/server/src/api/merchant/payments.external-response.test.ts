@@ -48,13 +48,18 @@ describe.each(engines())('POST /payments/externalresponse on %s', (engine) => {
       body: report({ isRecurring: true, amount: 2000 }),
     });
     expect(response.status).toBe(200);
-    expect(response.json).toEqual({ code: 200, message: 'OK' });
     const found = await service.call('GET', '/payments/credentials?merchantReference=ext-1', {
       apiKey: shop.apiKey,
     });
+    expect(response.json).toEqual({
+      code: 200,
+      message: 'OK',
+      externalResponseId: expect.stringMatching(/^ext_/),
+      requestId: found.json.data[0].requestId,
+    });
     expect(found.json.data[0].externalResponses).toEqual([
       {
-        id: expect.stringMatching(/^ext_/),
+        id: response.json.externalResponseId,
         pspHostName: 'acme-psp',
         amount: 2000,
         currency: 'USD',

@@ -26,6 +26,20 @@ export const ExternalResponseBody = Type.Object({
 });
 export type ExternalResponseBody = Static<typeof ExternalResponseBody>;
 
+const ExternalResponseAcknowledgement = Type.Composite([
+  Acknowledgement,
+  Type.Object({
+    externalResponseId: Type.String({
+      description:
+        'Id of the recorded response (`ext_…`), as listed in `externalResponses` of the credentials request.',
+    }),
+    requestId: Type.String({
+      description:
+        "Id of the credentials request the response was linked to: this merchant's latest for the `paymentId`.",
+    }),
+  }),
+]);
+
 export const externalResponseRoute = (service: ExternalResponseService): FastifyPluginAsyncTypebox =>
   credentialsFlowRoute({
     name: 'externalresponse',
@@ -33,7 +47,7 @@ export const externalResponseRoute = (service: ExternalResponseService): Fastify
     description:
       "Completes the credentials flow: the processor's raw response is linked to this merchant's latest credentials request for the payment method. The amount may not exceed the requested amount. When the session came from a `merchant` authorization mode checkout, the response is also linked to that order: `GET /orders/{orderId}` shows it in `merchantAuthorization.externalResponse`, and the order stays `PROCESSING` (the service does not interpret the processor's answer).",
     body: ExternalResponseBody,
-    answer: Acknowledgement,
+    answer: ExternalResponseAcknowledgement,
     errors: ['UNSUPPORTED_CURRENCY', 'CREDENTIALS_REQUEST_NOT_FOUND', 'AMOUNT_EXCEEDS_REQUESTED'],
     handle: (merchant, body, idempotency) => service.report(merchant, body, idempotency),
   });
