@@ -107,4 +107,14 @@ describe('a PostgreSQL database that cannot be used', () => {
       );
     },
   );
+
+  it.runIf(postgresUrl)('that is asked for TLS it does not offer is named, with the reason', async () => {
+    const url = new URL(postgresUrl as string);
+    url.searchParams.set('sslmode', 'verify-full');
+    const error = await migrateError(url.toString());
+    expect(error).toEqual({
+      code: 'DATABASE_UNAVAILABLE',
+      message: `DATABASE_URL: cannot use PostgreSQL at ${url.host} (database ${url.pathname.slice(1)}, user ${url.username}): The server does not support SSL connections`,
+    });
+  });
 });

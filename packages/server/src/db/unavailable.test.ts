@@ -32,6 +32,8 @@ describe('isDatabaseUnavailable (unit, plain error objects)', () => {
     ['SQLITE_READONLY_DBMOVED', 'attempt to write a readonly database'],
     ['EIO', 'EIO: i/o error, fdatasync'],
     ['ENOSPC', 'ENOSPC: no space left on device, fdatasync'],
+    ['DEPTH_ZERO_SELF_SIGNED_CERT', 'self-signed certificate'],
+    ['ERR_TLS_CERT_ALTNAME_INVALID', "Hostname/IP does not match certificate's altnames"],
   ])('%s (%s) means the database is unavailable', (code, message) => {
     expect(isDatabaseUnavailable(withCode(code, message))).toBe(true);
   });
@@ -41,6 +43,7 @@ describe('isDatabaseUnavailable (unit, plain error objects)', () => {
     'Connection terminated',
     'Client has encountered a connection error and is not queryable',
     'timeout exceeded when trying to connect',
+    'The server does not support SSL connections',
   ])('pg and pg-pool\'s "%s", which has no code, means it too', (message) => {
     expect(isDatabaseUnavailable(new Error(message))).toBe(true);
   });

@@ -37,6 +37,19 @@ const PG_MESSAGES = new Set([
   'Client has encountered a connection error and is not queryable',
   'timeout exceeded when trying to connect',
   'Connection terminated due to connection timeout',
+  // Asked for TLS (`sslmode` in DATABASE_URL), the server offered none.
+  'The server does not support SSL connections',
+]);
+
+/** Node's TLS errors of a server whose certificate could not be trusted (`sslmode=verify-full`). */
+const TLS_CODES = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'ERR_SSL_WRONG_VERSION_NUMBER',
 ]);
 
 /**
@@ -80,7 +93,7 @@ function classifies(error: ErrorLink): boolean {
   const { code, message } = error;
   if (typeof code === 'string') {
     // Node's codes first: some (EPIPE, EROFS) have a SQLSTATE's shape.
-    if (SOCKET_CODES.has(code) || FILE_CODES.has(code)) return true;
+    if (SOCKET_CODES.has(code) || FILE_CODES.has(code) || TLS_CODES.has(code)) return true;
     if (code.startsWith('SQLITE_')) {
       return SQLITE_CODES.some((primary) => code === primary || code.startsWith(`${primary}_`));
     }
