@@ -72,13 +72,13 @@ export class CredentialsService {
     if (merchant.credentialTypes.length === 0) {
       throw new DomainError(
         'MERCHANT_NOT_APPROVED',
-        'This merchant account is not approved for the credentials flow.',
+        "This merchant account is not approved for the credentials flow: the service's operator approves it, choosing NETWORK_TOKEN, PAN or both.",
       );
     }
     if (!merchant.webhookUrl) {
       throw new DomainError(
         'WEBHOOK_URL_NOT_CONFIGURED',
-        'Set a webhook URL on the merchant account to receive credentials.',
+        "This merchant account has no webhook URL for the credentials to go to: the service's operator sets it.",
       );
     }
     const session = await this.deps.sessions.find(input.sessionId);

@@ -136,7 +136,11 @@ describe.each(engines())('POST /payments/credentials on %s', (engine) => {
       body: body({ sessionId: own.sessionId }),
     });
     expect(response.status).toBe(403);
-    expect(response.json.errorCode).toBe('MERCHANT_NOT_APPROVED');
+    expect(response.json).toEqual({
+      errorCode: 'MERCHANT_NOT_APPROVED',
+      errorMessage:
+        "This merchant account is not approved for the credentials flow: the service's operator approves it, choosing NETWORK_TOKEN, PAN or both.",
+    });
     const messages = await service.services.webhooks.list(unapproved.merchantId);
     expect(messages).toEqual([]);
   });
@@ -149,7 +153,20 @@ describe.each(engines())('POST /payments/credentials on %s', (engine) => {
       body: body({ sessionId: own.sessionId }),
     });
     expect(response.status).toBe(422);
-    expect(response.json.errorCode).toBe('WEBHOOK_URL_NOT_CONFIGURED');
+    expect(response.json).toEqual({
+      errorCode: 'WEBHOOK_URL_NOT_CONFIGURED',
+      errorMessage:
+        "This merchant account has no webhook URL for the credentials to go to: the service's operator sets it.",
+    });
+  });
+
+  it('answers a request without a body by saying what to send', async () => {
+    const response = await service.call('POST', '/payments/credentials', { apiKey: shop.apiKey });
+    expect(response.status).toBe(400);
+    expect(response.json).toEqual({
+      errorCode: 'VALIDATION_ERROR',
+      errorMessage: 'body is required: send a JSON object with Content-Type: application/json',
+    });
   });
 
   it.each(['paymentId', 'sessionId', 'amount', 'merchantReference', 'currency'])(
@@ -394,7 +411,11 @@ describe.each(engines())('POST /payments/credentials on %s', (engine) => {
         headers,
       });
       expect(reused.status).toBe(409);
-      expect(reused.json.errorCode).toBe('IDEMPOTENCY_KEY_REUSED');
+      expect(reused.json).toEqual({
+        errorCode: 'IDEMPOTENCY_KEY_REUSED',
+        errorMessage:
+          'This Idempotency-Key was used with a different request (another body, path or operation); use a new key for a new request.',
+      });
     });
 
     it('keeps no 400, so the same key sends the request mended', async () => {

@@ -123,11 +123,11 @@ function handle(
     return sendError(reply, error.errorCode, error.message);
   }
   if (error.validation) {
-    return sendError(
-      reply,
-      'VALIDATION_ERROR',
-      describeValidationError(error.validation, error.validationContext),
-    );
+    const message =
+      error.validationContext === 'body' && request.body === undefined
+        ? 'body is required: send a JSON object with Content-Type: application/json'
+        : describeValidationError(error.validation, error.validationContext);
+    return sendError(reply, 'VALIDATION_ERROR', message);
   }
   const known = error.code ? FRAMEWORK_CODES[error.code] : undefined;
   if (known) return sendError(reply, known, frameworkMessage(known, error));

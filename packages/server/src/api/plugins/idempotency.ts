@@ -64,7 +64,8 @@ function storedAnswer(reply: FastifyReply, stored: StoredResponse, fingerprint: 
   }
   const body: ErrorBody = {
     errorCode: 'IDEMPOTENCY_KEY_REUSED',
-    errorMessage: 'This Idempotency-Key was used with a different request; use a new key for a new request.',
+    errorMessage:
+      'This Idempotency-Key was used with a different request (another body, path or operation); use a new key for a new request.',
   };
   reply.status(ERROR_STATUS.IDEMPOTENCY_KEY_REUSED);
   return JSON.stringify(body);
