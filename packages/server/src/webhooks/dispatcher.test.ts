@@ -581,6 +581,39 @@ describe.each(engines())('dispatcher on %s', (engine) => {
     }
   });
 
+  it('sends a resent message again though a stalled process still holds its earlier attempt', async () => {
+    const hooks = await receiver();
+    const stalled: http.ServerResponse[] = [];
+    hooks.respond = (_request, response) => {
+      if (stalled.length === 0) stalled.push(response);
+      else response.end('ok');
+    };
+    const endpoint = { url: hooks.url(), secrets: [SECRET] };
+    // The first process's attempt outlasts its lease, and it does not poll meanwhile (a stall).
+    const first = dispatcher(endpoint, { leaseMs: 200, timeoutMs: 10_000 });
+    await first.start();
+    const rows = await outbox(1, first.leaseMs);
+    const id = rows[0]?.id as string;
+    first.committed(rows);
+    await hooks.received(1);
+    // A second process takes the message over once the lease has run out, and delivers it.
+    const second = dispatcher(endpoint, { pollIntervalMs: 50 });
+    await second.start();
+    await hooks.received(2);
+    await until(async () => (await repo().get(MERCHANT, id)).state === 'DELIVERED');
+    await second.stop();
+    await repo().resend(MERCHANT, id, Date.now());
+    // The first process claims the resent message while its own earlier attempt is still under way.
+    first.wake();
+    await hooks.received(3);
+    stalled[0]?.end('ok');
+    const settled = await until(async () => {
+      const message = await repo().get(MERCHANT, id);
+      return message.state === 'DELIVERED' && message.attempts.length === 3 && message;
+    });
+    expect(settled.attemptCount).toBe(1);
+  });
+
   it('sends nothing that waited for a connection past its lease, so a second process never sends it too', async () => {
     const hooks = await receiver();
     hooks.respond = (_request, response) => void setTimeout(() => response.end('ok'), 600);

@@ -244,7 +244,7 @@ export class Dispatcher {
     this.#queue = [];
     this.#queueHead = 0;
     this.#unresolved.clear();
-    for (const message of unstarted) this.#held.delete(message.id);
+    for (const message of unstarted) this.#letGo(message.id, message.leaseUntil);
     const handedBack = await this.#handBack(unstarted);
     const attemptsFinished = this.#deliveries.size;
     while (this.#deliveries.size > 0) await Promise.all(this.#deliveries);
@@ -399,11 +399,16 @@ export class Dispatcher {
    * Whether `claimed` is a message this process still holds, queued, in flight or with its result not
    * yet written, whose lease ran out (a result write that waited, a loaded machine): it then carries on
    * under the lease the claim just wrote, so that its result is not fenced out, leaving the message to be
-   * sent again a lease later.
+   * sent again a lease later. Not when the row moved on meanwhile (see `LeasedMessage.nextAttemptAt`):
+   * another process took it over, and perhaps delivered it before a resend, so what this one holds is
+   * stale. The claim then starts afresh, and the stale result keeps the old lease, which fences it out.
    */
   #adoptLease(claimed: LeasedMessage): boolean {
     const held = this.#held.get(claimed.id);
     if (held === undefined) return false;
+    if (held.attemptCount !== claimed.attemptCount || held.nextAttemptAt !== claimed.nextAttemptAt) {
+      return false;
+    }
     held.leaseUntil = claimed.leaseUntil;
     for (const result of this.#results) {
       if (result.messageId === claimed.id) result.leaseUntil = claimed.leaseUntil;
@@ -501,7 +506,7 @@ export class Dispatcher {
    * let go in one turn of the event loop go back in one write, which wakes every process.
    */
   #lapse(message: LeasedMessage): void {
-    this.#held.delete(message.id);
+    this.#letGo(message.id, message.leaseUntil);
     this.#lapsed.push(message);
     if (this.#lapsedScheduled) return;
     this.#lapsedScheduled = true;
@@ -615,7 +620,7 @@ export class Dispatcher {
         this.#log.error({ err: error, results: batch.length }, 'could not record webhook attempts');
         if (!this.#running) {
           // Shutting down: the leases run out and the messages are sent again by another process.
-          for (const result of batch) this.#held.delete(result.messageId);
+          for (const result of batch) this.#letGo(result.messageId, result.leaseUntil);
           continue;
         }
         this.#results.unshift(...batch);
@@ -628,9 +633,14 @@ export class Dispatcher {
   async #writeResults(batch: AttemptResult[]): Promise<void> {
     await this.#repo.recordResults(batch);
     for (const result of batch) {
-      this.#held.delete(result.messageId);
+      this.#letGo(result.messageId, result.leaseUntil);
       if (result.state === 'PENDING') this.#armRetryTimer(result.nextAttemptAt);
     }
+  }
+
+  /** Forgets a held message, unless a later claim of it (see `#adoptLease`) has taken its place. */
+  #letGo(id: string, leaseUntil: number): void {
+    if (this.#held.get(id)?.leaseUntil === leaseUntil) this.#held.delete(id);
   }
 
   /** Runs `work` once this process's previous claim or result write has ended. */

@@ -106,6 +106,7 @@ describe.each(engines())('webhook repo on %s', (engine) => {
         subjectId: 'crq_1',
         schedule: 'credentials',
         attemptCount: 0,
+        nextAttemptAt: 900,
         leaseUntil: 31_000,
       },
     ]);

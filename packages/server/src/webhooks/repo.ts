@@ -22,6 +22,11 @@ export interface LeasedMessage {
   subjectId: string;
   schedule: RetrySchedule;
   attemptCount: number;
+  /**
+   * When the attempt fell due. With `attemptCount`, it tells whether the row moved on since it was
+   * leased: an attempt recorded by another process, a resend or a recovery each change one of them.
+   */
+  nextAttemptAt: number;
   /** The lease this dispatcher holds: its fencing token when writing the result. */
   leaseUntil: number;
 }
@@ -120,6 +125,7 @@ const LEASE_COLUMNS = [
   'subject_id',
   'schedule',
   'attempt_count',
+  'next_attempt_at',
   'lease_until',
 ] as const;
 
@@ -133,6 +139,7 @@ export function toLeased(row: LeaseRow): LeasedMessage {
     subjectId: row.subject_id,
     schedule: row.schedule,
     attemptCount: row.attempt_count,
+    nextAttemptAt: row.next_attempt_at,
     leaseUntil: row.lease_until,
   };
 }

@@ -9,6 +9,7 @@ const message = (id: string, merchantId = 'mch_a'): LeasedMessage => ({
   subjectId: `crq_${id}`,
   schedule: 'credentials',
   attemptCount: 0,
+  nextAttemptAt: 0,
   leaseUntil: Number.MAX_SAFE_INTEGER,
 });
 
