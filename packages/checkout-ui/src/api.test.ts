@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ApiError, createApi, type DeviceMemory, storedDeviceMemory } from './api.js';
 
 interface Call {
@@ -308,6 +308,29 @@ describe('the checkout API client', () => {
     expect(offline).toBeInstanceOf(ApiError);
     expect(offline).toMatchObject({ status: 0, errorCode: 'NETWORK_ERROR' });
     await expect(api.getOrder()).rejects.toMatchObject({ status: 502, errorCode: 'HTTP_502' });
+  });
+
+  it('gives up on a request the service does not answer: 15 s, or 30 s for a payment', async () => {
+    vi.useFakeTimers();
+    try {
+      const signals: AbortSignal[] = [];
+      const hanging = (_url: string, init?: RequestInit) =>
+        new Promise<Response>((_resolve, reject) => {
+          const signal = init?.signal as AbortSignal;
+          signals.push(signal);
+          signal.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError')));
+        });
+      const api = createApi('ord_1', { fetch: hanging });
+      const order = api.getOrder().catch((error: unknown) => error);
+      const payment = api.pay({ paymentId: 'pm_1' }, 'key-1').catch((error: unknown) => error);
+      await vi.advanceTimersByTimeAsync(15_000);
+      expect(await order).toMatchObject({ status: 0, errorCode: 'TIMEOUT' });
+      expect(signals[1]?.aborted).toBe(false);
+      await vi.advanceTimersByTimeAsync(15_000);
+      expect(await payment).toMatchObject({ status: 0, errorCode: 'TIMEOUT' });
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('pays with an Idempotency-Key and the CVV in the body only', async () => {

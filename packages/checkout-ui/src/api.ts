@@ -196,7 +196,10 @@ export type PayResult =
   /** The gateway has not decided yet: the same submit again asks again (docs/internals/checkout-protocol.md). */
   | { outcome: 'pending'; orderId: string };
 
-/** A failed request: the server's `{ errorCode, errorMessage }`, or `NETWORK_ERROR` when it was not reached. */
+/**
+ * A failed request: the server's `{ errorCode, errorMessage }`, or, with status 0, `NETWORK_ERROR` when it
+ * was not reached and `TIMEOUT` when it did not answer in time.
+ */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -213,6 +216,14 @@ export class ApiError extends Error {
 }
 
 type Fetch = (input: string, init?: RequestInit) => Promise<Response>;
+
+/** 15 s for a request the service answers from its database alone: one not answered by then is lost. */
+const REQUEST_TIMEOUT_MS = 15_000;
+/**
+ * 30 s for a request that waits on another server: a payment on the gateway (10 s per try by default, and
+ * one retry after a time-out: 20 s) and a code on the mail server (10 s to connect, 10 s to be greeted).
+ */
+const SLOW_REQUEST_TIMEOUT_MS = 30_000;
 
 const firstNumber = (text: string, pattern: RegExp): number | null => {
   const match = pattern.exec(text);
@@ -369,14 +380,22 @@ export function createApi(
   let token: string | null = null;
   const order = `${base}/orders/${encodeURIComponent(orderId)}`;
 
+  /**
+   * One request, given up after `timeoutMs` (the answer's body included) as `TIMEOUT`, or as
+   * `NETWORK_ERROR` when the service cannot be reached: either way it may have been carried out.
+   */
   async function call<T>(
     method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
     url: string,
     body?: unknown,
     headers: Record<string, string> = {},
+    timeoutMs = REQUEST_TIMEOUT_MS,
   ): Promise<T> {
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), timeoutMs);
     const init: RequestInit = {
       method,
+      signal: abort.signal,
       // Same origin, and still no cookies: the token is the only credential.
       credentials: 'omit',
       headers: {
@@ -387,19 +406,28 @@ export function createApi(
       },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     };
-    let response: Response;
     try {
-      response = await fetchImpl(url, init);
-    } catch {
+      const response = await fetchImpl(url, init);
+      if (!response.ok) throw await toApiError(response);
+      if (response.status === 204) return undefined as T;
+      return (await response.json()) as T;
+    } catch (error) {
+      if (error instanceof ApiError) throw error;
+      if (abort.signal.aborted) {
+        throw new ApiError(
+          0,
+          'TIMEOUT',
+          'The checkout service did not answer in time. Check your connection and try again.',
+        );
+      }
       throw new ApiError(
         0,
         'NETWORK_ERROR',
         'We could not reach the checkout service. Check your connection and try again.',
       );
+    } finally {
+      clearTimeout(timer);
     }
-    if (!response.ok) throw await toApiError(response);
-    if (response.status === 204) return undefined as T;
-    return (await response.json()) as T;
   }
 
   return {
@@ -466,9 +494,11 @@ export function createApi(
     },
     getOrder: () => call<OrderSummary>('GET', order),
     /** A known shopper gets a code; an email without a wallet gets `{ status: 'enrol' }`. */
-    requestCode: (email: string) => call<CodeRequest>('POST', `${order}/otp`, { email }),
+    requestCode: (email: string) =>
+      call<CodeRequest>('POST', `${order}/otp`, { email }, {}, SLOW_REQUEST_TIMEOUT_MS),
     /** A new shopper's details; answers where the code went. Verifying it creates the wallet. */
-    enrol: (input: EnrolmentInput) => call<CodeRequest>('POST', `${order}/enrol`, input),
+    enrol: (input: EnrolmentInput) =>
+      call<CodeRequest>('POST', `${order}/enrol`, input, {}, SLOW_REQUEST_TIMEOUT_MS),
     /** With `rememberDevice`, the device token answered is kept for later checkouts on this device. */
     async verifyCode(email: string, code: string, rememberDevice = false): Promise<void> {
       const grant = await call<ShopperTokenGrant & { deviceToken?: string; deviceExpiresAt?: string }>(
@@ -515,9 +545,18 @@ export function createApi(
       device.clear();
     },
     quote: (selection: Selection) => call<Quote>('POST', `${order}/quote`, selection),
-    /** One `Idempotency-Key` per distinct payment attempt: a retried submit can never charge twice. */
+    /**
+     * One `Idempotency-Key` per distinct payment attempt: a retried submit can never charge twice. Given up
+     * after 30 s, by when the gateway has answered or timed out twice at its default time-out.
+     */
     pay: (request: Selection & { cvv?: string; total?: number }, idempotencyKey: string) =>
-      call<PayResult>('POST', `${order}/pay`, request, { 'idempotency-key': idempotencyKey }),
+      call<PayResult>(
+        'POST',
+        `${order}/pay`,
+        request,
+        { 'idempotency-key': idempotencyKey },
+        SLOW_REQUEST_TIMEOUT_MS,
+      ),
     /** The shopper left: the order becomes ABANDONED. Survives the frame being removed right after. */
     close(): void {
       void fetchImpl(`${order}/close`, { method: 'POST', keepalive: true, credentials: 'omit' }).catch(

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useReducer, useRef } from 'preact/hooks';
+import { useCallback, useEffect, useReducer, useRef, useState } from 'preact/hooks';
 import {
   type AddressInput,
   ApiError,
@@ -52,6 +52,17 @@ const PENDING_RECHECK_MS = 3_000;
 const PENDING_NOTICE =
   'Your bank has not confirmed the payment yet. We are still asking, and you will not be charged twice. You may close this window: the shop will hear the outcome.';
 
+/** Said while the payment is under way, and again to a shopper who tries to close the checkout meanwhile. */
+const PAYING_NOTICE = 'Payment in progress…';
+const PAYING_CLOSE_NOTICE =
+  'Payment in progress… Wait for the answer before closing: it comes within 30 seconds.';
+/**
+ * A payment that got no answer (a time-out, a lost connection) may have been made: the same submit again,
+ * with the same Idempotency-Key, answers its outcome or pays once.
+ */
+const PAY_UNANSWERED =
+  'We got no answer about your payment. It may have gone through: trying again is safe and will not charge you twice.';
+
 /** A random Idempotency-Key: crypto.randomUUID where the context allows it. */
 const newKey = (): string =>
   typeof crypto.randomUUID === 'function'
@@ -73,6 +84,8 @@ export function App({
   const payKey = useRef<{ body: string; key: string } | null>(null);
   const stepRef = useRef<HTMLDivElement>(null);
   const afterCode = useRef<AfterCode | null>(null);
+  /** The shopper tried to close the checkout while the payment was under way. */
+  const [closeAsked, setCloseAsked] = useState(false);
 
   /**
    * Errors every request shares: an ended sign-in starts over at the email, unless this device remembers
@@ -161,7 +174,7 @@ export function App({
     const { step, busy, paymentPending } = latest.current;
     // A payment under way finishes first: closing now would leave the shopper unsure whether they paid.
     // One the gateway is slow to decide may be left: the page has said so, and the order settles anyway.
-    if (busy && step === 'summary' && !paymentPending) return;
+    if (busy && step === 'summary' && !paymentPending) return setCloseAsked(true);
     if (step !== 'done' && step !== 'unavailable' && !paymentPending) api.close();
     messenger.send({ type: 'close' });
   }, [api, messenger]);
@@ -400,6 +413,7 @@ export function App({
     // The same attempt keeps its key (a retry after a lost answer cannot charge twice); a changed one gets a new key.
     const body = JSON.stringify(request);
     if (payKey.current?.body !== body) payKey.current = { body, key: newKey() };
+    setCloseAsked(false);
     dispatch({ type: 'submitted' });
     try {
       const result = await api.pay(request, payKey.current.key);
@@ -440,6 +454,9 @@ export function App({
     } catch (error) {
       if (error instanceof ApiError && error.errorCode === 'TOTAL_CHANGED') return reprice(error);
       if (latest.current.paymentPending) return keepAsking(error, cvv);
+      if (error instanceof ApiError && error.status === 0) {
+        return dispatch({ type: 'failed', message: PAY_UNANSWERED });
+      }
       fail(error);
     }
   };
@@ -656,7 +673,7 @@ export function App({
               method={order.shippingMethods.find((m) => m.externalId === state.methodId) ?? null}
               knownCvv={knownCvv(state)}
               busy={busy}
-              notice={state.notice}
+              notice={state.notice ?? (busy ? (closeAsked ? PAYING_CLOSE_NOTICE : PAYING_NOTICE) : null)}
               error={error}
               onChange={(step) => dispatch({ type: 'go', step })}
               onPay={(cvv) => void pay(cvv)}

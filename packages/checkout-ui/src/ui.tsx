@@ -175,6 +175,18 @@ export function Notice({ message }: { message: string | null }) {
   );
 }
 
+/**
+ * A Notice that is there before it speaks, for what changes while the shopper waits: screen readers read
+ * the changes of a live region already on the page, not always one that appears with its text.
+ */
+export function LiveNotice({ message }: { message: string | null }) {
+  return (
+    <p class={message ? 'notice' : undefined} role="status">
+      {message}
+    </p>
+  );
+}
+
 /** The step's main action. While busy it stays focusable (aria-disabled) so keyboard focus is not lost. */
 export function Submit({
   busy,

@@ -5,7 +5,7 @@ import type { OrderSummary, Quote, ShippingMethod, WalletAddress, WalletCard } f
 import { isValidCvv } from '../card.js';
 import type { Outcome } from '../flow.js';
 import { formatMoney } from '../money.js';
-import { Alert, brandName, Field, Notice, onSubmitGuard, StepTitle, Submit } from '../ui.js';
+import { Alert, brandName, Field, LiveNotice, onSubmitGuard, StepTitle, Submit } from '../ui.js';
 import { priceLabel } from './wallet.js';
 
 /** The last button: "Pay $25.99", or "Continue" when the merchant authorizes the payment itself. */
@@ -58,7 +58,7 @@ export function SummaryStep(props: {
   /** The security code typed with this card (at enrolment or "Add a card"): sent as is, not asked again. */
   knownCvv: string | null;
   busy: boolean;
-  /** Why the payment takes long: the gateway has not decided yet. */
+  /** How the payment is going: under way, or not decided yet by the gateway. */
   notice: string | null;
   error: string | null;
   onChange: (step: Changeable) => void;
@@ -160,7 +160,7 @@ export function SummaryStep(props: {
       {merchantPays && (
         <p class="muted">{order.merchantName} will complete the payment with the card you chose.</p>
       )}
-      <Notice message={props.notice} />
+      <LiveNotice message={props.notice} />
       <Alert message={props.error} />
       <Submit busy={props.busy || quoting}>{quote || quoting ? payLabel(order, quote) : 'Try again'}</Submit>
     </form>
