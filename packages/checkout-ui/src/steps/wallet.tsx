@@ -218,9 +218,13 @@ export function CardStep(props: {
                   checked={card.paymentId === props.selected}
                   disabled={card.expired}
                   aria-label={cardLabel(card)}
-                  onChange={() => {
+                  onChange={(event) => {
                     setAsking(null);
                     props.onSelect(card.paymentId);
+                    // Arrow keys select a card the row may hide: scrolled to, as a click's already shows.
+                    event.currentTarget
+                      .closest('label')
+                      ?.scrollIntoView({ block: 'nearest', inline: 'nearest' });
                   }}
                   data-autofocus={card.paymentId === props.selected ? true : undefined}
                 />
