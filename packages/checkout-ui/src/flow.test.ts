@@ -296,12 +296,18 @@ describe('the checkout flow', () => {
     expect(state).toMatchObject({
       step: 'code',
       error: '3 tries left',
-      code: { triesLeft: 3, status: 'open' },
+      code: { triesLeft: 3, status: 'open', resent: false, refused: 1 },
     });
     state = run([{ type: 'code-rejected', reason: 'locked', triesLeft: null, message: 'locked' }], state);
-    expect(state.code).toMatchObject({ status: 'locked', triesLeft: 0 });
+    expect(state.code).toMatchObject({ status: 'locked', triesLeft: 0, refused: 2 });
     state = run([{ type: 'code-sent', email: 'a@b.example', destination: 'a***@b.example', now: 5 }], state);
-    expect(state.code).toMatchObject({ status: 'open', triesLeft: null, resendAt: 5 + RESEND_GAP_MS });
+    expect(state.code).toMatchObject({
+      status: 'open',
+      triesLeft: null,
+      resendAt: 5 + RESEND_GAP_MS,
+      resent: true,
+      refused: 0,
+    });
     expect(state.error).toBeNull();
   });
 

@@ -35,6 +35,10 @@ export interface CodeState {
   resendAt: number;
   triesLeft: number | null;
   status: 'open' | 'locked' | 'expired';
+  /** Sent again from the Code step ("Resend code", "Send a new code"): the step says so. */
+  resent: boolean;
+  /** How many codes were refused: each refusal clears the field. */
+  refused: number;
 }
 
 export type Outcome =
@@ -257,6 +261,8 @@ export function reduce(state: FlowState, event: FlowEvent): FlowState {
           resendAt: event.now + RESEND_GAP_MS,
           triesLeft: null,
           status: 'open',
+          resent: state.step === 'code',
+          refused: 0,
         },
       };
     case 'enrol-required':
@@ -273,6 +279,7 @@ export function reduce(state: FlowState, event: FlowEvent): FlowState {
           ...state.code,
           triesLeft: event.reason === 'invalid' ? event.triesLeft : 0,
           status: event.reason === 'invalid' ? 'open' : event.reason,
+          refused: state.code.refused + 1,
         },
       };
     case 'code-throttled':

@@ -17,10 +17,19 @@ export interface FieldProps {
   'data-autofocus'?: boolean;
   value: string;
   onValue: (value: string) => void;
+  /**
+   * What is kept of the text as typed or pasted, written back into the input at once: a value that stays
+   * the same does not draw the input again, and would leave the dropped characters showing.
+   */
+  clean?: (typed: string) => string;
   error?: string | null | undefined;
   hint?: ComponentChildren;
   /** Shown after the input, inside the field's frame (the card brand). */
   adornment?: ComponentChildren;
+  /** Ids of text elsewhere in the step that describes the field, read after its hint and error. */
+  describedBy?: string | undefined;
+  /** Marked invalid for a refusal shown elsewhere in the step (its id in `describedBy`). */
+  invalid?: boolean;
 }
 
 /** The label, hint and error around one control; `describedBy` gives the control the matching ARIA. */
@@ -50,11 +59,22 @@ function FieldFrame({
   );
 }
 
-/** The control's `aria-invalid` and `aria-describedby`, matching the ids FieldFrame gives the hint and error. */
-function describedBy(id: string, hint: ComponentChildren, error: string | null | undefined) {
-  const described = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
+/**
+ * The control's `aria-invalid` and `aria-describedby`, matching the ids FieldFrame gives the hint and
+ * error, then `others` (ids of text outside the field); `invalid` for a refusal said elsewhere.
+ */
+function describedBy(
+  id: string,
+  hint: ComponentChildren,
+  error: string | null | undefined,
+  others?: string,
+  invalid = false,
+) {
+  const described = [hint ? `${id}-hint` : '', error ? `${id}-error` : '', others ?? '']
+    .filter(Boolean)
+    .join(' ');
   return {
-    'aria-invalid': error ? ('true' as const) : undefined,
+    'aria-invalid': error || invalid ? ('true' as const) : undefined,
     'aria-describedby': described || undefined,
   };
 }
@@ -68,6 +88,9 @@ export function Field({
   adornment,
   class: className,
   type,
+  describedBy: others,
+  invalid,
+  clean,
   ...input
 }: FieldProps) {
   const id = useId();
@@ -79,8 +102,12 @@ export function Field({
         type={(type ?? 'text') as 'text'}
         id={id}
         value={value}
-        {...describedBy(id, hint, error)}
-        onInput={(event) => onValue(event.currentTarget.value)}
+        {...describedBy(id, hint, error, others, invalid)}
+        onInput={(event) => {
+          const input = event.currentTarget;
+          if (clean && clean(input.value) !== input.value) input.value = clean(input.value);
+          onValue(input.value);
+        }}
       />
       {adornment}
     </FieldFrame>
@@ -155,11 +182,11 @@ export function focusFirstInvalid(): void {
   queueMicrotask(() => document.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus());
 }
 
-/** Announced as soon as it appears (role="alert"). */
-export function Alert({ message }: { message: string | null }) {
+/** Announced as soon as it appears (role="alert"); `id` for a field it is about to name it. */
+export function Alert({ message, id }: { message: string | null; id?: string }) {
   if (!message) return null;
   return (
-    <p class="alert" role="alert">
+    <p class="alert" role="alert" id={id}>
       {message}
     </p>
   );

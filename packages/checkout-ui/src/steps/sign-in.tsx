@@ -1,6 +1,16 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import type { CodeState } from '../flow.js';
-import { Alert, CheckField, Field, Notice, onSubmitGuard, StepTitle, Submit } from '../ui.js';
+import {
+  Alert,
+  CheckField,
+  Field,
+  focusFirstInvalid,
+  LiveNotice,
+  Notice,
+  onSubmitGuard,
+  StepTitle,
+  Submit,
+} from '../ui.js';
 import { formatWait } from '../wait.js';
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -18,7 +28,10 @@ export function EmailStep(props: {
   const [invalid, setInvalid] = useState<string | null>(null);
   const submit = onSubmitGuard(props.busy, () => {
     const value = email.trim();
-    if (!EMAIL.test(value)) return setInvalid('Enter an email address like name@example.com.');
+    if (!EMAIL.test(value)) {
+      setInvalid('Enter an email address like name@example.com.');
+      return focusFirstInvalid();
+    }
     setInvalid(null);
     props.onSubmit(value);
   });
@@ -73,28 +86,58 @@ export function CodeStep(props: {
   // Not ticked unless the shopper asks: the checkout may be open on a shared computer.
   const [remember, setRemember] = useState(false);
   const [invalid, setInvalid] = useState<string | null>(null);
+  // The server refused the code in the field: marked invalid until the shopper types again.
+  const [refused, setRefused] = useState(false);
   const secondsLeft = useCountdown(props.code.resendAt);
   const usable = props.code.status === 'open';
-  // A new code clears the old attempt; not on mount, when the effect runs after the first paint and would
-  // wipe a code already typed or autofilled.
+  const waiting = secondsLeft > 0 || props.busy;
+  const ids = useId();
+  const [sentId, errorId] = [`${ids}-sent`, `${ids}-error`];
+  const resendButton = useRef<HTMLButtonElement>(null);
+  const formRef = useRef<HTMLFormElement>(null);
+  const findCodeField = () =>
+    formRef.current?.querySelector<HTMLInputElement>('input[autocomplete="one-time-code"]') ?? null;
+  // A new code clears the old attempt and, sent again from this step, takes focus; not on mount, when
+  // the effect runs after the first paint and would wipe a code already typed or autofilled.
   const codeKey = `${props.code.destination}|${props.code.resendAt}`;
   const shownKey = useRef(codeKey);
   useEffect(() => {
     if (shownKey.current === codeKey) return;
     shownKey.current = codeKey;
     setValue('');
+    setRefused(false);
+    if (props.code.resent) findCodeField()?.focus();
   }, [codeKey]);
+  // A refused code is cleared for the next; once no code can be tried, focus goes to sending a new one.
+  const shownRefusals = useRef(props.code.refused);
+  useEffect(() => {
+    if (shownRefusals.current === props.code.refused) return;
+    shownRefusals.current = props.code.refused;
+    setValue('');
+    setRefused(true);
+    (usable ? findCodeField() : resendButton.current)?.focus();
+  }, [props.code.refused]);
 
   const submit = onSubmitGuard(props.busy, () => {
-    if (!/^\d{6}$/.test(value)) return setInvalid('Enter the 6 digits from the email.');
+    if (!/^\d{6}$/.test(value)) {
+      setInvalid('Enter the 6 digits from the email.');
+      return focusFirstInvalid();
+    }
     setInvalid(null);
     props.onVerify(value, remember);
   });
+  const resend = () => {
+    if (waiting) return;
+    // Focus stays where the next code is typed while it is sent.
+    if (usable) findCodeField()?.focus();
+    props.onResend();
+  };
   return (
-    <form onSubmit={submit} noValidate>
+    <form onSubmit={submit} noValidate ref={formRef}>
       <StepTitle>Enter your code</StepTitle>
       <Notice message={props.notice} />
-      <p class="lead">
+      <LiveNotice message={props.code.resent ? `We sent a new code to ${props.code.destination}.` : null} />
+      <p class="lead" id={sentId}>
         We sent a 6-digit code to <strong>{props.code.destination}</strong>. It works for 10 minutes.
       </p>
       <Field
@@ -103,10 +146,16 @@ export function CodeStep(props: {
         inputMode="numeric"
         autocomplete="one-time-code"
         pattern="[0-9]*"
-        maxLength={6}
         value={value}
-        onValue={(next) => setValue(next.replace(/\D/g, '').slice(0, 6))}
+        // No maxLength: it would cut a pasted "123 456" or "123-456" before the spaces and dashes go.
+        clean={(typed) => typed.replace(/\D/g, '').slice(0, 6)}
+        onValue={(next) => {
+          setRefused(false);
+          setValue(next);
+        }}
         error={invalid}
+        describedBy={props.error ? `${sentId} ${errorId}` : sentId}
+        invalid={refused && props.error !== null}
         disabled={!usable}
         data-autofocus
       />
@@ -118,14 +167,16 @@ export function CodeStep(props: {
           onChecked={setRemember}
         />
       )}
-      <Alert message={props.error} />
+      <Alert message={props.error} id={errorId} />
       {usable && <Submit busy={props.busy}>Verify</Submit>}
       <div class="row">
+        {/* aria-disabled, not disabled, while it waits: focus stays on it (a disabled button drops focus). */}
         <button
           type="button"
           class={usable ? 'link' : 'primary'}
-          onClick={props.onResend}
-          disabled={secondsLeft > 0 || props.busy}
+          onClick={resend}
+          aria-disabled={waiting ? 'true' : undefined}
+          ref={resendButton}
         >
           {secondsLeft > 0
             ? `Resend code in ${formatWait(secondsLeft)}`

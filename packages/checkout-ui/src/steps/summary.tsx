@@ -5,7 +5,16 @@ import type { OrderSummary, Quote, ShippingMethod, WalletAddress, WalletCard } f
 import { isValidCvv } from '../card.js';
 import type { Outcome } from '../flow.js';
 import { formatMoney } from '../money.js';
-import { Alert, brandName, Field, LiveNotice, onSubmitGuard, StepTitle, Submit } from '../ui.js';
+import {
+  Alert,
+  brandName,
+  Field,
+  focusFirstInvalid,
+  LiveNotice,
+  onSubmitGuard,
+  StepTitle,
+  Submit,
+} from '../ui.js';
 import { priceLabel } from './wallet.js';
 
 /** The last button: "Pay $25.99", or "Continue" when the merchant authorizes the payment itself. */
@@ -82,7 +91,7 @@ export function SummaryStep(props: {
     if (!quote) return props.onRetryQuote();
     if (askCvv && !isValidCvv(cvv, cvvSize)) {
       setCvvError(`Enter the ${cvvSize}-digit security code on the card.`);
-      return;
+      return focusFirstInvalid();
     }
     setCvvError(null);
     if (merchantPays) return props.onPay(undefined);
