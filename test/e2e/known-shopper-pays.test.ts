@@ -2,10 +2,22 @@
  * End to end in real Chromium: a merchant page on its own origin loads the SDK from the service, the
  * shopper presses "Pay with Wallet", signs in with the staging test shopper's one-time code, picks the
  * Visa ending in 1111 and pays through the sandbox gateway. Screenshots of every step go to
- * docs/screenshots/ for the integration guide.
+ * docs/screenshots/ for the integration guide. "Change" on the review opens one step and comes back.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EMAIL, GROUND, type Harness, openTab, shipAndPay, startHarness, waitForSuccess } from './support.js';
+import {
+  chooseCard,
+  EMAIL,
+  GROUND,
+  type Harness,
+  openTab,
+  pressWalletButton,
+  ship,
+  shipAndPay,
+  signIn,
+  startHarness,
+  waitForSuccess,
+} from './support.js';
 
 describe('a known shopper pays in real Chromium', () => {
   let harness: Harness | undefined;
@@ -113,6 +125,38 @@ describe('a known shopper pays in real Chromium', () => {
       expect(order.status).toBe(200);
       expect(order.json).toMatchObject({ orderId, status: 'SUCCEEDED', merchantOrderId: 'shop-1001' });
       expect(consoleErrors).toEqual([]);
+    } finally {
+      await tab.close();
+    }
+  }, 90_000);
+  it('Change on the review opens one step, whose Continue or Back leads straight back to the review', async () => {
+    if (!harness) throw new Error('setup did not finish');
+    const tab = await openTab(harness.browser, { width: 1024, height: 800 });
+    const { page, checkout } = tab;
+    try {
+      await page.goto(harness.shop.url);
+      await pressWalletButton(page);
+      await signIn(checkout);
+      await chooseCard(checkout, '1111');
+      await ship(checkout);
+      const review = checkout.getByRole('heading', { name: 'Review and pay' });
+      await review.waitFor();
+      const changes = [
+        { change: 'Change card', step: 'Choose a card', leave: 'Continue' },
+        { change: 'Change address', step: 'Shipping address', leave: 'Continue' },
+        { change: 'Change shipping method', step: 'Shipping method', leave: 'Continue' },
+        { change: 'Change card', step: 'Choose a card', leave: '← Back' },
+        { change: 'Change address', step: 'Shipping address', leave: '← Back' },
+        { change: 'Change shipping method', step: 'Shipping method', leave: '← Back' },
+      ];
+      for (const { change, step, leave } of changes) {
+        await checkout.getByRole('button', { name: change }).click();
+        await checkout.getByRole('heading', { name: step }).waitFor();
+        await checkout.getByRole('button', { name: leave, exact: true }).click();
+        await review.waitFor();
+      }
+      await checkout.getByRole('button', { name: /^Pay \$/ }).click();
+      await waitForSuccess(page);
     } finally {
       await tab.close();
     }

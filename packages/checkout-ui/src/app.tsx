@@ -512,7 +512,7 @@ export function App({
       <div class="step" ref={stepRef} aria-busy={state.busy ? 'true' : 'false'}>
         {renderStep()}
       </div>
-      {(state.step === 'address' || state.step === 'shipping') && (
+      {(state.step === 'address' || state.step === 'shipping' || state.returnToSummary) && (
         <nav class="back" aria-label="Checkout steps">
           <button type="button" class="link" onClick={() => dispatch({ type: 'back' })}>
             ← Back

@@ -164,6 +164,21 @@ describe('the checkout flow', () => {
     expect(canContinue(state)).toBe(true);
   });
 
+  it('returns to the summary after the one step its Change opened, by Continue or Back', () => {
+    let state = signedIn(METHODS);
+    state = run([{ type: 'go', step: 'shipping' }, { type: 'next' }], state);
+    expect(state).toMatchObject({ step: 'summary', returnToSummary: false });
+    state = run([{ type: 'go', step: 'card' }], state);
+    expect(state).toMatchObject({ step: 'card', returnToSummary: true });
+    state = run([{ type: 'next' }], state);
+    expect(state).toMatchObject({ step: 'summary', returnToSummary: false });
+    state = run([{ type: 'go', step: 'address' }, { type: 'back' }], state);
+    expect(state).toMatchObject({ step: 'summary', returnToSummary: false });
+    // Not from the summary (a change made once a code is verified): the steps follow as usual.
+    state = run([{ type: 'go', step: 'card' }, { type: 'next' }], signedIn(METHODS));
+    expect(state.step).toBe('address');
+  });
+
   it('has no shipping steps when the merchant has no shipping methods', () => {
     let state = signedIn([]);
     expect(state.methodId).toBeNull();

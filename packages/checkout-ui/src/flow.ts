@@ -7,6 +7,8 @@ import type { EnrolmentInput, OrderSummary, Quote, Wallet, WalletAddress, Wallet
  *   loading ─▶ email ─┬─(known)──▶ code ─▶ card ─▶ address ─▶ shipping ─▶ summary ─▶ done
  *      │              └─(unknown)─▶ enrol ─▶ code ─┘   (no shipping methods: card ─▶ summary)
  *      └─▶ unavailable
+ *
+ * "Change" on the summary opens one step; its Continue and Back lead straight back to the summary.
  */
 
 export type Step =
@@ -70,6 +72,8 @@ export interface FlowState {
    * close the checkout meanwhile (the order settles without them; the merchant hears of it by webhook).
    */
   paymentPending: boolean;
+  /** The step was opened by "Change" on the summary: Continue and Back return to the summary. */
+  returnToSummary: boolean;
   error: string | null;
   /** Said on the Email step once the shopper deleted their wallet, or on the Code step why it is asked. */
   notice: string | null;
@@ -141,6 +145,7 @@ export const initialState: FlowState = {
   typedCvv: null,
   busy: false,
   paymentPending: false,
+  returnToSummary: false,
   error: null,
   notice: null,
   outcome: null,
@@ -305,6 +310,7 @@ export function reduce(state: FlowState, event: FlowEvent): FlowState {
         paymentId,
         addressId: defaultAddress(event.wallet),
         step,
+        returnToSummary: false,
         quote: null,
       };
     }
@@ -362,6 +368,7 @@ export function reduce(state: FlowState, event: FlowEvent): FlowState {
       return { ...state, methodId: event.methodId, quote: null, error: null };
     case 'next': {
       if (!canContinue(state)) return state;
+      if (state.returnToSummary) return { ...state, ...idle, step: 'summary', returnToSummary: false };
       const steps = walletSteps(state);
       const next = steps[steps.indexOf(state.step) + 1];
       return next ? { ...state, ...idle, step: next } : state;
@@ -369,13 +376,14 @@ export function reduce(state: FlowState, event: FlowEvent): FlowState {
     case 'back': {
       if (state.busy) return state;
       if (state.step === 'code' || state.step === 'enrol') return reduce(state, { type: 'change-email' });
+      if (state.returnToSummary) return { ...state, ...idle, step: 'summary', returnToSummary: false };
       const steps = walletSteps(state);
       const previous = steps[steps.indexOf(state.step) - 1];
       return previous ? { ...state, ...idle, step: previous } : state;
     }
     case 'go':
       if (state.busy || !walletSteps(state).includes(event.step) || !state.wallet) return state;
-      return { ...state, ...idle, step: event.step };
+      return { ...state, ...idle, step: event.step, returnToSummary: state.step === 'summary' };
     case 'quoted':
       return { ...state, busy: false, quote: event.quote };
     case 'repriced':
@@ -394,7 +402,7 @@ export function reduce(state: FlowState, event: FlowEvent): FlowState {
         notice: 'You are signed out. Enter your email to check out with your wallet.',
       };
     case 'change-email':
-      return { ...state, ...idle, step: 'email', code: null, enrolment: null };
+      return { ...state, ...idle, step: 'email', code: null, enrolment: null, returnToSummary: false };
     case 'finished':
       return { ...state, ...idle, step: 'done', outcome: event.outcome, typedCvv: null };
     default: {
