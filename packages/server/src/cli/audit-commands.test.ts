@@ -93,6 +93,7 @@ describe.each(engines())('wallet-checkout audit on %s', (engine) => {
     expect(since.stderr).toMatch(/^error: --since must be an RFC 3339 time with its zone/);
     const operator = await as('x'.repeat(101), 'audit', 'list');
     expect(operator.code).toBe(1);
+    // Read with the configuration, before the database is opened: none is named.
     expect(operator.stderr).toBe(
       'error: WALLET_OPERATOR: must be at most 100 characters, without control characters\n',
     );

@@ -3,22 +3,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../audit/index.js';
 import { createDb } from '../db/index.js';
 import { GatewayAccounts } from '../gateways/index.js';
-import { cliEnv, json as jsonLine, type Outcome, runCli } from '../test-support/cli.js';
+import { cliEnv, databaseLine, json as jsonLine, type Outcome, runCli } from '../test-support/cli.js';
 import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
 import { parseKeyRing } from '../vault/keyring.js';
 
 const SECRET = `sk_gateway_${randomBytes(12).toString('hex')}`;
 const VAULT_KEYS = `k1:${randomBytes(32).toString('base64')}`;
 
-function json(outcome: Outcome): Record<string, unknown> {
-  expect(outcome.stderr).toBe('');
-  return jsonLine(outcome) as Record<string, unknown>;
-}
-
 describe.each(engines())('wallet-checkout gateway … on %s', (engine) => {
   let database: TestDatabase;
   let env: Record<string, string>;
   let merchantId: string;
+  /** What every command that opens the database writes on stderr before anything else. */
+  const named = () => databaseLine(env.DATABASE_URL as string);
+  const json = (outcome: Outcome): Record<string, unknown> => {
+    expect(outcome.stderr).toBe(named());
+    return jsonLine(outcome) as Record<string, unknown>;
+  };
   const cli = (...argv: string[]) => runCli(env, argv);
   const production = (...argv: string[]) =>
     runCli({ ...env, WALLET_ENV: 'production', PUBLIC_URL: 'https://pay.example' }, argv);
@@ -51,7 +52,7 @@ describe.each(engines())('wallet-checkout gateway … on %s', (engine) => {
     expect(text).toEqual({
       code: 0,
       stdout: `Merchant ${merchantId} has no gateway account: it pays through the sandbox gateway at the service's SANDBOX_GATEWAY_URL (http://127.0.0.1:4010 in this command's environment).\n`,
-      stderr: '',
+      stderr: named(),
     });
     expect(json(await recorded(cli('gateway', 'show', merchantId, '--json')))).toEqual({
       merchantId,
@@ -127,7 +128,7 @@ describe.each(engines())('wallet-checkout gateway … on %s', (engine) => {
     expect(await recorded(cli('gateway', 'remove', merchantId))).toEqual({
       code: 0,
       stdout: `Merchant ${merchantId} had no gateway account; nothing to remove.\n`,
-      stderr: '',
+      stderr: named(),
     });
     expect(json(await recorded(cli('gateway', 'show', merchantId, '--json'))).settings).toBeNull();
     const db = createDb(env.DATABASE_URL as string);
@@ -169,7 +170,7 @@ describe.each(engines())('wallet-checkout gateway … on %s', (engine) => {
         expect(await recorded(cli(...argv))).toEqual({
           code: 1,
           stdout: '',
-          stderr: `error: merchant ${merchantId} has 1 payment(s) under way with no decision from its gateway yet; changing the account now could charge them again. Wait until they settle ("order list --merchant ${merchantId} --status PROCESSING"), or pass --force.\n`,
+          stderr: `${named()}error: merchant ${merchantId} has 1 payment(s) under way with no decision from its gateway yet; changing the account now could charge them again. Wait until they settle ("order list --merchant ${merchantId} --status PROCESSING"), or pass --force.\n`,
         });
       }
       expect((await recorded(cli(...set, '--force'))).code).toBe(0);
@@ -204,7 +205,7 @@ describe.each(engines())('wallet-checkout gateway … on %s', (engine) => {
     ],
   ])('refuses %s with exit 1 and one line', async (_name, argv, message) => {
     const outcome = await recorded(cli(...argv.map((arg) => (arg === '{merchant}' ? merchantId : arg))));
-    expect(outcome).toEqual({ code: 1, stdout: '', stderr: `${message}\n` });
+    expect(outcome).toEqual({ code: 1, stdout: '', stderr: `${named()}${message}\n` });
   });
 
   it('refuses the sandbox gateway in production', async () => {
@@ -214,8 +215,7 @@ describe.each(engines())('wallet-checkout gateway … on %s', (engine) => {
     expect(outcome).toEqual({
       code: 1,
       stdout: '',
-      stderr:
-        'error: settings: production does not use the sandbox gateway; give the merchant an account at a real gateway\n',
+      stderr: `${named()}error: settings: production does not use the sandbox gateway; give the merchant an account at a real gateway\n`,
     });
   });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SHOPPER_EMAIL } from '../sandbox/seed.js';
-import { json, runCli } from '../test-support/cli.js';
+import { databaseLine, json, runCli } from '../test-support/cli.js';
 import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
 import { type SandboxGatewayServer, startSandboxGateway } from '../test-support/sandbox-gateway.js';
 import { signInTestShopper, startTestService, type TestService } from '../test-support/service.js';
@@ -77,7 +77,10 @@ describe.each(engines())('wallet-checkout order … on %s', (engine) => {
     }
 
     const missing = await cli('order', 'show', 'ord_missing');
-    expect([missing.code, missing.stderr]).toEqual([1, 'error: order ord_missing was not found.\n']);
+    expect([missing.code, missing.stderr]).toEqual([
+      1,
+      `${databaseLine(env.DATABASE_URL as string)}error: order ord_missing was not found.\n`,
+    ]);
   });
 
   it("lists a merchant's orders newest first, narrowed by status or creation time", async () => {
@@ -105,6 +108,9 @@ describe.each(engines())('wallet-checkout order … on %s', (engine) => {
     );
     expect((await cli('order', 'list')).code).toBe(2);
     const unknown = await cli('order', 'list', '--merchant', 'mch_missing');
-    expect([unknown.code, unknown.stderr]).toEqual([1, 'error: merchant mch_missing was not found.\n']);
+    expect([unknown.code, unknown.stderr]).toEqual([
+      1,
+      `${databaseLine(env.DATABASE_URL as string)}error: merchant mch_missing was not found.\n`,
+    ]);
   });
 });

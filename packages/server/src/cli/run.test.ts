@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createDb } from '../db/index.js';
 import { Merchants } from '../merchants/index.js';
 import { runNode } from '../test-support/child.js';
-import { cliEnv, json, type Outcome, runCli } from '../test-support/cli.js';
+import { cliEnv, databaseLine, json, type Outcome, runCli } from '../test-support/cli.js';
 import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
 import { freePorts } from '../test-support/ports.js';
 import { loadKeyRing, parseKeyRing, STAGING_KEYS_FILE } from '../vault/keyring.js';
@@ -74,10 +74,15 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     expect(warning).toMatch(/^warning: VAULT_KEYS is not set: generated a staging key ring/);
     // A PostgreSQL database exists before anything connects to it: only a SQLite file is new.
     const file = engine === 'sqlite' ? env.DATABASE_URL?.slice('sqlite:'.length) : undefined;
-    expect(rest).toEqual(file ? [`note: created a new database at ${file}`, ''] : ['']);
+    const named = databaseLine(env.DATABASE_URL as string).trimEnd();
+    expect(rest).toEqual(file ? [named, `note: created a new database at ${file}`, ''] : [named, '']);
     expect(json(await cli('migrate', '--json'))).toEqual({ applied: [] });
     const text = await cli('migrate');
-    expect(text).toEqual({ code: 0, stdout: 'The database is up to date.\n', stderr: '' });
+    expect(text).toEqual({
+      code: 0,
+      stdout: 'The database is up to date.\n',
+      stderr: databaseLine(env.DATABASE_URL as string),
+    });
   });
 
   it('creates a merchant and prints exactly its id, API key and webhook secret with --json', async () => {
@@ -248,7 +253,9 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
       const outcome = await cli(...argv);
       expect(outcome.code, argv.join(' ')).toBe(1);
       expect(outcome.stdout).toBe('');
-      expect(outcome.stderr.split('\n')).toEqual([expect.stringMatching(message), '']);
+      // The database named first: an unknown id may be the sign of a command run on the wrong one.
+      const named = databaseLine(env.DATABASE_URL as string).trimEnd();
+      expect(outcome.stderr.split('\n')).toEqual([named, expect.stringMatching(message), '']);
     }
   });
 
@@ -260,8 +267,7 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     expect(await cli(...update.slice(0, -1))).toEqual({
       code: 1,
       stdout: '',
-      stderr:
-        'error: --webhook-url must not point to a private address (staging delivers to public and loopback addresses only), got "10.1.2.3"\n',
+      stderr: `${databaseLine(env.DATABASE_URL as string)}error: --webhook-url must not point to a private address (staging delivers to public and loopback addresses only), got "10.1.2.3"\n`,
     });
     const opened = await runCli({ ...env, WEBHOOK_ALLOWED_NETWORKS: '10.1.0.0/16' }, update);
     expect(opened.code, opened.stderr).toBe(0);
@@ -286,23 +292,22 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     expect(await runCli(shared, update.slice(0, -1))).toEqual({
       code: 1,
       stdout: '',
-      stderr:
-        'error: --webhook-url must not point to a loopback address (staging delivers to public addresses only), got "127.0.0.1"\n',
+      stderr: `${databaseLine(env.DATABASE_URL as string)}error: --webhook-url must not point to a loopback address (staging delivers to public addresses only), got "127.0.0.1"\n`,
     });
     const opened = await runCli({ ...shared, WEBHOOK_LOOPBACK: 'on' }, update);
     expect(opened.code, opened.stderr).toBe(0);
     expect(json(opened)).toMatchObject({ webhookUrl: 'http://127.0.0.1:9000/hooks' });
   });
 
-  it('with --json, reports a failure as one JSON line on stderr, keeping the exit code', async () => {
+  it('with --json, reports a failure as one JSON line, the last on stderr, keeping the exit code', async () => {
     expect(await cli('merchant', 'show', 'nope', '--json')).toEqual({
       code: 1,
       stdout: '',
-      stderr: '{"error": {"code": "MERCHANT_NOT_FOUND", "message": "merchant nope does not exist"}}\n',
+      stderr: `${databaseLine(env.DATABASE_URL as string)}{"error": {"code": "MERCHANT_NOT_FOUND", "message": "merchant nope does not exist"}}\n`,
     });
     const invalid = await cli('merchant', 'create', '--name', '', '--json');
     expect(invalid.code).toBe(1);
-    expect(JSON.parse(invalid.stderr)).toEqual({
+    expect(JSON.parse(invalid.stderr.trimEnd().split('\n').at(-1) as string)).toEqual({
       error: {
         code: 'VALIDATION_ERROR',
         message: expect.stringMatching(/^--name must be 1 to 200 characters/),
@@ -360,7 +365,7 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     expect(await cli('apikey', 'revoke', unknownKey)).toEqual({
       code: 1,
       stdout: '',
-      stderr: 'error: API key matching the key given does not exist\n',
+      stderr: `${databaseLine(env.DATABASE_URL as string)}error: API key matching the key given does not exist\n`,
     });
     const table = await cli('apikey', 'list', created.merchantId);
     expect(table.stdout).toMatch(/^ID +KEY +CREATED +LAST USED +REVOKED\n/);
@@ -440,8 +445,9 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
       expect(defaulted.code).toBe(0);
       // stdout holds the JSON alone; the note is on stderr.
       const { merchantId } = JSON.parse(defaulted.stdout) as { merchantId: string };
+      const named = databaseLine(staging.DATABASE_URL);
       expect(defaulted.stderr).toBe(
-        `note: ${merchantId} authorizes payments in service mode (the default), through its gateway account ("gateway set"); for its own processor: wallet-checkout merchant update ${merchantId} --authorization-mode merchant\n`,
+        `${named}note: ${merchantId} authorizes payments in service mode (the default), through its gateway account ("gateway set"); for its own processor: wallet-checkout merchant update ${merchantId} --authorization-mode merchant\n`,
       );
       const chosen = await runCli(production, [
         'merchant',
@@ -451,9 +457,9 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
         '--authorization-mode',
         'service',
       ]);
-      expect([chosen.code, chosen.stderr]).toEqual([0, '']);
+      expect([chosen.code, chosen.stderr]).toEqual([0, named]);
       const inStaging = await runCli(staging, ['merchant', 'create', '--name', 'Test']);
-      expect([inStaging.code, inStaging.stderr]).toEqual([0, '']);
+      expect([inStaging.code, inStaging.stderr]).toEqual([0, named]);
     } finally {
       await other.drop();
     }
@@ -472,7 +478,9 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
         merchantId: string;
       };
       const single = await runCli(vaultEnv, ['vault', 'rotate-key']);
-      expect(single.stderr).toMatch(/^warning: VAULT_KEYS holds one key/);
+      expect(single.stderr).toBe(
+        `${databaseLine(vaultEnv.DATABASE_URL)}warning: VAULT_KEYS holds one key, so this re-encrypts under the same key.\n`,
+      );
       // The line docs/operations.md quotes.
       expect(single.stdout).toBe('Re-encrypted 0 value(s) under the primary key old.\n');
       const lacking = await runCli({ ...vaultEnv, VAULT_KEYS: vaultKey('new') }, [
@@ -481,7 +489,9 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
         '--json',
       ]);
       expect([lacking.code, lacking.stdout]).toEqual([1, '']);
-      expect(JSON.parse(lacking.stderr)).toEqual({
+      const [named, error, ...rest] = lacking.stderr.split('\n');
+      expect([`${named}\n`, ...rest]).toEqual([databaseLine(vaultEnv.DATABASE_URL), '']);
+      expect(JSON.parse(error as string)).toEqual({
         error: {
           code: 'CONFIGURATION_ERROR',
           message:
@@ -549,6 +559,43 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     expect(lines.join('')).toContain('SIGTERM: stopping');
     await expect(fetch(`${url}/healthz`)).rejects.toThrow();
     await expect(fetch(metricsUrl)).rejects.toThrow();
+  });
+
+  it('serve names its database among its URLs, with the migrations it applied', async () => {
+    const other = await testDatabase(engine);
+    const otherEnv = { ...cliEnv(engine, other), PORT: '0', LOG_LEVEL: 'silent' };
+    const serveOnce = async () => {
+      const stdout: string[] = [];
+      const stderr: string[] = [];
+      let stop: (signal: string) => void = () => {};
+      const stopped = new Promise<string>((resolve) => {
+        stop = resolve;
+      });
+      const code = run(['serve'], {
+        stdout: (text) => {
+          stdout.push(text);
+          stop('SIGTERM');
+        },
+        stderr: (text) => stderr.push(text),
+        env: otherEnv,
+        waitForStop: () => stopped,
+      });
+      expect(await code).toBe(0);
+      return { stdout: stdout.join(''), stderr: stderr.join('') };
+    };
+    try {
+      const where = databaseLine(otherEnv.DATABASE_URL).slice('database: '.length).trimEnd();
+      const first = await serveOnce();
+      const [listening, database] = first.stdout.split('\n');
+      expect(listening).toMatch(/^Wallet Checkout is listening on /);
+      expect(database?.startsWith(`Database: ${where}; applied `)).toBe(true);
+      expect(database).toMatch(/; applied \d+ migration\(s\) now\.$/);
+      expect(first.stderr).toContain(databaseLine(otherEnv.DATABASE_URL));
+      const second = await serveOnce();
+      expect(second.stdout).toContain(`\nDatabase: ${where}; no migrations to apply.\n`);
+    } finally {
+      await other.drop();
+    }
   });
 
   it('start runs the demo store beside the service, and a later start refreshes its merchants', async () => {
@@ -625,24 +672,26 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     const inUse = (variable: string, address: string) =>
       `error: ${variable}: ${address} is in use: stop what listens there, or choose a free port\n`;
     const quiet = { ...env, LOG_LEVEL: 'silent' };
+    // Opened (and migrated) first, so named before the error.
+    const named = databaseLine(env.DATABASE_URL as string);
     try {
       expect(await cli('migrate')).toMatchObject({ code: 0 });
       expect(await runCli({ ...quiet, PORT: String(port) }, ['serve'])).toEqual({
         code: 1,
         stdout: '',
-        stderr: inUse('PORT', `127.0.0.1:${port}`),
+        stderr: named + inUse('PORT', `127.0.0.1:${port}`),
       });
       // 192.0.2.1 is TEST-NET-1 (RFC 5737): never an address of this machine.
       expect(await runCli({ ...quiet, HOST: '192.0.2.1', PORT: String(port) }, ['serve'])).toEqual({
         code: 1,
         stdout: '',
-        stderr: `error: HOST: 192.0.2.1:${port} is not an address of this machine\n`,
+        stderr: `${named}error: HOST: 192.0.2.1:${port} is not an address of this machine\n`,
       });
       // .invalid never resolves (RFC 6761).
       expect(await runCli({ ...quiet, HOST: 'nowhere.invalid', PORT: String(port) }, ['serve'])).toEqual({
         code: 1,
         stdout: '',
-        stderr: `error: HOST: nowhere.invalid:${port} names no address: give an IP address or a name this machine resolves\n`,
+        stderr: `${named}error: HOST: nowhere.invalid:${port} names no address: give an IP address or a name this machine resolves\n`,
       });
       const store = {
         DEMO_STORE_PORT: String(port),
@@ -651,7 +700,7 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
       expect(await runCli({ ...quiet, PORT: '0', ...store }, ['start'])).toEqual({
         code: 1,
         stdout: '',
-        stderr: inUse('DEMO_STORE_PORT', `http://localhost:${port}`),
+        stderr: named + inUse('DEMO_STORE_PORT', `http://localhost:${port}`),
       });
       const gateway = {
         DEMO_STORE_PORT: String(await freePort('127.0.0.1')),
@@ -660,7 +709,7 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
       expect(await runCli({ ...quiet, PORT: '0', ...gateway }, ['start'])).toEqual({
         code: 1,
         stdout: '',
-        stderr: inUse('SANDBOX_GATEWAY_URL', `http://127.0.0.1:${port}`),
+        stderr: named + inUse('SANDBOX_GATEWAY_URL', `http://127.0.0.1:${port}`),
       });
     } finally {
       await new Promise((resolve) => taken.close(resolve));
@@ -1008,21 +1057,24 @@ describe('wallet-checkout CLI where the embedded database is not', () => {
     expect(fs.readdirSync(folder)).toEqual([]);
   });
 
-  it('on a fresh machine, merchant create makes the database and says so on stderr, once; stdout is the JSON', async () => {
+  it('on a fresh machine, merchant create makes the database and says so on stderr, once, naming it each time; stdout is the JSON', async () => {
     const first = await cliIn(folder, ['merchant', 'create', '--name', 'First', '--json']);
     expect(first.code).toBe(0);
     expect(first.stdout).toMatch(
       /^\{"merchantId": "mch_\w{22}", "apiKey": "sk_test_\w{32}", "webhookSecret": "whsec_[A-Za-z0-9+/]{32}"\}\n$/,
     );
+    // Which database, and that it is the default one: the sign of a shell without the service's settings.
+    const named = `database: the SQLite file ${folder}/data/wallet.db (the default: DATABASE_URL is not set)`;
     expect(first.stderr.split('\n')).toEqual([
       expect.stringMatching(/^warning: VAULT_KEYS is not set: generated a staging key ring/),
+      named,
       `note: created a new database at ${folder}/data/wallet.db`,
       '',
     ]);
     const second = await cliIn(folder, ['merchant', 'create', '--name', 'Second', '--json']);
-    expect(second).toMatchObject({ code: 0, stderr: '' });
+    expect(second).toMatchObject({ code: 0, stderr: `${named}\n` });
     const listed = await cliIn(folder, ['merchant', 'list', '--json']);
-    expect(listed.stderr).toBe('');
+    expect(listed.stderr).toBe(`${named}\n`);
     expect((JSON.parse(listed.stdout) as { id: string }[]).map((merchant) => merchant.id)).toEqual(
       [first, second].map((outcome) => (JSON.parse(outcome.stdout) as { merchantId: string }).merchantId),
     );

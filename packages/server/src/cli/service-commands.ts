@@ -59,8 +59,11 @@ async function runUntilStopped(context: Context, demo: boolean): Promise<number>
   const service = await runService(config, { demo });
   // Before the URL is printed: whoever reads it may send the signal at once.
   const stopped = (io.waitForStop ?? waitForSignal)();
+  const applied = context.migrated.length;
+  const migrations = applied === 0 ? 'no migrations to apply' : `applied ${applied} migration(s) now`;
   const lines = [
     `Wallet Checkout is listening on ${service.url} (Ctrl-C stops it).`,
+    `Database: ${context.db.where}; ${migrations}.`,
     `API reference: ${service.docsUrl}`,
   ];
   if (service.metricsUrl) lines.push(`Metrics (Prometheus): ${service.metricsUrl}`);

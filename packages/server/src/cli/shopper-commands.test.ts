@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SHOPPER_EMAIL } from '../sandbox/seed.js';
 import { visaNumber } from '../test-support/cards.js';
-import { json, runCli } from '../test-support/cli.js';
+import { databaseLine, json, runCli } from '../test-support/cli.js';
 import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
 import {
   credentialsBody,
@@ -165,7 +165,8 @@ describe.each(engines())('wallet-checkout shopper … on %s', (engine) => {
     });
     expect(asked.json.status).toBe('enrol');
     const gone = await cli('shopper', 'show', TEST_SHOPPER_EMAIL);
-    expect([gone.code, gone.stderr]).toEqual([1, 'error: no shopper has that email\n']);
+    const named = databaseLine(env.DATABASE_URL as string);
+    expect([gone.code, gone.stderr]).toEqual([1, `${named}error: no shopper has that email\n`]);
 
     // What stays is emptied: the rows, which orders and requests refer to, and the cards' brands and last
     // four digits; each card's number is due to be erased.
@@ -232,14 +233,14 @@ describe.each(engines())('wallet-checkout shopper … on %s', (engine) => {
       alreadyErased: true,
     });
     const unknown = await cli('shopper', 'show', 'shp_0000000000000000000000');
-    expect([unknown.code, unknown.stderr]).toEqual([1, 'error: no shopper has that id\n']);
+    expect([unknown.code, unknown.stderr]).toEqual([1, `${named}error: no shopper has that id\n`]);
   });
 
   it('answers an unknown email with SHOPPER_NOT_FOUND, exit code 1', async () => {
     const outcome = await cli('shopper', 'erase', 'nobody@example.com', '--yes', '--json');
     expect(outcome.code).toBe(1);
-    expect(JSON.parse(outcome.stderr)).toEqual({
-      error: { code: 'SHOPPER_NOT_FOUND', message: 'no shopper has that email' },
-    });
+    expect(outcome.stderr).toBe(
+      `${databaseLine(env.DATABASE_URL as string)}{"error": {"code": "SHOPPER_NOT_FOUND", "message": "no shopper has that email"}}\n`,
+    );
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../db/index.js';
-import { cliEnv, json, runCli } from '../test-support/cli.js';
+import { cliEnv, databaseLine, json, runCli } from '../test-support/cli.js';
 import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
 import { insertMerchantRow } from '../test-support/rows.js';
 import { insertMessages, type WebhookMessageRow } from '../webhooks/index.js';
@@ -127,7 +127,7 @@ describe.each(engines())('wallet-checkout webhooks … on %s', (engine) => {
     expect(all).toEqual({
       code: 0,
       stdout: `Sent again 2 webhook message(s) of every merchant given up since ${iso}.\n`,
-      stderr: '',
+      stderr: databaseLine(env.DATABASE_URL as string),
     });
     for (const row of rows.a) expect(await stateOf(row.id)).toBe('PENDING');
     expect(await stateOf(rows.bBefore.id)).toBe('FAILED');

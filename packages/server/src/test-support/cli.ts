@@ -35,13 +35,30 @@ export async function runCli(
   return { code, stdout: stdout.join(''), stderr: stderr.join('') };
 }
 
-/** stderr without the one-time lines of a fresh folder: a generated staging key ring, a new database. */
+/**
+ * The line a command that opened the database at `databaseUrl` writes first on stderr, written out here
+ * rather than by the code under test: the SQLite file's absolute path, or PostgreSQL's host, database and
+ * user (never the password).
+ */
+export function databaseLine(databaseUrl: string): string {
+  if (databaseUrl.startsWith('sqlite:')) {
+    return `database: the SQLite file ${path.resolve(databaseUrl.slice('sqlite:'.length))}\n`;
+  }
+  const url = new URL(databaseUrl);
+  return `database: PostgreSQL at ${url.host} (database ${url.pathname.slice(1)}, user ${url.username})\n`;
+}
+
+/**
+ * stderr without the line naming the database and the one-time lines of a fresh folder: a generated
+ * staging key ring, a new database.
+ */
 function errors(outcome: Outcome): string {
   return outcome.stderr
     .split('\n')
     .filter(
       (line) =>
         line !== '' &&
+        !line.startsWith('database: ') &&
         !line.startsWith('warning: VAULT_KEYS is not set') &&
         !line.startsWith('note: created a new database at'),
     )
