@@ -2,18 +2,24 @@ import os from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditEvent } from '../audit/index.js';
 import { createDb } from '../db/index.js';
-import { cliEnv, json, runCli } from '../test-support/cli.js';
+import { cliEnv, expectIsoTimes, json, runCli } from '../test-support/cli.js';
 import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
 import { startTestService } from '../test-support/service.js';
 import { until } from '../test-support/wait.js';
+
+/** An event as `audit list --json` gives it: its time in ISO 8601, as the HTTP API and the log give it. */
+type ListedEvent = Omit<AuditEvent, 'at'> & { at: string };
 
 describe.each(engines())('wallet-checkout audit on %s', (engine) => {
   let database: TestDatabase;
   let env: Record<string, string>;
   const cli = (...argv: string[]) => runCli(env, argv);
   const as = (operator: string, ...argv: string[]) => runCli({ ...env, WALLET_OPERATOR: operator }, argv);
-  const list = async (...flags: string[]) =>
-    (json(await cli('audit', 'list', '--json', ...flags)) as { events: AuditEvent[] }).events;
+  const list = async (...flags: string[]) => {
+    const { events } = json(await cli('audit', 'list', '--json', ...flags)) as { events: ListedEvent[] };
+    expectIsoTimes(events);
+    return events;
+  };
 
   beforeAll(async () => {
     database = await testDatabase(engine);
@@ -100,7 +106,7 @@ describe.each(engines())('wallet-checkout audit on %s', (engine) => {
   });
 
   it("is copied into a running service's log, each event once, with its hash", async () => {
-    const last = (await list('--limit', '1000')).at(-1) as AuditEvent;
+    const last = (await list('--limit', '1000')).at(-1) as ListedEvent;
     const service = await startTestService(
       engine,
       { DATABASE_URL: env.DATABASE_URL as string },
@@ -111,12 +117,12 @@ describe.each(engines())('wallet-checkout audit on %s', (engine) => {
         const lines = service.logs
           .flatMap((chunk) => chunk.split('\n'))
           .filter((line) => line.includes('"audit event"'))
-          .map((line) => (JSON.parse(line) as { audit: AuditEvent }).audit);
+          .map((line) => (JSON.parse(line) as { audit: ListedEvent }).audit);
         return lines.length > last.seq && lines;
       });
       // The listing above recorded itself, once it had read the events: one more than it showed.
       expect(copied.map((event) => event.seq)).toEqual(Array.from({ length: last.seq + 1 }, (_, i) => i + 1));
-      expect(copied[last.seq - 1]).toEqual({ ...last, at: new Date(last.at).toISOString() });
+      expect(copied[last.seq - 1]).toEqual(last);
       expect(copied.at(-1)).toMatchObject({ action: 'audit.viewed', prevHash: last.hash });
     } finally {
       await service.close();

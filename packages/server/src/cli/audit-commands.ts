@@ -8,7 +8,7 @@ import {
   MAX_LIST_LIMIT,
 } from '../audit/index.js';
 import { type Command, defineCommand, stringOption, timeOption, wholeNumberOption } from './args.js';
-import { isoTime, table, toJson } from './output.js';
+import { isoTime, jsonTime, table, toJson } from './output.js';
 
 function detailsText(event: AuditEvent): string {
   return Object.keys(event.details).length === 0 ? '' : toJson(event.details);
@@ -47,7 +47,7 @@ const auditList = defineCommand<AuditFilter>({
     'Actors: operator:<name>@<host> (a command; WALLET_OPERATOR names the person), merchant:<id>/<key id> (the API),',
     'shopper:<id> (the checkout), service. Events are shown oldest first. This listing is itself recorded.',
     'With --json: {"events": [{"seq", "at", "actor", "action", "merchantId", "subject", "details",',
-    '"prevHash", "hash"}]}, `at` in ms.',
+    '"prevHash", "hash"}]}, `at` in ISO 8601 (the hashes cover it in ms since the epoch).',
   ],
   prepare({ values }) {
     const command = 'audit list';
@@ -87,7 +87,7 @@ const auditList = defineCommand<AuditFilter>({
               detailsText(event),
             ]),
           );
-    context.print(text, { events });
+    context.print(text, { events: events.map((event) => ({ ...event, at: jsonTime(event.at) })) });
     return 0;
   },
 });

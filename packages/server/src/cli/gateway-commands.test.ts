@@ -3,7 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AuditTrail } from '../audit/index.js';
 import { createDb } from '../db/index.js';
 import { GatewayAccounts } from '../gateways/index.js';
-import { cliEnv, databaseLine, json as jsonLine, type Outcome, runCli } from '../test-support/cli.js';
+import {
+  cliEnv,
+  databaseLine,
+  ISO_TIME,
+  json as jsonLine,
+  type Outcome,
+  runCli,
+} from '../test-support/cli.js';
 import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
 import { parseKeyRing } from '../vault/keyring.js';
 
@@ -89,8 +96,8 @@ describe.each(engines())('wallet-checkout gateway … on %s', (engine) => {
       merchantId,
       settings: { gateway: 'sandbox', style: 'xml', url: 'http://127.0.0.1:4999', timeoutMs: 120_000 },
       credentialNames: ['apiKey'],
-      createdAt: expect.any(Number),
-      updatedAt: expect.any(Number),
+      createdAt: expect.stringMatching(ISO_TIME),
+      updatedAt: expect.stringMatching(ISO_TIME),
     });
 
     const db = createDb(env.DATABASE_URL as string);

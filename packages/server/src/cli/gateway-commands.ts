@@ -22,7 +22,7 @@ import {
   UsageError,
 } from './args.js';
 import type { Context } from './context.js';
-import { isoTime } from './output.js';
+import { isoTime, jsonTime } from './output.js';
 
 const CREDENTIAL_NAME = /^[A-Za-z][A-Za-z0-9_]{0,63}$/;
 /** Upper case only, as environment variables are named; a pasted secret is refused without being echoed. */
@@ -62,6 +62,11 @@ async function refuseWhilePaying(context: Context, merchantId: string, force: bo
       `merchant ${merchantId} has ${paying} payment(s) under way with no decision from its gateway yet; changing the account now could charge them again. Wait until they settle ("order list --merchant ${merchantId} --status PROCESSING"), or pass --force.`,
     );
   }
+}
+
+/** A gateway account as --json prints it. */
+function accountJson(account: GatewayAccount) {
+  return { ...account, createdAt: jsonTime(account.createdAt), updatedAt: jsonTime(account.updatedAt) };
 }
 
 function describeAccount(account: GatewayAccount): string {
@@ -176,7 +181,10 @@ const gatewaySet = defineCommand<SetInput>({
       }),
     );
     const account = await accountsOf(context).set(merchantId, settings, values, context.actor);
-    context.print(`Set the gateway account of ${merchantId}.\n${describeAccount(account)}`, account);
+    context.print(
+      `Set the gateway account of ${merchantId}.\n${describeAccount(account)}`,
+      accountJson(account),
+    );
     return 0;
   },
 });
@@ -191,7 +199,7 @@ const gatewayShow = defineCommand<string>({
     await requireMerchant(context, merchantId);
     const account = await accountsOf(context).find(merchantId);
     if (account) {
-      context.print(describeAccount(account), account);
+      context.print(describeAccount(account), accountJson(account));
       return 0;
     }
     const fallback =

@@ -21,7 +21,15 @@ import {
   stringOption,
   UsageError,
 } from './args.js';
-import { apiKeysTable, describeMerchant, isoTime, merchantsTable } from './output.js';
+import {
+  apiKeyJson,
+  apiKeysTable,
+  describeMerchant,
+  isoTime,
+  jsonTime,
+  merchantJson,
+  merchantsTable,
+} from './output.js';
 
 const SETTINGS_OPTIONS: Record<string, OptionSpec> = {
   'webhook-url': {
@@ -186,7 +194,7 @@ const merchantList = defineCommand<void>({
       merchants.length > 0
         ? merchantsTable(merchants)
         : 'No merchants yet. Create one with: wallet-checkout merchant create --name <name>',
-      merchants,
+      merchants.map(merchantJson),
     );
     return 0;
   },
@@ -200,7 +208,7 @@ const merchantShow = defineCommand<string>({
   async execute(context, id) {
     const merchant = await context.merchants.get(id);
     if (!merchant) throw new NotFoundError('MERCHANT_NOT_FOUND', `merchant ${id} does not exist`);
-    context.print(describeMerchant(merchant), merchant);
+    context.print(describeMerchant(merchant), merchantJson(merchant));
     return 0;
   },
 });
@@ -250,7 +258,10 @@ const merchantUpdate = defineCommand<{ id: string; patch: MerchantPatch }>({
       context.merchants.update(id, patch, context.actor),
       '--approve-credentials',
     );
-    context.print(`Updated merchant ${merchant.id}. ${SEEN_WITHIN}\n${describeMerchant(merchant)}`, merchant);
+    context.print(
+      `Updated merchant ${merchant.id}. ${SEEN_WITHIN}\n${describeMerchant(merchant)}`,
+      merchantJson(merchant),
+    );
     return 0;
   },
 });
@@ -277,7 +288,7 @@ const merchantApprove = defineCommand<{ id: string; types: CredentialType[] }>({
       merchant.credentialTypes.length > 0
         ? `Merchant ${merchant.id} is approved for ${merchant.credentialTypes.join(', ')}.`
         : `Merchant ${merchant.id} is no longer approved for the credentials flow.`;
-    context.print(`${text} ${SEEN_WITHIN}`, merchant);
+    context.print(`${text} ${SEEN_WITHIN}`, merchantJson(merchant));
     return 0;
   },
 });
@@ -304,7 +315,7 @@ const apikeyList = defineCommand<string>({
   prepare: ({ positionals }) => positionals[0] as string,
   async execute(context, merchantId) {
     const keys = await context.merchants.listApiKeys(merchantId);
-    context.print(apiKeysTable(keys), keys);
+    context.print(apiKeysTable(keys), keys.map(apiKeyJson));
     return 0;
   },
 });
@@ -323,7 +334,7 @@ const apikeyRevoke = defineCommand<string>({
       (key.revokedAt ?? asked) < asked
         ? `API key ${key.id} (${key.prefix}…) was already revoked at ${revokedAt}; nothing changed.`
         : `Revoked API key ${key.id} (${key.prefix}…) at ${revokedAt}.`;
-    context.print(said, key);
+    context.print(said, apiKeyJson(key));
     return 0;
   },
 });
@@ -367,7 +378,7 @@ const webhookSecretRotate = defineCommand<{ merchantId: string; overlapSeconds: 
     context.print(`New webhook secret for ${merchantId}:\n  ${webhookSecret}\n${until}`, {
       merchantId,
       webhookSecret,
-      previousSecretsExpireAt,
+      previousSecretsExpireAt: jsonTime(previousSecretsExpireAt),
     });
     return 0;
   },

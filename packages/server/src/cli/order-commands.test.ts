@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SHOPPER_EMAIL } from '../sandbox/seed.js';
-import { databaseLine, json, runCli } from '../test-support/cli.js';
+import { databaseLine, expectIsoTimes, ISO_TIME, json, runCli } from '../test-support/cli.js';
 import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
 import { type SandboxGatewayServer, startSandboxGateway } from '../test-support/sandbox-gateway.js';
 import { signInTestShopper, startTestService, type TestService } from '../test-support/service.js';
@@ -68,8 +68,9 @@ describe.each(engines())('wallet-checkout order … on %s', (engine) => {
       total: 2500,
       gatewayTransactionId,
       error: null,
-      createdAt: expect.any(Number),
+      createdAt: expect.stringMatching(ISO_TIME),
     });
+    expectIsoTimes({ order, webhooks });
     expect(webhooks.map((message) => message.eventName)).toEqual(['ORDER_SUCCEEDED']);
     for (const output of [shown.stdout, JSON.stringify(order)]) {
       expect(output).not.toContain(TEST_SHOPPER_EMAIL);
@@ -87,6 +88,7 @@ describe.each(engines())('wallet-checkout order … on %s', (engine) => {
     const all = json(await cli('order', 'list', '--merchant', merchantId, '--json')) as {
       orders: { orderId: string; status: string }[];
     };
+    expectIsoTimes(all);
     expect(all.orders.map((order) => [order.orderId, order.status])).toEqual([
       [openId, 'CREATED'],
       [paidId, 'SUCCEEDED'],

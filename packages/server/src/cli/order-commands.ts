@@ -15,11 +15,14 @@ import {
   timeOption,
   wholeNumberOption,
 } from './args.js';
-import { isoTime, table } from './output.js';
+import { jsonTime, table } from './output.js';
 
 const cents = (amount: number | null): string => (amount === null ? '-' : dollars(amount));
 
-/** What an operator may see of an order: the merchant's view without the shopper's email or raw response. */
+/**
+ * What an operator may see of an order: the merchant's view without the shopper's email or raw response,
+ * times in ISO 8601.
+ */
 function orderView(order: Order) {
   const { payment, transactionDetails } = order;
   return {
@@ -38,9 +41,9 @@ function orderView(order: Order) {
     networkTransactionId: transactionDetails?.networkTransactionId ?? null,
     error: order.error,
     sessionId: order.merchantAuthorization?.sessionId ?? null,
-    createdAt: order.createdAt,
-    updatedAt: order.updatedAt,
-    expiresAt: order.expiresAt,
+    createdAt: jsonTime(order.createdAt),
+    updatedAt: jsonTime(order.updatedAt),
+    expiresAt: jsonTime(order.expiresAt),
   };
 }
 
@@ -50,7 +53,7 @@ const orderShow = defineCommand<string>({
   positionals: ['orderId'],
   details: [
     "The shopper's email and the gateway's raw response are not shown: `shopper show` (audited) answers a",
-    'question about the shopper, and the merchant has the response. With --json: {"order": {…, times in ms},',
+    'question about the shopper, and the merchant has the response. With --json: {"order": {…, times in ISO 8601},',
     '"webhooks": [{"id", "eventName", "state", "attemptCount", "lastError", "createdAt"}]}.',
   ],
   prepare: ({ positionals }) => positionals[0] as string,
@@ -64,7 +67,7 @@ const orderShow = defineCommand<string>({
       state: message.state,
       attemptCount: message.attemptCount,
       lastError: message.lastError,
-      createdAt: message.createdAt,
+      createdAt: jsonTime(message.createdAt),
     }));
     const view = orderView(order);
     const merchant = await context.merchants.get(order.merchantId);
@@ -76,7 +79,7 @@ const orderShow = defineCommand<string>({
       `shopper:      ${view.shopperId ?? '-'}, card ${view.paymentId ?? '-'}`,
       `gateway:      ${view.gatewayTransactionId ?? '-'} (network ${view.networkTransactionId ?? '-'})`,
       ...(view.sessionId ? [`session:      ${view.sessionId} (merchant authorization)`] : []),
-      `created:      ${isoTime(view.createdAt)}; updated ${isoTime(view.updatedAt)}; expires ${isoTime(view.expiresAt)}`,
+      `created:      ${view.createdAt}; updated ${view.updatedAt}; expires ${view.expiresAt}`,
       '',
       messages.length === 0
         ? 'No webhooks about it.'
@@ -121,7 +124,7 @@ const orderList = defineCommand<ListInput>({
     },
     limit: { type: 'string', value: 'N', description: 'at most N orders (default 20, at most 100)' },
   },
-  details: ['With --json: {"orders": [{… as order show, times in ms}]}.'],
+  details: ['With --json: {"orders": [{… as order show, times in ISO 8601}]}.'],
   prepare({ values }) {
     const command = 'order list';
     const status = stringOption(values, 'status');
@@ -150,7 +153,7 @@ const orderList = defineCommand<ListInput>({
               order.merchantOrderId ?? '-',
               order.status,
               cents(order.total),
-              isoTime(order.createdAt),
+              order.createdAt,
             ]),
           ) + (page.hasMore ? `\n(more: narrow with --since or --status, or raise --limit)` : '');
     context.print(text, { orders });

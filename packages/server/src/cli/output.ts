@@ -15,8 +15,31 @@ export function toJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
+/** A time for text output: ISO 8601, or `-` for none. */
 export function isoTime(ms: number | null): string {
   return ms === null ? '-' : new Date(ms).toISOString();
+}
+
+/** A time for --json output: an ISO 8601 string, as the HTTP API writes times; null for none. */
+export function jsonTime(ms: number): string;
+export function jsonTime(ms: number | null): string | null;
+export function jsonTime(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}
+
+/** A merchant as --json prints it. */
+export function merchantJson(merchant: Merchant) {
+  return { ...merchant, createdAt: jsonTime(merchant.createdAt) };
+}
+
+/** An API key's record as --json prints it (never the key: only its first characters). */
+export function apiKeyJson(key: ApiKeyInfo) {
+  return {
+    ...key,
+    createdAt: jsonTime(key.createdAt),
+    revokedAt: jsonTime(key.revokedAt),
+    lastUsedAt: jsonTime(key.lastUsedAt),
+  };
 }
 
 /** Left-aligned columns under a header row. */

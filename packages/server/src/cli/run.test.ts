@@ -8,7 +8,15 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createDb } from '../db/index.js';
 import { Merchants } from '../merchants/index.js';
 import { runNode } from '../test-support/child.js';
-import { cliEnv, databaseLine, json, type Outcome, runCli } from '../test-support/cli.js';
+import {
+  cliEnv,
+  databaseLine,
+  expectIsoTimes,
+  ISO_TIME,
+  json,
+  type Outcome,
+  runCli,
+} from '../test-support/cli.js';
 import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
 import { freePorts } from '../test-support/ports.js';
 import { loadKeyRing, parseKeyRing, STAGING_KEYS_FILE } from '../vault/keyring.js';
@@ -151,6 +159,7 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
       { externalId: expect.any(String), name: 'Next day', price: 1999 },
     ]);
     expect(shown.taxSettings).toEqual({ ratesByState: { TX: 825 } });
+    expect(shown.createdAt).toMatch(ISO_TIME);
     const text = await cli('merchant', 'show', id);
     expect(text.stdout).toMatch(/shipping methods: +Ground \$5\.99/);
     expect(text.stdout).toMatch(/tax rates: +TX 8\.25 %/);
@@ -160,8 +169,10 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     const { merchantId } = json(await cli('merchant', 'create', '--name', 'Before', '--json')) as {
       merchantId: string;
     };
-    const listed = json(await cli('merchant', 'list', '--json')) as { id: string }[];
+    const listed = json(await cli('merchant', 'list', '--json')) as { id: string; createdAt: string }[];
     expect(listed.map((merchant) => merchant.id)).toContain(merchantId);
+    expect(listed[0]?.createdAt).toMatch(ISO_TIME);
+    expectIsoTimes(listed);
     const table = await cli('merchant', 'list');
     expect(table.stdout).toMatch(/^ID +NAME +VARIANT/);
     expect(table.stdout).toContain(merchantId);
@@ -186,6 +197,7 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
         '--json',
       ),
     );
+    expectIsoTimes(updated);
     expect(updated).toMatchObject({
       id: merchantId,
       name: 'After',
@@ -210,6 +222,7 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
       await cli('merchant', 'approve-credentials', merchantId, '--types', 'PAN', '--json'),
     );
     expect(approved).toMatchObject({ id: merchantId, credentialTypes: ['PAN'] });
+    expectIsoTimes(approved);
     const both = await cli('merchant', 'approve-credentials', merchantId, '--types', 'NETWORK_TOKEN,PAN');
     expect(both.stdout).toBe(
       `Merchant ${merchantId} is approved for NETWORK_TOKEN, PAN. Running services apply it within 5 s.\n`,
@@ -342,13 +355,14 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     expect(revoked).toMatchObject({
       id: second.id,
       merchantId: created.merchantId,
-      revokedAt: expect.any(Number),
+      revokedAt: expect.stringMatching(ISO_TIME),
     });
+    expectIsoTimes(revoked);
     // By the key itself, as whoever found it leaked has it; an unknown key is never echoed.
     const third = json(await cli('apikey', 'create', created.merchantId, '--json')) as Record<string, string>;
     expect(json(await cli('apikey', 'revoke', third.apiKey as string, '--json'))).toMatchObject({
       id: third.id,
-      revokedAt: expect.any(Number),
+      revokedAt: expect.stringMatching(ISO_TIME),
     });
     // A second revoke keeps the first time and records nothing more.
     const again = await cli('apikey', 'revoke', second.id as string);
@@ -377,9 +391,14 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     });
     // The service's look-up above recorded the first key's use; the revoked keys were never used.
     const uses = json(await cli('apikey', 'list', created.merchantId, '--json')) as {
-      lastUsedAt: number | null;
+      createdAt: string;
+      lastUsedAt: string | null;
     }[];
     expect(uses.map((key) => key.lastUsedAt !== null)).toEqual([true, false, false]);
+    expectIsoTimes(uses);
+    // As the HTTP API gives times: ISO 8601 strings, never milliseconds.
+    expect(uses[0]?.lastUsedAt).toMatch(ISO_TIME);
+    expect(uses[0]?.createdAt).toMatch(ISO_TIME);
     const text = await cli('apikey', 'create', created.merchantId);
     expect(text.stdout).toMatch(/^Created API key key_\w+ for mch_\w+:\n {2}sk_test_\w{32}\n/);
   });
@@ -391,10 +410,12 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     };
     const rotated = json(
       await cli('webhook-secret', 'rotate', created.merchantId, '--overlap-hours', '1', '--json'),
-    ) as { merchantId: string; webhookSecret: string; previousSecretsExpireAt: number };
+    ) as { merchantId: string; webhookSecret: string; previousSecretsExpireAt: string };
     expect(rotated.merchantId).toBe(created.merchantId);
     expect(rotated.webhookSecret).toMatch(/^whsec_/);
-    expect(rotated.previousSecretsExpireAt).toBeGreaterThan(Date.now() + 3500_000);
+    expect(rotated.previousSecretsExpireAt).toMatch(ISO_TIME);
+    expectIsoTimes(rotated);
+    expect(Date.parse(rotated.previousSecretsExpireAt)).toBeGreaterThan(Date.now() + 3500_000);
     await inspect(async (merchants) => {
       expect(await merchants.activeWebhookSecrets(created.merchantId)).toEqual([
         rotated.webhookSecret,

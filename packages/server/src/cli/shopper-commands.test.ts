@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_SHOPPER_EMAIL } from '../sandbox/seed.js';
 import { visaNumber } from '../test-support/cards.js';
-import { databaseLine, json, runCli } from '../test-support/cli.js';
+import { databaseLine, expectIsoTimes, json, runCli } from '../test-support/cli.js';
 import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
 import {
   credentialsBody,
@@ -107,6 +107,7 @@ describe.each(engines())('wallet-checkout shopper … on %s', (engine) => {
       cards: { paymentId: string; last4: string; removedAt: string | null }[];
       merchants: unknown[];
     };
+    expectIsoTimes(holdings);
     expect(holdings.cards.map((card) => card.paymentId)).toContain(added.json.paymentId);
     expect(holdings.merchants).toEqual([
       { merchantId, name: 'Sent Data Shop', credentialsRequests: 1, orders: { FAILED: 1 } },

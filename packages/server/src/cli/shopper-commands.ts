@@ -12,7 +12,7 @@ import { CardVault } from '../vault/vault.js';
 import { type Address, type Card, isErased, type Shopper, Wallet } from '../wallet/index.js';
 import { type Command, defineCommand, UsageError } from './args.js';
 import type { Context } from './context.js';
-import { isoTime, table, toJson } from './output.js';
+import { isoTime, jsonTime, table, toJson } from './output.js';
 
 function walletOf(context: Context): { wallet: Wallet; vault: CardVault } {
   const vault = new CardVault(context.db, context.keyRing);
@@ -38,9 +38,6 @@ async function requireShopper(wallet: Wallet, emailOrId: string): Promise<Shoppe
   if (!shopper) throw new NotFoundError('SHOPPER_NOT_FOUND', 'no shopper has that email');
   return shopper;
 }
-
-/** A time for the JSON output: ISO 8601, or null for none. */
-const when = (ms: number | null): string | null => (ms === null ? null : isoTime(ms));
 
 function addressLine(address: Address): string {
   const defaults = [
@@ -102,15 +99,15 @@ const shopperShow = defineCommand<string>({
     const activity = await context.audit.list({ subject: shopper.id, limit: ACTIVITY_SHOWN });
     const emails = (await pendingNotices(context.db, shopper.id)).map((notice) => ({
       kind: notice.kind,
-      writtenAt: isoTime(notice.createdAt),
+      writtenAt: jsonTime(notice.createdAt),
       attempts: notice.attempts,
-      nextAttemptAt: isoTime(notice.nextAttemptAt),
+      nextAttemptAt: jsonTime(notice.nextAttemptAt),
       lastError: notice.lastError,
     }));
     const devices = (await rememberedDevices(context.db, shopper.id)).map((device) => ({
-      rememberedAt: isoTime(device.createdAt),
-      expiresAt: isoTime(device.expiresAt),
-      lastUsedAt: when(device.lastUsedAt),
+      rememberedAt: jsonTime(device.createdAt),
+      expiresAt: jsonTime(device.expiresAt),
+      lastUsedAt: jsonTime(device.lastUsedAt),
     }));
     const cardViews = cards.map((card) => ({
       paymentId: card.id,
@@ -121,8 +118,8 @@ const shopperShow = defineCommand<string>({
       nameOnCard: card.nameOnCard,
       nickname: card.nickname,
       isDefault: card.isDefault,
-      removedAt: when(card.removedAt),
-      numberErasedAt: when(erased.get(card.vaultId) ?? null),
+      removedAt: jsonTime(card.removedAt),
+      numberErasedAt: jsonTime(erased.get(card.vaultId) ?? null),
     }));
     const text = [
       `shopper:  ${shopper.id}`,
@@ -175,13 +172,13 @@ const shopperShow = defineCommand<string>({
       emails,
       addresses: addresses.map((address) => ({
         ...address,
-        removedAt: when(address.removedAt),
+        removedAt: jsonTime(address.removedAt),
       })),
       cards: cardViews,
       merchants,
       activity: activity.map(({ seq, at, actor, action, details }) => ({
         seq,
-        at: isoTime(at),
+        at: jsonTime(at),
         actor,
         action,
         details,

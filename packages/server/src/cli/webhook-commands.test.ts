@@ -66,15 +66,16 @@ describe.each(engines())('wallet-checkout webhooks … on %s', (engine) => {
       message('mch_c', { state: 'DELIVERED' }),
     ]);
 
+    const iso = (ms: number) => new Date(ms).toISOString();
     expect(json(await cli('webhooks', 'status', '--json'))).toEqual({
       pending: 5,
       due: 4,
       held: 1,
-      oldestDueAt: oldest,
+      oldestDueAt: iso(oldest),
       failed: 1,
       mostBehind: [
-        { merchantId: 'mch_a', due: 3, oldestDueAt: oldest },
-        { merchantId: 'mch_b', due: 1, oldestDueAt: now - 5_000 },
+        { merchantId: 'mch_a', due: 3, oldestDueAt: iso(oldest) },
+        { merchantId: 'mch_b', due: 1, oldestDueAt: iso(now - 5_000) },
       ],
     });
 

@@ -8,7 +8,7 @@ import { createLogger } from '../log.js';
 import { type Backlog, WakeUps, Webhooks } from '../webhooks/index.js';
 import { type Command, defineCommand, requiredOption, stringOption, timeOption } from './args.js';
 import type { Context } from './context.js';
-import { isoTime, table } from './output.js';
+import { isoTime, jsonTime, table } from './output.js';
 
 /** The service's webhooks read and changed in the database's time, as leases and due times are written. */
 async function webhooksOf(context: Context): Promise<{ webhooks: Webhooks; now: () => number }> {
@@ -52,13 +52,17 @@ const webhooksStatus = defineCommand<undefined>({
   summary: 'Show how far webhook delivery is behind: messages due, the oldest, who waits most.',
   details: [
     'Held messages are due ones a running process has taken: queued in it, or being delivered.',
-    'With --json: {"pending", "due", "held", "oldestDueAt", "failed", "mostBehind"}, times in ms.',
+    'With --json: {"pending", "due", "held", "oldestDueAt", "failed", "mostBehind"}, times in ISO 8601.',
   ],
   prepare: () => undefined,
   async execute(context: Context) {
     const { webhooks, now } = await webhooksOf(context);
     const backlog = await webhooks.backlog();
-    context.print(describeBacklog(backlog, now()), backlog);
+    context.print(describeBacklog(backlog, now()), {
+      ...backlog,
+      oldestDueAt: jsonTime(backlog.oldestDueAt),
+      mostBehind: backlog.mostBehind.map((row) => ({ ...row, oldestDueAt: jsonTime(row.oldestDueAt) })),
+    });
     return 0;
   },
 });

@@ -48,6 +48,26 @@ export function databaseLine(databaseUrl: string): string {
   return `database: PostgreSQL at ${url.host} (database ${url.pathname.slice(1)}, user ${url.username})\n`;
 }
 
+/** A time as `--json` output gives it: ISO 8601 in UTC, to the millisecond. */
+export const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/**
+ * Checks every field named like a time (`…At`, `…Until`, `at`) in a `--json` output, however deep: an
+ * ISO 8601 string or null, never a number. Audit events' `details` are as stored, and are not looked into.
+ */
+export function expectIsoTimes(value: unknown, where = '$'): void {
+  if (Array.isArray(value)) {
+    for (const [index, inner] of value.entries()) expectIsoTimes(inner, `${where}[${index}]`);
+    return;
+  }
+  if (typeof value !== 'object' || value === null) return;
+  for (const [key, inner] of Object.entries(value)) {
+    if (key === 'details') continue;
+    if (/(At|Until)$|^at$/.test(key) && inner !== null) expect(inner, `${where}.${key}`).toMatch(ISO_TIME);
+    else expectIsoTimes(inner, `${where}.${key}`);
+  }
+}
+
 /**
  * stderr without the line naming the database and the one-time lines of a fresh folder: a generated
  * staging key ring, a new database.
