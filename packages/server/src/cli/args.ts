@@ -77,6 +77,51 @@ const COMMON_OPTIONS: Record<string, OptionSpec> = {
   help: { type: 'boolean', description: 'show this help' },
 };
 
+/**
+ * Positional arguments that may be given as a flag instead, as other commands take them: `apikey list
+ * --merchant <id>` like `order list --merchant <id>`.
+ */
+const POSITIONAL_FLAGS: Record<string, OptionSpec & { flag: string }> = {
+  merchantId: {
+    flag: 'merchant',
+    type: 'string',
+    value: 'ID',
+    description: 'the merchant, in place of <merchantId>',
+  },
+};
+
+/** The command's options: the flags its positionals may be given as, its own, and the common ones. */
+function optionsOf(spec: CommandSpec): Record<string, OptionSpec> {
+  const flags = (spec.positionals ?? []).flatMap((name) => {
+    const alias = POSITIONAL_FLAGS[name];
+    return alias ? [[alias.flag, alias] as const] : [];
+  });
+  return { ...Object.fromEntries(flags), ...spec.options, ...COMMON_OPTIONS };
+}
+
+/** The command's positionals in order, each taken from its flag when given, else from the line. */
+function positionalsOf(spec: CommandSpec, values: OptionValues, given: string[]): string[] {
+  const names = spec.positionals ?? [];
+  const rest = [...given];
+  const positionals: string[] = [];
+  const missing: string[] = [];
+  const byFlag: string[] = [];
+  for (const name of names) {
+    const flag = POSITIONAL_FLAGS[name]?.flag;
+    const flagged = flag === undefined ? undefined : stringOption(values, flag);
+    if (flagged !== undefined) byFlag.push(`<${name}> is given by --${flag}`);
+    const value = flagged ?? rest.shift();
+    if (value === undefined) missing.push(`<${name}>`);
+    else positionals.push(value);
+  }
+  if (missing.length > 0) throw new UsageError(`"${spec.name}" needs ${missing.join(' ')}`, spec.name);
+  if (rest.length > 0) {
+    const already = byFlag.length > 0 ? `: ${byFlag.join(', ')}` : '';
+    throw new UsageError(`unexpected argument "${rest[0]}" for "${spec.name}"${already}`, spec.name);
+  }
+  return positionals;
+}
+
 function firstQuoted(message: string): string | undefined {
   return /'([^' ]+)/.exec(message)?.[1];
 }
@@ -121,7 +166,7 @@ function repeatedSingleOption(
 /** Parses the arguments after the command name; `--help` wins over every other mistake. */
 export function parseCommandLine(spec: CommandSpec, args: string[]): Parsed | 'help' {
   if (args.includes('--help') || args.includes('-h')) return 'help';
-  const options = { ...spec.options, ...COMMON_OPTIONS };
+  const options = optionsOf(spec);
   let result: ReturnType<typeof parseArgs>;
   try {
     result = parseArgs({
@@ -165,25 +210,20 @@ export function parseCommandLine(spec: CommandSpec, args: string[]): Parsed | 'h
       );
     }
   }
-  const names = spec.positionals ?? [];
-  const { positionals } = result;
-  if (positionals.length < names.length) {
-    const missing = names.slice(positionals.length).map((name) => `<${name}>`);
-    throw new UsageError(`"${spec.name}" needs ${missing.join(' ')}`, spec.name);
-  }
-  if (positionals.length > names.length) {
-    throw new UsageError(`unexpected argument "${positionals[names.length]}" for "${spec.name}"`, spec.name);
-  }
+  const positionals = positionalsOf(spec, values, result.positionals);
   return { values, positionals, json: values.json === true };
 }
 
 export function usageLine(spec: CommandSpec): string {
-  const positionals = (spec.positionals ?? []).map((name) => `<${name}>`);
+  const positionals = (spec.positionals ?? []).map((name) => {
+    const alias = POSITIONAL_FLAGS[name];
+    return alias ? `(<${name}> | --${alias.flag} ${alias.value})` : `<${name}>`;
+  });
   return ['wallet-checkout', spec.name, ...positionals, '[options]'].join(' ');
 }
 
 export function commandHelp(spec: CommandSpec): string {
-  const options = { ...spec.options, ...COMMON_OPTIONS };
+  const options = optionsOf(spec);
   const flags = Object.entries(options).map(([name, option]) => {
     const value = option.type === 'string' ? ` ${option.value ?? option.choices?.join('|') ?? 'VALUE'}` : '';
     const repeat = option.multiple ? ' (repeatable)' : '';

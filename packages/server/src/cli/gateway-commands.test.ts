@@ -307,7 +307,9 @@ describe.each(engines())('wallet-checkout gateway … on %s', (engine) => {
     for (const name of ['gateway set', 'gateway show', 'gateway remove']) {
       expect(group.stdout).toContain(name);
       const help = await cli(...name.split(' '), '--help');
-      expect(help.stdout).toContain(`Usage: wallet-checkout ${name} <merchantId> [options]`);
+      expect(help.stdout).toContain(
+        `Usage: wallet-checkout ${name} (<merchantId> | --merchant ID) [options]`,
+      );
       expect(help.stdout).toContain('--json');
     }
     const set = await cli('gateway', 'set', '--help');

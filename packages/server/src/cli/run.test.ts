@@ -403,6 +403,50 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     expect(text.stdout).toMatch(/^Created API key key_\w+ for mch_\w+:\n {2}sk_test_\w{32}\n/);
   });
 
+  it('takes the merchant of every <merchantId> command as --merchant too, as order list does', async () => {
+    const { merchantId } = json(await cli('merchant', 'create', '--name', 'Flagged', '--json')) as {
+      merchantId: string;
+    };
+    const positional = json(await cli('apikey', 'list', merchantId, '--json'));
+    expect(json(await cli('apikey', 'list', '--merchant', merchantId, '--json'))).toEqual(positional);
+    expect(json(await cli('merchant', 'show', `--merchant=${merchantId}`, '--json'))).toMatchObject({
+      id: merchantId,
+    });
+    expect(
+      json(await cli('merchant', 'update', '--merchant', merchantId, '--name', 'Flagged too', '--json')),
+    ).toMatchObject({ id: merchantId, name: 'Flagged too' });
+    expect(
+      json(
+        await cli('merchant', 'approve-credentials', '--merchant', merchantId, '--types', 'PAN', '--json'),
+      ),
+    ).toMatchObject({ id: merchantId, credentialTypes: ['PAN'] });
+    expect(json(await cli('apikey', 'create', '--merchant', merchantId, '--json'))).toMatchObject({
+      merchantId,
+    });
+    expect(
+      json(await cli('webhook-secret', 'rotate', '--merchant', merchantId, '--overlap-hours', '0', '--json')),
+    ).toMatchObject({ merchantId });
+    expect(json(await cli('gateway', 'show', '--merchant', merchantId, '--json'))).toEqual({
+      merchantId,
+      settings: null,
+    });
+    expect(await cli('merchant', 'show', '--merchant', 'mch_missing')).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('error: merchant mch_missing does not exist\n'),
+    });
+    // Both forms at once, or neither: a bad command line.
+    expect(await cli('apikey', 'list', merchantId, '--merchant', merchantId)).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: `error: unexpected argument "${merchantId}" for "apikey list": <merchantId> is given by --merchant (see wallet-checkout apikey list --help)\n`,
+    });
+    expect(await cli('apikey', 'list')).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'error: "apikey list" needs <merchantId> (see wallet-checkout apikey list --help)\n',
+    });
+  });
+
   it('rotates the webhook secret with an overlap', async () => {
     const created = json(await cli('merchant', 'create', '--name', 'Rotate', '--json')) as {
       merchantId: string;
@@ -779,6 +823,19 @@ describe('wallet-checkout CLI without a database', () => {
       expect(help.code, name).toBe(0);
       expect(help.stdout).toContain(`Usage: wallet-checkout ${name}`);
       expect(help.stdout).toContain('--json');
+    }
+    for (const name of COMMAND_NAMES) {
+      const help = await cli(...name.split(' '), '--help');
+      const positional = help.stdout.includes('<merchantId>');
+      expect(help.stdout.includes('--merchant ID'), name).toBe(
+        positional || ['order list', 'webhooks recover', 'webhooks listen', 'audit list'].includes(name),
+      );
+      if (positional) {
+        expect(help.stdout).toContain(
+          `Usage: wallet-checkout ${name} (<merchantId> | --merchant ID) [options]\n`,
+        );
+        expect(help.stdout).toMatch(/\n {2}--merchant ID +the merchant, in place of <merchantId>\n/);
+      }
     }
     const create = await cli('merchant', 'create', '--help');
     for (const flag of [
