@@ -86,6 +86,14 @@ export class ConfigError extends Error {
   }
 }
 
+/** Several ConfigErrors one check found (every busy port of a start), reported together: one line each. */
+export class ConfigErrors extends Error {
+  constructor(readonly errors: ConfigError[]) {
+    super(errors.map((error) => error.message).join('\n'));
+    this.name = 'ConfigErrors';
+  }
+}
+
 type Env = Record<string, string | undefined>;
 
 const MINUTE = 60_000;

@@ -4,7 +4,7 @@
  */
 import net from 'node:net';
 import { SERVICE_ACTOR } from './audit/index.js';
-import { type Config, ConfigError } from './config.js';
+import { type Config, ConfigError, ConfigErrors } from './config.js';
 import { createLogger } from './log.js';
 import type { CreateMerchantInput, CredentialType, Merchants } from './merchants/index.js';
 import { inUrl, listenAt, type RunningService, type Services, startService } from './server.js';
@@ -44,15 +44,9 @@ export async function runService(
   if (withDemo && config.demoStorePort === config.port) {
     throw new ConfigError('DEMO_STORE_PORT', `must differ from PORT (${config.port})`);
   }
-  // A taken port stops the start before anything runs beside the service, with its one line.
-  if (withDemo) {
-    if (config.port !== 0) {
-      const address = `${inUrl(config.host)}:${config.port}`;
-      await assertFree({ port: 'PORT', host: 'HOST' }, address, config.host, config.port);
-    }
-    const store = { port: 'DEMO_STORE_PORT', host: 'DEMO_STORE_PORT' };
-    await assertFree(store, `http://localhost:${config.demoStorePort}`, 'localhost', config.demoStorePort);
-  }
+  // Taken ports stop the start before anything runs, each with its line: all of them, so that one start
+  // shows every variable to change.
+  await assertFree(addressesOf(config, withDemo));
   const gateway = withDemo
     ? await startSandboxGatewayAt(config.sandboxGatewayUrl, config.logLevel !== 'silent')
     : undefined;
@@ -104,21 +98,71 @@ interface SandboxGatewayModule {
   }>;
 }
 
-/** An address taken for a moment: a ConfigError naming its variable when it is in use. */
-async function assertFree(
-  variables: { port: string; host: string },
-  address: string,
-  host: string,
-  port: number,
-): Promise<void> {
-  await listenAt(variables, address, async () => {
-    const probe = net.createServer();
-    await new Promise<void>((resolve, reject) => {
-      probe.once('error', reject);
-      probe.listen({ port, host }, resolve);
+/** An address the start listens on, the variables that chose it, and how the errors show it. */
+interface Address {
+  variables: { port: string; host: string };
+  shown: string;
+  host: string;
+  port: number;
+}
+
+/** The host and port the sandbox gateway listens on, from `SANDBOX_GATEWAY_URL`. */
+function gatewayAddress(url: string): { host: string; port: number } {
+  const { hostname, port, protocol } = new URL(url);
+  return { host: hostname, port: Number(port || (protocol === 'https:' ? 443 : 80)) };
+}
+
+/** Every address a start listens on but those whose port it chooses itself (0). */
+function addressesOf(config: Config, withDemo: boolean): Address[] {
+  const addresses: Address[] = [];
+  const own = (variables: Address['variables'], host: string, port: number) => {
+    if (port !== 0) addresses.push({ variables, shown: `${inUrl(host)}:${port}`, host, port });
+  };
+  own({ port: 'PORT', host: 'HOST' }, config.host, config.port);
+  if (config.metrics)
+    own({ port: 'METRICS_PORT', host: 'METRICS_HOST' }, config.metrics.host, config.metrics.port);
+  if (withDemo) {
+    const store = 'DEMO_STORE_PORT';
+    const storeUrl = `http://localhost:${config.demoStorePort}`;
+    addresses.push({
+      variables: { port: store, host: store },
+      shown: storeUrl,
+      host: 'localhost',
+      port: config.demoStorePort,
     });
-    await new Promise((resolve) => probe.close(resolve));
-  });
+    const gateway = 'SANDBOX_GATEWAY_URL';
+    addresses.push({
+      variables: { port: gateway, host: gateway },
+      shown: config.sandboxGatewayUrl,
+      ...gatewayAddress(config.sandboxGatewayUrl),
+    });
+  }
+  return addresses;
+}
+
+/**
+ * Each address taken for a moment, one after the other: a ConfigError naming the variable of the one that
+ * cannot be used, ConfigErrors when several cannot.
+ */
+async function assertFree(addresses: Address[]): Promise<void> {
+  const refused: ConfigError[] = [];
+  for (const { variables, shown, host, port } of addresses) {
+    try {
+      await listenAt(variables, shown, async () => {
+        const probe = net.createServer();
+        await new Promise<void>((resolve, reject) => {
+          probe.once('error', reject);
+          probe.listen({ port, host }, resolve);
+        });
+        await new Promise((resolve) => probe.close(resolve));
+      });
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      refused.push(error);
+    }
+  }
+  if (refused.length === 1) throw refused[0];
+  if (refused.length > 1) throw new ConfigErrors(refused);
 }
 
 /** Starts the sandbox gateway on the host and port of `SANDBOX_GATEWAY_URL`. */
@@ -126,11 +170,10 @@ async function startSandboxGatewayAt(
   url: string,
   log: boolean,
 ): Promise<{ url: string; close(): Promise<void> }> {
-  const { hostname, port, protocol } = new URL(url);
   const { startSandboxGateway } = (await import(SANDBOX_GATEWAY_PACKAGE)) as SandboxGatewayModule;
   const variable = 'SANDBOX_GATEWAY_URL';
   return listenAt({ port: variable, host: variable }, url, () =>
-    startSandboxGateway({ host: hostname, port: Number(port || (protocol === 'https:' ? 443 : 80)), log }),
+    startSandboxGateway({ ...gatewayAddress(url), log }),
   );
 }
 

@@ -781,6 +781,61 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     }
   }, 30_000);
 
+  it('names every taken port in one go, one line each, and starts nothing', async () => {
+    const taken = await Promise.all(
+      [0, 1, 2, 3].map(async () => {
+        const server = net.createServer();
+        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+        return server;
+      }),
+    );
+    const [port, store, gateway, metrics] = taken.map((server) => (server.address() as net.AddressInfo).port);
+    const inUse = (variable: string, address: string) =>
+      `error: ${variable}: ${address} is in use: stop what listens there, or choose a free port\n`;
+    const busy = {
+      ...env,
+      LOG_LEVEL: 'silent',
+      PORT: String(port),
+      METRICS_PORT: String(metrics),
+      DEMO_STORE_PORT: String(store),
+      SANDBOX_GATEWAY_URL: `http://127.0.0.1:${gateway}`,
+    };
+    const keysOfEveryMerchant = async (merchants: Merchants) =>
+      Promise.all((await merchants.list()).map((merchant) => merchants.listApiKeys(merchant.id)));
+    try {
+      expect(await cli('migrate')).toMatchObject({ code: 0 });
+      const before = await inspect(keysOfEveryMerchant);
+      const started = await runCli(busy, ['start']);
+      expect(started).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: [
+          databaseLine(env.DATABASE_URL as string),
+          inUse('PORT', `127.0.0.1:${port}`),
+          inUse('METRICS_PORT', `127.0.0.1:${metrics}`),
+          inUse('DEMO_STORE_PORT', `http://localhost:${store}`),
+          inUse('SANDBOX_GATEWAY_URL', `http://127.0.0.1:${gateway}`),
+        ].join(''),
+      });
+      // Nothing started: no demo merchant was made or given a new key.
+      expect(await inspect(keysOfEveryMerchant)).toEqual(before);
+      // With --json, still one error: its message lists them all.
+      const asJson = await runCli(busy, ['serve', '--json']);
+      expect([asJson.code, asJson.stdout]).toEqual([1, '']);
+      expect(JSON.parse(asJson.stderr.trimEnd().split('\n').at(-1) as string)).toEqual({
+        error: {
+          code: 'CONFIGURATION_ERROR',
+          message: [
+            `PORT: 127.0.0.1:${port} is in use: stop what listens there, or choose a free port`,
+            `METRICS_PORT: 127.0.0.1:${metrics} is in use: stop what listens there, or choose a free port`,
+          ].join('; '),
+        },
+      });
+    } finally {
+      await Promise.all(taken.map((server) => new Promise((resolve) => server.close(resolve))));
+    }
+  }, 30_000);
+
   it.each(['serve', 'start'])(
     'a %s whose port is taken starts nothing, so its log says nothing started or stopped',
     async (command) => {

@@ -1,10 +1,11 @@
 /**
  * The `wallet-checkout` command line. `run` takes the arguments and the process's streams and environment
  * as values and returns the exit code, so tests call it in-process. Exit codes: 0 done, 1 failed (bad
- * configuration, refused input, unreachable database…), 2 bad command line. Errors are one line on
- * stderr: `error: <message>`, or with --json `{"error": {"code": "…", "message": "…"}}`.
+ * configuration, refused input, unreachable database…), 2 bad command line. An error is one line on
+ * stderr, `error: <message>` (several configuration errors found together, one such line each), or with
+ * --json `{"error": {"code": "…", "message": "…"}}`.
  */
-import { ConfigError } from '../config.js';
+import { ConfigError, ConfigErrors } from '../config.js';
 import { DatabaseAccessError } from '../db/access.js';
 import { DomainError } from '../errors.js';
 import { scrub } from '../log.js';
@@ -83,7 +84,8 @@ interface Failure {
   exitCode: number;
   /** Stable, for scripts: the domain error code, or the kind of mistake. */
   code: string;
-  message: string;
+  /** One line each; usually one. */
+  messages: string[];
   /** Where a person finds the right usage; not part of the JSON form. */
   hint: string;
 }
@@ -97,22 +99,26 @@ function failureOf(error: unknown): Failure {
   const message = error instanceof Error ? error.message : String(error);
   if (error instanceof UsageError) {
     const help = error.command ? `wallet-checkout ${error.command} --help` : 'wallet-checkout --help';
-    return { exitCode: 2, code: 'USAGE_ERROR', message: oneLine(message), hint: ` (see ${help})` };
+    return { exitCode: 2, code: 'USAGE_ERROR', messages: [oneLine(message)], hint: ` (see ${help})` };
   }
   if (error instanceof DatabaseAccessError) {
-    return { exitCode: 1, code: 'DATABASE_UNAVAILABLE', message: oneLine(message), hint: '' };
+    return { exitCode: 1, code: 'DATABASE_UNAVAILABLE', messages: [oneLine(message)], hint: '' };
   }
   if (error instanceof ConfigError) {
-    return { exitCode: 1, code: 'CONFIGURATION_ERROR', message: oneLine(message), hint: '' };
+    return { exitCode: 1, code: 'CONFIGURATION_ERROR', messages: [oneLine(message)], hint: '' };
+  }
+  if (error instanceof ConfigErrors) {
+    const messages = error.errors.map((each) => oneLine(each.message));
+    return { exitCode: 1, code: 'CONFIGURATION_ERROR', messages, hint: '' };
   }
   if (error instanceof MissingDatabaseError) {
-    return { exitCode: 1, code: 'DATABASE_NOT_FOUND', message: oneLine(message), hint: '' };
+    return { exitCode: 1, code: 'DATABASE_NOT_FOUND', messages: [oneLine(message)], hint: '' };
   }
   if (error instanceof DomainError) {
-    return { exitCode: 1, code: error.errorCode, message: oneLine(message), hint: '' };
+    return { exitCode: 1, code: error.errorCode, messages: [oneLine(message)], hint: '' };
   }
   // Unexpected (database unreachable, disk full…): the message only, scrubbed.
-  return { exitCode: 1, code: 'INTERNAL_ERROR', message: oneLine(scrub(message)), hint: '' };
+  return { exitCode: 1, code: 'INTERNAL_ERROR', messages: [oneLine(scrub(message))], hint: '' };
 }
 
 async function runCommand(argv: string[], io: CliIo): Promise<number> {
@@ -160,10 +166,13 @@ export async function run(argv: string[], io: CliIo): Promise<number> {
   try {
     return await runCommand(argv, io);
   } catch (error) {
-    const { exitCode, code, message, hint } = failureOf(error);
+    const { exitCode, code, messages, hint } = failureOf(error);
     // From the raw line, not the parsed one: a script that asked for JSON gets it when the line is wrong too.
-    const json = argv.includes('--json');
-    io.stderr(json ? `${toJson({ error: { code, message } })}\n` : `error: ${message}${hint}\n`);
+    if (argv.includes('--json')) {
+      io.stderr(`${toJson({ error: { code, message: messages.join('; ') } })}\n`);
+    } else {
+      io.stderr(messages.map((message) => `error: ${message}${hint}\n`).join(''));
+    }
     return exitCode;
   }
 }
