@@ -15,275 +15,13 @@ export interface paths {
          * Find credentials requests by merchant reference
          * @description Newest first; requests past the retention are no longer listed.
          */
-        get: {
-            parameters: {
-                query: {
-                    merchantReference: string;
-                    limit?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                requestId: string;
-                                merchantReference: string;
-                                paymentId: string;
-                                sessionId: string;
-                                /** @description Integer cents. */
-                                amount: number;
-                                currency: string;
-                                /** @description ACKNOWLEDGED until the PAYMENT_CREDENTIALS webhook is delivered (DELIVERED) or abandoned (FAILED). */
-                                state: "ACKNOWLEDGED" | "DELIVERED" | "FAILED";
-                                /** @description Why the last delivery attempt failed. */
-                                failureReason: string | null;
-                                /** Format: date-time */
-                                createdAt: string;
-                                webhook: {
-                                    /** @description The `webhook-id` header of every attempt. */
-                                    messageId: string;
-                                    attemptCount: number;
-                                    nextAttemptAt: string | null;
-                                    attempts: {
-                                        /** Format: date-time */
-                                        attemptedAt: string;
-                                        /** @description The receiver's HTTP status; null when none came. */
-                                        statusCode: number | null;
-                                        latencyMs: number;
-                                        error: string | null;
-                                    }[];
-                                };
-                                externalResponses: {
-                                    id: string;
-                                    pspHostName: string;
-                                    amount: number;
-                                    currency: string;
-                                    isRecurring: boolean;
-                                    /** Format: date-time */
-                                    createdAt: string;
-                                }[];
-                            }[];
-                        };
-                    };
-                };
-                /** @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
+        get: operations["findCredentialsRequests"];
         put?: never;
         /**
          * Request payment credentials
          * @description Validates the request and acknowledges it; the credentials follow asynchronously in a signed `PAYMENT_CREDENTIALS` webhook to the URL of the merchant account. The merchant account must be approved for the credentials flow. Also served at `/payment/credentials`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. Printable ASCII without spaces (a UUID, say). */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Id of the payment method selected in the shopper's payment carousel. */
-                        paymentId: string;
-                        /** @description Id of the shopper's payment carousel session. */
-                        sessionId: string;
-                        /** @description Integer number of cents, from 1 to 99,999,999 ($999,999.99). */
-                        amount: number;
-                        /** @description The merchant's unique identifier or invoice number for this transaction. */
-                        merchantReference: string;
-                        /**
-                         * @description ISO 4217 code; USD is the supported value.
-                         * @example USD
-                         */
-                        currency: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description 200 on success.
-                             * @example 200
-                             */
-                            code: number;
-                            /**
-                             * @description Textual status.
-                             * @example OK
-                             */
-                            message: string;
-                            /** @description Id of the credentials request, for GET /payments/credentials/{requestId}. */
-                            requestId: string;
-                        };
-                    };
-                };
-                /**
-                 * @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule.
-                 *
-                 *     `INVALID_JSON`: The body is not valid JSON.
-                 *
-                 *     `UNSUPPORTED_CURRENCY`: `currency` (an order's `currencyCode`) is not a supported currency: USD only, in capitals.
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `MERCHANT_NOT_APPROVED`: The merchant account is not approved for the credentials flow. */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /**
-                 * @description `SESSION_NOT_FOUND`: No payment-carousel session with that `sessionId` for this merchant.
-                 *
-                 *     `PAYMENT_METHOD_NOT_FOUND`: No payment method with that `paymentId` in the session's wallet.
-                 */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /**
-                 * @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with a different request body or path.
-                 *
-                 *     `IDEMPOTENCY_REQUEST_IN_PROGRESS`: A request with the same `Idempotency-Key` is still being processed.
-                 */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the service accepts. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or in a charset other than UTF-8, or compressed (`Content-Encoding`). */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /**
-                 * @description `SESSION_EXPIRED`: The payment-carousel session has expired.
-                 *
-                 *     `PAYMENT_METHOD_EXPIRED`: The selected card has expired.
-                 *
-                 *     `AMOUNT_EXCEEDS_SELECTION`: The amount is above the total the shopper agreed to in the hosted checkout that made the session.
-                 *
-                 *     `WEBHOOK_URL_NOT_CONFIGURED`: The merchant account has no webhook URL to deliver credentials to.
-                 */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
+        post: operations["requestPaymentCredentials"];
         delete?: never;
         options?: never;
         head?: never;
@@ -303,155 +41,7 @@ export interface paths {
          * Report the processor's authorization response
          * @description Completes the credentials flow: the processor's raw response is linked to this merchant's latest credentials request for the payment method. The amount may not exceed the requested amount. When the session came from a `merchant` authorization mode checkout, the response is also linked to that order: `GET /orders/{orderId}` shows it in `merchantAuthorization.externalResponse`, and the order stays `PROCESSING` (the service does not interpret the processor's answer). Also served at `/payment/externalresponse`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. Printable ASCII without spaces (a UUID, say). */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Id of the payment method selected in the shopper's payment carousel. */
-                        paymentId: string;
-                        /** @description Full, unformatted response of the merchant's processor. Stored encrypted. */
-                        pspRawResponse: string;
-                        /** @description Integer number of cents, from 1 to 99,999,999 ($999,999.99). */
-                        amount: number;
-                        /** @description Name of the merchant's processor. */
-                        pspHostName: string;
-                        /**
-                         * @description ISO 4217 code; USD is the supported value.
-                         * @example USD
-                         */
-                        currency: string;
-                        /** @description True when the payment was a recurring (card-on-file) payment. */
-                        isRecurring: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /**
-                             * @description 200 on success.
-                             * @example 200
-                             */
-                            code: number;
-                            /**
-                             * @description Textual status.
-                             * @example OK
-                             */
-                            message: string;
-                            /** @description Id of the recorded response (`ext_…`), as listed in `externalResponses` of the credentials request. */
-                            externalResponseId: string;
-                            /** @description Id of the credentials request the response was linked to: this merchant's latest for the `paymentId`. */
-                            requestId: string;
-                        };
-                    };
-                };
-                /**
-                 * @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule.
-                 *
-                 *     `INVALID_JSON`: The body is not valid JSON.
-                 *
-                 *     `UNSUPPORTED_CURRENCY`: `currency` (an order's `currencyCode`) is not a supported currency: USD only, in capitals.
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `CREDENTIALS_REQUEST_NOT_FOUND`: No earlier credentials request of this merchant matches. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /**
-                 * @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with a different request body or path.
-                 *
-                 *     `IDEMPOTENCY_REQUEST_IN_PROGRESS`: A request with the same `Idempotency-Key` is still being processed.
-                 */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the service accepts. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or in a charset other than UTF-8, or compressed (`Content-Encoding`). */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `AMOUNT_EXCEEDS_REQUESTED`: The reported amount is above the amount of the credentials request. */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
+        post: operations["reportExternalResponse"];
         delete?: never;
         options?: never;
         head?: never;
@@ -469,24 +59,335 @@ export interface paths {
          * Look up a credentials request
          * @description State, delivery attempts and failure reason of one credentials request; never card data. Kept for the service's retention (30 days by default) after its webhook was delivered or given up, then answered as not found.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    requestId: string;
-                };
-                cookie?: never;
+        get: operations["getCredentialsRequest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook messages
+         * @description Newest first (by creation time, then id). For the next page, pass the last message id as `startingAfter` while `hasMore` is true. Messages are kept for the service's retention (30 days by default) after they were delivered or given up.
+         */
+        get: operations["listWebhookMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/messages/{messageId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A webhook message with its delivery attempts */
+        get: operations["getWebhookMessage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/messages/{messageId}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivered or failed message again
+         * @description Same `webhook-id`, a fresh retry schedule; the payload is built again at delivery. Recorded in the service's audit trail.
+         */
+        post: operations["resendWebhookMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/messages/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send again every message given up since a time
+         * @description After your endpoint was down for longer than the retry schedule: every message of yours that ended FAILED at or after `since` goes out again, oldest first, each with its original `webhook-id` (receivers that de-duplicate on it see a message they already took as such) and a fresh retry schedule. At most 1000 a call; call again while `hasMore` is true. A `PAYMENT_CREDENTIALS` message whose card the shopper has since removed is never sent again (its card data is to be erased); `notSent` counts those. A call that sends any again is recorded in the service's audit trail.
+         */
+        post: operations["recoverWebhookMessages"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test webhook to your endpoint now
+         * @description One `WEBHOOK_TEST` webhook, `{ "eventName": "WEBHOOK_TEST", "merchantId", "sentAt" }`, signed like every other, sent at once to your webhook URL; the answer reports how your endpoint answered. Nothing is stored or retried, and its `webhook-id` (`tst_…`) is not a message of the list. At most 10 a minute.
+         */
+        post: operations["sendTestWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List orders
+         * @description Your orders, newest first (by creation time, then id), as `GET /orders/{orderId}` answers each: to reconcile what your server recorded with what the service did. Narrow them by `status`, by your own `merchantOrderId`, or by when they were created. For the next page, pass the last order's `orderId` as `startingAfter`, with the same filters, while `hasMore` is true. ABANDONED orders leave the list once the service's retention (30 days by default) has passed since their `expiresAt`; paid, failed and paying orders are kept.
+         */
+        get: operations["listOrders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/orders/{orderId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an order
+         * @description The order with the merchant's own id as `merchantOrderId`, its status, amounts and transaction details. Confirm an order here (or by the signed ORDER_SUCCEEDED webhook) rather than trusting the browser. Another merchant's order is ORDER_NOT_FOUND, and so is an ABANDONED one once the service's retention (30 days by default) has passed since its `expiresAt`; paid, failed and paying orders are kept.
+         */
+        get: operations["getOrder"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your account's security history
+         * @description What was done to your merchant account, its API keys, webhook secret and gateway account, and the webhooks you had sent again, newest first, from the service's audit trail: who (the service's operators, your server, or the service), when, and what changed. For the next page, pass the last event's `seq` as `startingAfter` while `hasMore` is true. Kept for good.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a payment-carousel session for a test shopper (staging only)
+         * @description Defaults to the test shopper `test.shopper@example.com`. Not available in production. Where staging sends real e-mail (`SMTP_URL` set), only for shoppers at test addresses (example.com, example.net, example.org, or under .test, .example, .invalid or .localhost); another `email` is a 400.
+         */
+        post: operations["createSandboxSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
+export interface webhooks {
+    PAYMENT_CREDENTIALS: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Card credentials for a credentials request
+         * @description Sent after `POST /payments/credentials` was acknowledged. It carries card data: keep it off your logs, use it to authorize with your processor, then report the processor’s answer to `POST /payments/externalresponse`. Retried on the short credentials schedule (minutes), after which the request is `FAILED`.
+         */
+        post: operations["receivePaymentCredentials"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    ORDER_SUCCEEDED: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An order was paid
+         * @description Sent once an order of the default flow reaches its outcome. The body is the order as `GET /orders/{orderId}` returns it, with `eventName` and `merchantId`; confirm the order from it (or from that route) before you ship. Retried on the default schedule (`WEBHOOK_RETRY_DELAYS_MS`: 5 s, 5 min, 30 min, 2 h, 5 h and 10 h apart, about 18 hours in all).
+         */
+        post: operations["receiveOrderSucceeded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    ORDER_FAILED: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An order’s payment failed
+         * @description Sent once an order of the default flow reaches its outcome. The body is the order as `GET /orders/{orderId}` returns it, with `eventName` and `merchantId`; confirm the order from it (or from that route) before you ship. Retried on the default schedule (`WEBHOOK_RETRY_DELAYS_MS`: 5 s, 5 min, 30 min, 2 h, 5 h and 10 h apart, about 18 hours in all).
+         */
+        post: operations["receiveOrderFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    WEBHOOK_TEST: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A test of your endpoint
+         * @description Sent only when you call `POST /webhooks/test`, signed like every other; its `webhook-id` starts with `tst_`. The answer to that call reports how your endpoint answered.
+         */
+        post: operations["receiveWebhookTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
+export interface components {
+    schemas: {
+        /** @description Every failure of the API has this body (interface section 2.4). */
+        ErrorBody: {
+            /** @description Stable UPPER_SNAKE code; see docs/errors.md. */
+            errorCode: string;
+            /** @description What went wrong and why, naming the field for bad input. */
+            errorMessage: string;
+        };
+    };
+    responses: {
+        /** @description `METHOD_NOT_ALLOWED`: The route exists but not for this HTTP method. Any path answers it to a method it does not take. */
+        MethodNotAllowed: {
+            headers: {
+                Allow: components["headers"]["Allow"];
+                "Request-Id": components["headers"]["Request-Id"];
+                [name: string]: unknown;
             };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
+            content: {
+                "application/json": components["schemas"]["ErrorBody"];
+            };
+        };
+    };
+    parameters: never;
+    requestBodies: never;
+    headers: {
+        /** @description The id of this request, on every answer, success or failure: quote it to support. */
+        "Request-Id": string;
+        /** @description `true` when the answer is the one saved for an earlier request with the same `Idempotency-Key` and body, sent again; absent otherwise. */
+        "Idempotent-Replayed": "true";
+        /** @description Seconds to wait before trying again: sent with `RATE_LIMITED` and `OTP_THROTTLED`, and with `SERVICE_UNAVAILABLE` when the database cannot be reached. */
+        "Retry-After": number;
+        /** @description The methods the path takes, comma-separated, e.g. `GET, HEAD`. */
+        Allow: string;
+    };
+    pathItems: never;
+}
+export type $defs = Record<string, never>;
+export interface operations {
+    findCredentialsRequests: {
+        parameters: {
+            query: {
+                merchantReference: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
                             requestId: string;
                             merchantReference: string;
                             paymentId: string;
@@ -523,207 +424,437 @@ export interface paths {
                                 /** Format: date-time */
                                 createdAt: string;
                             }[];
-                        };
-                    };
-                };
-                /** @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `CREDENTIALS_REQUEST_NOT_FOUND`: No earlier credentials request of this merchant matches. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
+                        }[];
                     };
                 };
             };
+            /** @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
     };
-    "/webhooks/messages": {
+    requestPaymentCredentials: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. Printable ASCII without spaces (a UUID, say). */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
-        /**
-         * List webhook messages
-         * @description Newest first (by creation time, then id). For the next page, pass the last message id as `startingAfter` while `hasMore` is true. Messages are kept for the service's retention (30 days by default) after they were delivered or given up.
-         */
-        get: {
-            parameters: {
-                query?: {
-                    state?: "PENDING" | "DELIVERED" | "FAILED";
-                    subjectId?: string;
-                    /** @description A message id, usually the last of the previous page: lists the messages after it (older). 404 WEBHOOK_MESSAGE_NOT_FOUND when it is not one of yours. */
-                    startingAfter?: string;
-                    limit?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /** @description Sent as the `webhook-id` header on every attempt. */
-                                id: string;
-                                eventName: string;
-                                /** @description The record the event is about, e.g. a credentials request id. */
-                                subjectId: string;
-                                state: "PENDING" | "DELIVERED" | "FAILED";
-                                attemptCount: number;
-                                nextAttemptAt: string | null;
-                                lastError: string | null;
-                                /** Format: date-time */
-                                createdAt: string;
-                            }[];
-                            /** @description Whether more messages match beyond this page: ask again with `startingAfter`. */
-                            hasMore: boolean;
-                        };
-                    };
-                };
-                /** @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `WEBHOOK_MESSAGE_NOT_FOUND`: No webhook message with that id for this merchant. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Id of the payment method selected in the shopper's payment carousel. */
+                    paymentId: string;
+                    /** @description Id of the shopper's payment carousel session. */
+                    sessionId: string;
+                    /** @description Integer number of cents, from 1 to 99,999,999 ($999,999.99). */
+                    amount: number;
+                    /** @description The merchant's unique identifier or invoice number for this transaction. */
+                    merchantReference: string;
+                    /**
+                     * @description ISO 4217 code; USD is the supported value.
+                     * @example USD
+                     */
+                    currency: string;
                 };
             };
         };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description 200 on success.
+                         * @example 200
+                         */
+                        code: number;
+                        /**
+                         * @description Textual status.
+                         * @example OK
+                         */
+                        message: string;
+                        /** @description Id of the credentials request, for GET /payments/credentials/{requestId}. */
+                        requestId: string;
+                    };
+                };
+            };
+            /**
+             * @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule.
+             *
+             *     `INVALID_JSON`: The body is not valid JSON.
+             *
+             *     `UNSUPPORTED_CURRENCY`: `currency` (an order's `currencyCode`) is not a supported currency: USD only, in capitals.
+             */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `MERCHANT_NOT_APPROVED`: The merchant account is not approved for the credentials flow. */
+            403: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `SESSION_NOT_FOUND`: No payment-carousel session with that `sessionId` for this merchant.
+             *
+             *     `PAYMENT_METHOD_NOT_FOUND`: No payment method with that `paymentId` in the session's wallet.
+             */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with a different request body or path.
+             *
+             *     `IDEMPOTENCY_REQUEST_IN_PROGRESS`: A request with the same `Idempotency-Key` is still being processed.
+             */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the service accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or in a charset other than UTF-8, or compressed (`Content-Encoding`). */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `SESSION_EXPIRED`: The payment-carousel session has expired.
+             *
+             *     `PAYMENT_METHOD_EXPIRED`: The selected card has expired.
+             *
+             *     `AMOUNT_EXCEEDS_SELECTION`: The amount is above the total the shopper agreed to in the hosted checkout that made the session.
+             *
+             *     `WEBHOOK_URL_NOT_CONFIGURED`: The merchant account has no webhook URL to deliver credentials to.
+             */
+            422: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
     };
-    "/webhooks/messages/{messageId}": {
+    reportExternalResponse: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. Printable ASCII without spaces (a UUID, say). */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
-        /** A webhook message with its delivery attempts */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    messageId: string;
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Id of the payment method selected in the shopper's payment carousel. */
+                    paymentId: string;
+                    /** @description Full, unformatted response of the merchant's processor. Stored encrypted. */
+                    pspRawResponse: string;
+                    /** @description Integer number of cents, from 1 to 99,999,999 ($999,999.99). */
+                    amount: number;
+                    /** @description Name of the merchant's processor. */
+                    pspHostName: string;
+                    /**
+                     * @description ISO 4217 code; USD is the supported value.
+                     * @example USD
+                     */
+                    currency: string;
+                    /** @description True when the payment was a recurring (card-on-file) payment. */
+                    isRecurring: boolean;
                 };
-                cookie?: never;
             };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description 200 on success.
+                         * @example 200
+                         */
+                        code: number;
+                        /**
+                         * @description Textual status.
+                         * @example OK
+                         */
+                        message: string;
+                        /** @description Id of the recorded response (`ext_…`), as listed in `externalResponses` of the credentials request. */
+                        externalResponseId: string;
+                        /** @description Id of the credentials request the response was linked to: this merchant's latest for the `paymentId`. */
+                        requestId: string;
                     };
-                    content: {
-                        "application/json": {
-                            /** @description Sent as the `webhook-id` header on every attempt. */
-                            id: string;
-                            eventName: string;
-                            /** @description The record the event is about, e.g. a credentials request id. */
-                            subjectId: string;
-                            state: "PENDING" | "DELIVERED" | "FAILED";
+                };
+            };
+            /**
+             * @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule.
+             *
+             *     `INVALID_JSON`: The body is not valid JSON.
+             *
+             *     `UNSUPPORTED_CURRENCY`: `currency` (an order's `currencyCode`) is not a supported currency: USD only, in capitals.
+             */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `CREDENTIALS_REQUEST_NOT_FOUND`: No earlier credentials request of this merchant matches. */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with a different request body or path.
+             *
+             *     `IDEMPOTENCY_REQUEST_IN_PROGRESS`: A request with the same `Idempotency-Key` is still being processed.
+             */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the service accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or in a charset other than UTF-8, or compressed (`Content-Encoding`). */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `AMOUNT_EXCEEDS_REQUESTED`: The reported amount is above the amount of the credentials request. */
+            422: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getCredentialsRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                requestId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        requestId: string;
+                        merchantReference: string;
+                        paymentId: string;
+                        sessionId: string;
+                        /** @description Integer cents. */
+                        amount: number;
+                        currency: string;
+                        /** @description ACKNOWLEDGED until the PAYMENT_CREDENTIALS webhook is delivered (DELIVERED) or abandoned (FAILED). */
+                        state: "ACKNOWLEDGED" | "DELIVERED" | "FAILED";
+                        /** @description Why the last delivery attempt failed. */
+                        failureReason: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        webhook: {
+                            /** @description The `webhook-id` header of every attempt. */
+                            messageId: string;
                             attemptCount: number;
                             nextAttemptAt: string | null;
-                            lastError: string | null;
-                            /** Format: date-time */
-                            createdAt: string;
                             attempts: {
                                 /** Format: date-time */
                                 attemptedAt: string;
@@ -733,97 +864,95 @@ export interface paths {
                                 error: string | null;
                             }[];
                         };
-                    };
-                };
-                /** @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `WEBHOOK_MESSAGE_NOT_FOUND`: No webhook message with that id for this merchant. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
+                        externalResponses: {
+                            id: string;
+                            pspHostName: string;
+                            amount: number;
+                            currency: string;
+                            isRecurring: boolean;
+                            /** Format: date-time */
+                            createdAt: string;
+                        }[];
                     };
                 };
             };
+            /** @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `CREDENTIALS_REQUEST_NOT_FOUND`: No earlier credentials request of this merchant matches. */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
     };
-    "/webhooks/messages/{messageId}/resend": {
+    listWebhookMessages: {
         parameters: {
-            query?: never;
+            query?: {
+                state?: "PENDING" | "DELIVERED" | "FAILED";
+                subjectId?: string;
+                /** @description A message id, usually the last of the previous page: lists the messages after it (older). 404 WEBHOOK_MESSAGE_NOT_FOUND when it is not one of yours. */
+                startingAfter?: string;
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get?: never;
-        put?: never;
-        /**
-         * Send a delivered or failed message again
-         * @description Same `webhook-id`, a fresh retry schedule; the payload is built again at delivery. Recorded in the service's audit trail.
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. Printable ASCII without spaces (a UUID, say). */
-                    "idempotency-key"?: string;
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
                 };
-                path: {
-                    messageId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
+                content: {
+                    "application/json": {
+                        data: {
                             /** @description Sent as the `webhook-id` header on every attempt. */
                             id: string;
                             eventName: string;
@@ -835,557 +964,571 @@ export interface paths {
                             lastError: string | null;
                             /** Format: date-time */
                             createdAt: string;
-                        };
-                    };
-                };
-                /**
-                 * @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule.
-                 *
-                 *     `INVALID_JSON`: The body is not valid JSON.
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `WEBHOOK_MESSAGE_NOT_FOUND`: No webhook message with that id for this merchant. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /**
-                 * @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with a different request body or path.
-                 *
-                 *     `IDEMPOTENCY_REQUEST_IN_PROGRESS`: A request with the same `Idempotency-Key` is still being processed.
-                 *
-                 *     `WEBHOOK_NOT_RESENDABLE`: The webhook message is still pending, so it cannot be sent again yet; or it is a PAYMENT_CREDENTIALS whose card the shopper has removed, whose card data is never sent again.
-                 */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the service accepts. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or in a charset other than UTF-8, or compressed (`Content-Encoding`). */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
+                        }[];
+                        /** @description Whether more messages match beyond this page: ask again with `startingAfter`. */
+                        hasMore: boolean;
                     };
                 };
             };
+            /** @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `WEBHOOK_MESSAGE_NOT_FOUND`: No webhook message with that id for this merchant. */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
     };
-    "/webhooks/messages/recover": {
+    getWebhookMessage: {
         parameters: {
             query?: never;
             header?: never;
-            path?: never;
+            path: {
+                messageId: string;
+            };
             cookie?: never;
         };
-        get?: never;
-        put?: never;
-        /**
-         * Send again every message given up since a time
-         * @description After your endpoint was down for longer than the retry schedule: every message of yours that ended FAILED at or after `since` goes out again, oldest first, each with its original `webhook-id` (receivers that de-duplicate on it see a message they already took as such) and a fresh retry schedule. At most 1000 a call; call again while `hasMore` is true. A `PAYMENT_CREDENTIALS` message whose card the shopper has since removed is never sent again (its card data is to be erased); `notSent` counts those. A call that sends any again is recorded in the service's audit trail.
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. Printable ASCII without spaces (a UUID, say). */
-                    "idempotency-key"?: string;
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
                 };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
                 content: {
                     "application/json": {
-                        /**
-                         * Format: date-time
-                         * @description Messages given up at or after this time are sent again, e.g. `2026-11-25T08:00:00Z`.
-                         */
-                        since: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description Messages sent again by this call. */
-                            recovered: number;
-                            /** @description Whether more such messages are left: call again. */
-                            hasMore: boolean;
-                            /** @description Messages given up since `since` that are never sent again, because the shopper has removed the card they carry: the same on every call. */
-                            notSent: number;
-                        };
-                    };
-                };
-                /**
-                 * @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule.
-                 *
-                 *     `INVALID_JSON`: The body is not valid JSON.
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /**
-                 * @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with a different request body or path.
-                 *
-                 *     `IDEMPOTENCY_REQUEST_IN_PROGRESS`: A request with the same `Idempotency-Key` is still being processed.
-                 */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the service accepts. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or in a charset other than UTF-8, or compressed (`Content-Encoding`). */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/webhooks/test": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Send a test webhook to your endpoint now
-         * @description One `WEBHOOK_TEST` webhook, `{ "eventName": "WEBHOOK_TEST", "merchantId", "sentAt" }`, signed like every other, sent at once to your webhook URL; the answer reports how your endpoint answered. Nothing is stored or retried, and its `webhook-id` (`tst_…`) is not a message of the list. At most 10 a minute.
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. Printable ASCII without spaces (a UUID, say). */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description The `webhook-id` it was sent with. */
-                            webhookId: string;
-                            /** @description Where it was sent; null when no webhook URL is configured. */
-                            url: string | null;
-                            /** @description Whether your endpoint answered 2xx. */
-                            delivered: boolean;
-                            /** @description Your endpoint's HTTP status; null when none came. */
+                        /** @description Sent as the `webhook-id` header on every attempt. */
+                        id: string;
+                        eventName: string;
+                        /** @description The record the event is about, e.g. a credentials request id. */
+                        subjectId: string;
+                        state: "PENDING" | "DELIVERED" | "FAILED";
+                        attemptCount: number;
+                        nextAttemptAt: string | null;
+                        lastError: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                        attempts: {
+                            /** Format: date-time */
+                            attemptedAt: string;
+                            /** @description The receiver's HTTP status; null when none came. */
                             statusCode: number | null;
                             latencyMs: number;
-                            /** @description Why it was not delivered: the status, a time-out, a refused connection, a URL not allowed… */
                             error: string | null;
-                        };
-                    };
-                };
-                /**
-                 * @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule.
-                 *
-                 *     `INVALID_JSON`: The body is not valid JSON.
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /**
-                 * @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with a different request body or path.
-                 *
-                 *     `IDEMPOTENCY_REQUEST_IN_PROGRESS`: A request with the same `Idempotency-Key` is still being processed.
-                 */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the service accepts. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or in a charset other than UTF-8, or compressed (`Content-Encoding`). */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `RATE_LIMITED`: Too many requests from this client address or for this merchant; retry after the number of seconds in the `Retry-After` header. */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
+                        }[];
                     };
                 };
             };
+            /** @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `WEBHOOK_MESSAGE_NOT_FOUND`: No webhook message with that id for this merchant. */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
     };
-    "/orders": {
+    resendWebhookMessage: {
         parameters: {
             query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. Printable ASCII without spaces (a UUID, say). */
+                "idempotency-key"?: string;
+            };
+            path: {
+                messageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Sent as the `webhook-id` header on every attempt. */
+                        id: string;
+                        eventName: string;
+                        /** @description The record the event is about, e.g. a credentials request id. */
+                        subjectId: string;
+                        state: "PENDING" | "DELIVERED" | "FAILED";
+                        attemptCount: number;
+                        nextAttemptAt: string | null;
+                        lastError: string | null;
+                        /** Format: date-time */
+                        createdAt: string;
+                    };
+                };
+            };
+            /**
+             * @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule.
+             *
+             *     `INVALID_JSON`: The body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `WEBHOOK_MESSAGE_NOT_FOUND`: No webhook message with that id for this merchant. */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with a different request body or path.
+             *
+             *     `IDEMPOTENCY_REQUEST_IN_PROGRESS`: A request with the same `Idempotency-Key` is still being processed.
+             *
+             *     `WEBHOOK_NOT_RESENDABLE`: The webhook message is still pending, so it cannot be sent again yet; or it is a PAYMENT_CREDENTIALS whose card the shopper has removed, whose card data is never sent again.
+             */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the service accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or in a charset other than UTF-8, or compressed (`Content-Encoding`). */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    recoverWebhookMessages: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. Printable ASCII without spaces (a UUID, say). */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description Messages given up at or after this time are sent again, e.g. `2026-11-25T08:00:00Z`.
+                     */
+                    since: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Messages sent again by this call. */
+                        recovered: number;
+                        /** @description Whether more such messages are left: call again. */
+                        hasMore: boolean;
+                        /** @description Messages given up since `since` that are never sent again, because the shopper has removed the card they carry: the same on every call. */
+                        notSent: number;
+                    };
+                };
+            };
+            /**
+             * @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule.
+             *
+             *     `INVALID_JSON`: The body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with a different request body or path.
+             *
+             *     `IDEMPOTENCY_REQUEST_IN_PROGRESS`: A request with the same `Idempotency-Key` is still being processed.
+             */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the service accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or in a charset other than UTF-8, or compressed (`Content-Encoding`). */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    sendTestWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. Printable ASCII without spaces (a UUID, say). */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The `webhook-id` it was sent with. */
+                        webhookId: string;
+                        /** @description Where it was sent; null when no webhook URL is configured. */
+                        url: string | null;
+                        /** @description Whether your endpoint answered 2xx. */
+                        delivered: boolean;
+                        /** @description Your endpoint's HTTP status; null when none came. */
+                        statusCode: number | null;
+                        latencyMs: number;
+                        /** @description Why it was not delivered: the status, a time-out, a refused connection, a URL not allowed… */
+                        error: string | null;
+                    };
+                };
+            };
+            /**
+             * @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule.
+             *
+             *     `INVALID_JSON`: The body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with a different request body or path.
+             *
+             *     `IDEMPOTENCY_REQUEST_IN_PROGRESS`: A request with the same `Idempotency-Key` is still being processed.
+             */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the service accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or in a charset other than UTF-8, or compressed (`Content-Encoding`). */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `RATE_LIMITED`: Too many requests from this client address or for this merchant; retry after the number of seconds in the `Retry-After` header. */
+            429: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listOrders: {
+        parameters: {
+            query?: {
+                status?: "CREATED" | "PROCESSING" | "SUCCEEDED" | "FAILED" | "ABANDONED";
+                /** @description The `orderId` you gave to `createOrder`. */
+                merchantOrderId?: string;
+                /** @description Created at or after this time. */
+                createdSince?: string;
+                /** @description Created before this time. */
+                createdBefore?: string;
+                /** @description An `orderId`, usually the last of the previous page: lists the orders after it (older). 404 ORDER_NOT_FOUND when it is not one of yours. */
+                startingAfter?: string;
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /**
-         * List orders
-         * @description Your orders, newest first (by creation time, then id), as `GET /orders/{orderId}` answers each: to reconcile what your server recorded with what the service did. Narrow them by `status`, by your own `merchantOrderId`, or by when they were created. For the next page, pass the last order's `orderId` as `startingAfter`, with the same filters, while `hasMore` is true. ABANDONED orders leave the list once the service's retention (30 days by default) has passed since their `expiresAt`; paid, failed and paying orders are kept.
-         */
-        get: {
-            parameters: {
-                query?: {
-                    status?: "CREATED" | "PROCESSING" | "SUCCEEDED" | "FAILED" | "ABANDONED";
-                    /** @description The `orderId` you gave to `createOrder`. */
-                    merchantOrderId?: string;
-                    /** @description Created at or after this time. */
-                    createdSince?: string;
-                    /** @description Created before this time. */
-                    createdBefore?: string;
-                    /** @description An `orderId`, usually the last of the previous page: lists the orders after it (older). 404 ORDER_NOT_FOUND when it is not one of yours. */
-                    startingAfter?: string;
-                    limit?: number;
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
                 };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /** @description The service's order id (`ord_…`). */
-                                orderId: string;
-                                merchantOrderId: string | null;
-                                /** @description CREATED → PROCESSING → SUCCEEDED | FAILED; CREATED → ABANDONED (closed or expired). In the `merchant` authorization mode the shopper's selection moves the order to PROCESSING (it no longer expires) and it stays there: the merchant's processor decides the payment, and `merchantAuthorization.externalResponse` shows that the merchant reported its answer. */
-                                status: "CREATED" | "PROCESSING" | "SUCCEEDED" | "FAILED" | "ABANDONED";
-                                currency: string;
-                                lineItems: {
-                                    SKU: string;
-                                    name?: string;
-                                    /** @description Integer cents. */
-                                    amount?: number;
-                                    category?: string;
-                                }[];
-                                /** @description Integer cents. */
-                                subtotal: number;
-                                /** @description Integer cents: the merchant's total (or the subtotal) until the shopper pays; from then on subtotal + shipping + taxes as submitted to the gateway. */
-                                total: number;
-                                description: string | null;
-                                email: string | null;
-                                shipping: {
-                                    addressId: string | null;
-                                    method: {
-                                        externalId: string;
-                                        name: string;
-                                        /** @description Integer cents. */
-                                        price: number;
-                                    } | null;
-                                    /** @description Integer cents. */
-                                    amount: number;
-                                } | null;
-                                taxes: number | null;
-                                transactionDetails: {
-                                    networkTransactionId: string | null;
-                                    gatewayTransactionId: string;
-                                    /** @description The gateway's response: an object or an XML/JSON string. */
-                                    gatewayResponse: unknown;
-                                    /** @description Connected checkout variant only. */
-                                    stpReferenceNum?: string;
-                                } | null;
-                                error: {
-                                    errorCode: string;
-                                    errorMessage: string | null;
-                                } | null;
-                                merchantAuthorization: {
-                                    /** @description The payment-carousel session handed to `onPaymentSelected` with the selection. */
-                                    sessionId: string;
-                                    /** @description The payment method the shopper selected. */
-                                    paymentId: string;
-                                    externalResponse: {
-                                        externalResponseId: string;
-                                        pspHostName: string;
-                                        /** @description Integer cents. */
-                                        amount: number;
-                                        currency: string;
-                                        isRecurring: boolean;
-                                        /** Format: date-time */
-                                        reportedAt: string;
-                                    } | null;
-                                } | null;
-                                /** Format: date-time */
-                                expiresAt: string;
-                                /** Format: date-time */
-                                createdAt: string;
-                                /** Format: date-time */
-                                updatedAt: string;
-                            }[];
-                            /** @description Whether more orders match beyond this page: ask again with `startingAfter`. */
-                            hasMore: boolean;
-                        };
-                    };
-                };
-                /** @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `ORDER_NOT_FOUND`: No order with that id for this merchant. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/orders/{orderId}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Get an order
-         * @description The order with the merchant's own id as `merchantOrderId`, its status, amounts and transaction details. Confirm an order here (or by the signed ORDER_SUCCEEDED webhook) rather than trusting the browser. Another merchant's order is ORDER_NOT_FOUND, and so is an ABANDONED one once the service's retention (30 days by default) has passed since its `expiresAt`; paid, failed and paying orders are kept.
-         */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    orderId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
+                content: {
+                    "application/json": {
+                        data: {
                             /** @description The service's order id (`ord_…`). */
                             orderId: string;
                             merchantOrderId: string | null;
@@ -1451,711 +1594,737 @@ export interface paths {
                             createdAt: string;
                             /** Format: date-time */
                             updatedAt: string;
-                        };
-                    };
-                };
-                /** @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `ORDER_NOT_FOUND`: No order with that id for this merchant. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
+                        }[];
+                        /** @description Whether more orders match beyond this page: ask again with `startingAfter`. */
+                        hasMore: boolean;
                     };
                 };
             };
+            /** @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `ORDER_NOT_FOUND`: No order with that id for this merchant. */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
     };
-    "/audit-events": {
+    getOrder: {
         parameters: {
             query?: never;
             header?: never;
-            path?: never;
+            path: {
+                orderId: string;
+            };
             cookie?: never;
         };
-        /**
-         * Your account's security history
-         * @description What was done to your merchant account, its API keys, webhook secret and gateway account, and the webhooks you had sent again, newest first, from the service's audit trail: who (the service's operators, your server, or the service), when, and what changed. For the next page, pass the last event's `seq` as `startingAfter` while `hasMore` is true. Kept for good.
-         */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description An event's `seq`, usually the last of the previous page: lists the events before it (older). */
-                    startingAfter?: number;
-                    limit?: number;
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
                 };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            data: {
-                                /** @description The event's number in the service's trail; pass it as `startingAfter` for older events. */
-                                seq: number;
-                                /** Format: date-time */
-                                at: string;
-                                /** @description `operator`: someone running the service, at its command line (the service's own trail names them); `merchant`: your server, with one of your API keys; `shopper`: a shopper in the checkout (their own wallet's actions, which name no merchant, so not shown here today); `service`: the service on its own. */
-                                actor: "operator" | "merchant" | "shopper" | "service";
-                                /** @description For `merchant`: which of your API keys (`key_…`, as `apikey list` shows them) took the action. */
-                                apiKeyId: string | null;
-                                /** @description What was done; see the operations guide for each action and its details. */
-                                action: "merchant.created" | "merchant.updated" | "merchant.credentials_approved" | "merchant.credentials_withdrawn" | "api_key.created" | "api_key.revoked" | "webhook_secret.rotated" | "gateway_account.set" | "gateway_account.removed" | "vault.key_rotated" | "shopper.viewed" | "shopper.erased" | "wallet.address_added" | "wallet.address_changed" | "wallet.address_removed" | "wallet.card_added" | "wallet.card_changed" | "wallet.card_removed" | "device.remembered" | "device.forgotten" | "webhook.resent" | "webhooks.recovered" | "database.backed_up" | "audit.viewed";
-                                /** @description The API key (`key_…`) or webhook message (`msg_…`) acted on, when not your account itself. */
-                                subject: string | null;
-                                /** @description The settings as they became, the key prefix, the counts: never a key, a secret or card data. */
-                                details: {
-                                    [key: string]: unknown;
-                                };
-                            }[];
-                            /** @description Whether more events match beyond this page: ask again with `startingAfter`. */
-                            hasMore: boolean;
-                        };
-                    };
-                };
-                /** @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule. */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/sandbox/sessions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Create a payment-carousel session for a test shopper (staging only)
-         * @description Defaults to the test shopper `test.shopper@example.com`. Not available in production. Where staging sends real e-mail (`SMTP_URL` set), only for shoppers at test addresses (example.com, example.net, example.org, or under .test, .example, .invalid or .localhost); another `email` is a 400.
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. Printable ASCII without spaces (a UUID, say). */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
                 content: {
                     "application/json": {
-                        /** @description An e-mail address. */
-                        email?: string;
+                        /** @description The service's order id (`ord_…`). */
+                        orderId: string;
+                        merchantOrderId: string | null;
+                        /** @description CREATED → PROCESSING → SUCCEEDED | FAILED; CREATED → ABANDONED (closed or expired). In the `merchant` authorization mode the shopper's selection moves the order to PROCESSING (it no longer expires) and it stays there: the merchant's processor decides the payment, and `merchantAuthorization.externalResponse` shows that the merchant reported its answer. */
+                        status: "CREATED" | "PROCESSING" | "SUCCEEDED" | "FAILED" | "ABANDONED";
+                        currency: string;
+                        lineItems: {
+                            SKU: string;
+                            name?: string;
+                            /** @description Integer cents. */
+                            amount?: number;
+                            category?: string;
+                        }[];
+                        /** @description Integer cents. */
+                        subtotal: number;
+                        /** @description Integer cents: the merchant's total (or the subtotal) until the shopper pays; from then on subtotal + shipping + taxes as submitted to the gateway. */
+                        total: number;
+                        description: string | null;
+                        email: string | null;
+                        shipping: {
+                            addressId: string | null;
+                            method: {
+                                externalId: string;
+                                name: string;
+                                /** @description Integer cents. */
+                                price: number;
+                            } | null;
+                            /** @description Integer cents. */
+                            amount: number;
+                        } | null;
+                        taxes: number | null;
+                        transactionDetails: {
+                            networkTransactionId: string | null;
+                            gatewayTransactionId: string;
+                            /** @description The gateway's response: an object or an XML/JSON string. */
+                            gatewayResponse: unknown;
+                            /** @description Connected checkout variant only. */
+                            stpReferenceNum?: string;
+                        } | null;
+                        error: {
+                            errorCode: string;
+                            errorMessage: string | null;
+                        } | null;
+                        merchantAuthorization: {
+                            /** @description The payment-carousel session handed to `onPaymentSelected` with the selection. */
+                            sessionId: string;
+                            /** @description The payment method the shopper selected. */
+                            paymentId: string;
+                            externalResponse: {
+                                externalResponseId: string;
+                                pspHostName: string;
+                                /** @description Integer cents. */
+                                amount: number;
+                                currency: string;
+                                isRecurring: boolean;
+                                /** Format: date-time */
+                                reportedAt: string;
+                            } | null;
+                        } | null;
+                        /** Format: date-time */
+                        expiresAt: string;
+                        /** Format: date-time */
+                        createdAt: string;
+                        /** Format: date-time */
+                        updatedAt: string;
                     };
                 };
             };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            sessionId: string;
-                            email: string;
+            /** @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `ORDER_NOT_FOUND`: No order with that id for this merchant. */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description An event's `seq`, usually the last of the previous page: lists the events before it (older). */
+                startingAfter?: number;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The event's number in the service's trail; pass it as `startingAfter` for older events. */
+                            seq: number;
                             /** Format: date-time */
-                            expiresAt: string;
-                            paymentMethods: {
-                                /** @description Pass as `paymentId` to POST /payments/credentials. */
-                                paymentId: string;
-                                cardBrand: string;
-                                last4CardNumber: string;
-                                expMonth: number;
-                                expYear: number;
-                                isDefault: boolean;
-                                needsCvv: boolean;
-                                nickName: string | null;
-                            }[];
-                        };
-                    };
-                };
-                /**
-                 * @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule.
-                 *
-                 *     `INVALID_JSON`: The body is not valid JSON.
-                 */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `SHOPPER_NOT_FOUND`: No shopper with that id or email. */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /**
-                 * @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with a different request body or path.
-                 *
-                 *     `IDEMPOTENCY_REQUEST_IN_PROGRESS`: A request with the same `Idempotency-Key` is still being processed.
-                 */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the service accepts. */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or in a charset other than UTF-8, or compressed (`Content-Encoding`). */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
-                500: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-                /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ErrorBody"];
-                    };
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-}
-export interface webhooks {
-    PAYMENT_CREDENTIALS: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Card credentials for a credentials request
-         * @description Sent after `POST /payments/credentials` was acknowledged. It carries card data: keep it off your logs, use it to authorize with your processor, then report the processor’s answer to `POST /payments/externalresponse`. Retried on the short credentials schedule (minutes), after which the request is `FAILED`.
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The message id: the same on every attempt. Drop a message whose id you have seen. */
-                    "webhook-id": string;
-                    /** @description Seconds since the epoch when this attempt was sent. */
-                    "webhook-timestamp": string;
-                    /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `webhook-id.webhook-timestamp.body`, one per active webhook secret. Verify with a Standard Webhooks library before reading the body. */
-                    "webhook-signature": string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        eventName: "PAYMENT_CREDENTIALS";
-                        /** @description The `paymentId` of the credentials request. */
-                        paymentId: string;
-                        merchantId: string;
-                        /** @description The `merchantReference` of the credentials request. */
-                        merchantReference: string;
-                        cardDetails: {
-                            /**
-                             * @description The card network in lower case.
-                             * @example visa
-                             */
-                            networkType: string;
-                        };
-                        billingAddress: {
-                            firstName: string;
-                            lastName: string;
-                            address1: string;
-                            city: string;
-                            state: string;
-                            country: string;
-                            zipCode: string;
-                            phoneNumber: string;
-                        };
-                        /** @description One entry per credential type the merchant is approved for: NETWORK_TOKEN first, then PAN. */
-                        credentials: ({
-                            /** @constant */
-                            type: "NETWORK_TOKEN";
-                            /** @description The network token, Luhn-valid, on the card’s network. */
-                            token: string;
-                            /** @description The token cryptogram (TAVV) for this request only: send it to the processor as the cryptogram, not as a security code. */
-                            cvv: string;
-                            /** @example 09 */
-                            expirationMonth: string;
-                            /** @example 2031 */
-                            expirationYear: string;
-                        } | {
-                            /** @constant */
-                            type: "PAN";
-                            /** @description The card number. */
-                            pan: string;
-                            /** @example 09 */
-                            expirationMonth: string;
-                            /** @example 2031 */
-                            expirationYear: string;
-                        })[];
-                    };
-                };
-            };
-            responses: {
-                /** @description Any 2xx within the time-out (15 s by default) counts as delivered. Anything else, a redirect or a time-out is retried with the same `webhook-id`; the body is built again from the vault at each attempt (the same card data, the billing address as it is then). */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    ORDER_SUCCEEDED: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * An order was paid
-         * @description Sent once an order of the default flow reaches its outcome. The body is the order as `GET /orders/{orderId}` returns it, with `eventName` and `merchantId`; confirm the order from it (or from that route) before you ship. Retried on the default schedule (`WEBHOOK_RETRY_DELAYS_MS`: 5 s, 5 min, 30 min, 2 h, 5 h and 10 h apart, about 18 hours in all).
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The message id: the same on every attempt. Drop a message whose id you have seen. */
-                    "webhook-id": string;
-                    /** @description Seconds since the epoch when this attempt was sent. */
-                    "webhook-timestamp": string;
-                    /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `webhook-id.webhook-timestamp.body`, one per active webhook secret. Verify with a Standard Webhooks library before reading the body. */
-                    "webhook-signature": string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        eventName: "ORDER_SUCCEEDED" | "ORDER_FAILED";
-                        merchantId: string;
-                        /** @description The service's order id (`ord_…`). */
-                        orderId: string;
-                        merchantOrderId: string | null;
-                        /** @description CREATED → PROCESSING → SUCCEEDED | FAILED; CREATED → ABANDONED (closed or expired). In the `merchant` authorization mode the shopper's selection moves the order to PROCESSING (it no longer expires) and it stays there: the merchant's processor decides the payment, and `merchantAuthorization.externalResponse` shows that the merchant reported its answer. */
-                        status: "CREATED" | "PROCESSING" | "SUCCEEDED" | "FAILED" | "ABANDONED";
-                        currency: string;
-                        lineItems: {
-                            SKU: string;
-                            name?: string;
-                            /** @description Integer cents. */
-                            amount?: number;
-                            category?: string;
+                            at: string;
+                            /** @description `operator`: someone running the service, at its command line (the service's own trail names them); `merchant`: your server, with one of your API keys; `shopper`: a shopper in the checkout (their own wallet's actions, which name no merchant, so not shown here today); `service`: the service on its own. */
+                            actor: "operator" | "merchant" | "shopper" | "service";
+                            /** @description For `merchant`: which of your API keys (`key_…`, as `apikey list` shows them) took the action. */
+                            apiKeyId: string | null;
+                            /** @description What was done; see the operations guide for each action and its details. */
+                            action: "merchant.created" | "merchant.updated" | "merchant.credentials_approved" | "merchant.credentials_withdrawn" | "api_key.created" | "api_key.revoked" | "webhook_secret.rotated" | "gateway_account.set" | "gateway_account.removed" | "vault.key_rotated" | "shopper.viewed" | "shopper.erased" | "wallet.address_added" | "wallet.address_changed" | "wallet.address_removed" | "wallet.card_added" | "wallet.card_changed" | "wallet.card_removed" | "device.remembered" | "device.forgotten" | "webhook.resent" | "webhooks.recovered" | "database.backed_up" | "audit.viewed";
+                            /** @description The API key (`key_…`) or webhook message (`msg_…`) acted on, when not your account itself. */
+                            subject: string | null;
+                            /** @description The settings as they became, the key prefix, the counts: never a key, a secret or card data. */
+                            details: {
+                                [key: string]: unknown;
+                            };
                         }[];
-                        /** @description Integer cents. */
-                        subtotal: number;
-                        /** @description Integer cents: the merchant's total (or the subtotal) until the shopper pays; from then on subtotal + shipping + taxes as submitted to the gateway. */
-                        total: number;
-                        description: string | null;
-                        email: string | null;
-                        shipping: {
-                            addressId: string | null;
-                            method: {
-                                externalId: string;
-                                name: string;
-                                /** @description Integer cents. */
-                                price: number;
-                            } | null;
-                            /** @description Integer cents. */
-                            amount: number;
-                        } | null;
-                        taxes: number | null;
-                        transactionDetails: {
-                            networkTransactionId: string | null;
-                            gatewayTransactionId: string;
-                            /** @description The gateway's response: an object or an XML/JSON string. */
-                            gatewayResponse: unknown;
-                            /** @description Connected checkout variant only. */
-                            stpReferenceNum?: string;
-                        } | null;
-                        error: {
-                            errorCode: string;
-                            errorMessage: string | null;
-                        } | null;
-                        merchantAuthorization: {
-                            /** @description The payment-carousel session handed to `onPaymentSelected` with the selection. */
-                            sessionId: string;
-                            /** @description The payment method the shopper selected. */
-                            paymentId: string;
-                            externalResponse: {
-                                externalResponseId: string;
-                                pspHostName: string;
-                                /** @description Integer cents. */
-                                amount: number;
-                                currency: string;
-                                isRecurring: boolean;
-                                /** Format: date-time */
-                                reportedAt: string;
-                            } | null;
-                        } | null;
+                        /** @description Whether more events match beyond this page: ask again with `startingAfter`. */
+                        hasMore: boolean;
+                    };
+                };
+            };
+            /** @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule. */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createSandboxSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key and body replay the first answer for 24 hours. Printable ASCII without spaces (a UUID, say). */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An e-mail address. */
+                    email?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sessionId: string;
+                        email: string;
                         /** Format: date-time */
                         expiresAt: string;
-                        /** Format: date-time */
-                        createdAt: string;
-                        /** Format: date-time */
-                        updatedAt: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Any 2xx within the time-out (15 s by default) counts as delivered. Anything else, a redirect or a time-out is retried with the same `webhook-id`; the body is built again from the vault at each attempt (the same card data, the billing address as it is then). */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    ORDER_FAILED: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * An order’s payment failed
-         * @description Sent once an order of the default flow reaches its outcome. The body is the order as `GET /orders/{orderId}` returns it, with `eventName` and `merchantId`; confirm the order from it (or from that route) before you ship. Retried on the default schedule (`WEBHOOK_RETRY_DELAYS_MS`: 5 s, 5 min, 30 min, 2 h, 5 h and 10 h apart, about 18 hours in all).
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The message id: the same on every attempt. Drop a message whose id you have seen. */
-                    "webhook-id": string;
-                    /** @description Seconds since the epoch when this attempt was sent. */
-                    "webhook-timestamp": string;
-                    /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `webhook-id.webhook-timestamp.body`, one per active webhook secret. Verify with a Standard Webhooks library before reading the body. */
-                    "webhook-signature": string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        eventName: "ORDER_SUCCEEDED" | "ORDER_FAILED";
-                        merchantId: string;
-                        /** @description The service's order id (`ord_…`). */
-                        orderId: string;
-                        merchantOrderId: string | null;
-                        /** @description CREATED → PROCESSING → SUCCEEDED | FAILED; CREATED → ABANDONED (closed or expired). In the `merchant` authorization mode the shopper's selection moves the order to PROCESSING (it no longer expires) and it stays there: the merchant's processor decides the payment, and `merchantAuthorization.externalResponse` shows that the merchant reported its answer. */
-                        status: "CREATED" | "PROCESSING" | "SUCCEEDED" | "FAILED" | "ABANDONED";
-                        currency: string;
-                        lineItems: {
-                            SKU: string;
-                            name?: string;
-                            /** @description Integer cents. */
-                            amount?: number;
-                            category?: string;
-                        }[];
-                        /** @description Integer cents. */
-                        subtotal: number;
-                        /** @description Integer cents: the merchant's total (or the subtotal) until the shopper pays; from then on subtotal + shipping + taxes as submitted to the gateway. */
-                        total: number;
-                        description: string | null;
-                        email: string | null;
-                        shipping: {
-                            addressId: string | null;
-                            method: {
-                                externalId: string;
-                                name: string;
-                                /** @description Integer cents. */
-                                price: number;
-                            } | null;
-                            /** @description Integer cents. */
-                            amount: number;
-                        } | null;
-                        taxes: number | null;
-                        transactionDetails: {
-                            networkTransactionId: string | null;
-                            gatewayTransactionId: string;
-                            /** @description The gateway's response: an object or an XML/JSON string. */
-                            gatewayResponse: unknown;
-                            /** @description Connected checkout variant only. */
-                            stpReferenceNum?: string;
-                        } | null;
-                        error: {
-                            errorCode: string;
-                            errorMessage: string | null;
-                        } | null;
-                        merchantAuthorization: {
-                            /** @description The payment-carousel session handed to `onPaymentSelected` with the selection. */
-                            sessionId: string;
-                            /** @description The payment method the shopper selected. */
+                        paymentMethods: {
+                            /** @description Pass as `paymentId` to POST /payments/credentials. */
                             paymentId: string;
-                            externalResponse: {
-                                externalResponseId: string;
-                                pspHostName: string;
-                                /** @description Integer cents. */
-                                amount: number;
-                                currency: string;
-                                isRecurring: boolean;
-                                /** Format: date-time */
-                                reportedAt: string;
-                            } | null;
-                        } | null;
-                        /** Format: date-time */
-                        expiresAt: string;
-                        /** Format: date-time */
-                        createdAt: string;
-                        /** Format: date-time */
-                        updatedAt: string;
+                            cardBrand: string;
+                            last4CardNumber: string;
+                            expMonth: number;
+                            expYear: number;
+                            isDefault: boolean;
+                            needsCvv: boolean;
+                            nickName: string | null;
+                        }[];
                     };
                 };
             };
-            responses: {
-                /** @description Any 2xx within the time-out (15 s by default) counts as delivered. Anything else, a redirect or a time-out is retried with the same `webhook-id`; the body is built again from the vault at each attempt (the same card data, the billing address as it is then). */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
+            /**
+             * @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule.
+             *
+             *     `INVALID_JSON`: The body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `SHOPPER_NOT_FOUND`: No shopper with that id or email. */
+            404: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with a different request body or path.
+             *
+             *     `IDEMPOTENCY_REQUEST_IN_PROGRESS`: A request with the same `Idempotency-Key` is still being processed.
+             */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the service accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or in a charset other than UTF-8, or compressed (`Content-Encoding`). */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
         };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
     };
-    WEBHOOK_TEST: {
+    receivePaymentCredentials: {
         parameters: {
             query?: never;
-            header?: never;
+            header: {
+                /** @description The message id: the same on every attempt. Drop a message whose id you have seen. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was sent. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `webhook-id.webhook-timestamp.body`, one per active webhook secret. Verify with a Standard Webhooks library before reading the body. */
+                "webhook-signature": string;
+            };
             path?: never;
             cookie?: never;
         };
-        get?: never;
-        put?: never;
-        /**
-         * A test of your endpoint
-         * @description Sent only when you call `POST /webhooks/test`, signed like every other; its `webhook-id` starts with `tst_`. The answer to that call reports how your endpoint answered.
-         */
-        post: {
-            parameters: {
-                query?: never;
-                header: {
-                    /** @description The message id: the same on every attempt. Drop a message whose id you have seen. */
-                    "webhook-id": string;
-                    /** @description Seconds since the epoch when this attempt was sent. */
-                    "webhook-timestamp": string;
-                    /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `webhook-id.webhook-timestamp.body`, one per active webhook secret. Verify with a Standard Webhooks library before reading the body. */
-                    "webhook-signature": string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        eventName: "WEBHOOK_TEST";
-                        merchantId: string;
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    eventName: "PAYMENT_CREDENTIALS";
+                    /** @description The `paymentId` of the credentials request. */
+                    paymentId: string;
+                    merchantId: string;
+                    /** @description The `merchantReference` of the credentials request. */
+                    merchantReference: string;
+                    cardDetails: {
                         /**
-                         * Format: date-time
-                         * @description When it was sent.
+                         * @description The card network in lower case.
+                         * @example visa
                          */
-                        sentAt: string;
+                        networkType: string;
                     };
-                };
-            };
-            responses: {
-                /** @description Any 2xx within the time-out counts as delivered. It is never retried. */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
+                    billingAddress: {
+                        firstName: string;
+                        lastName: string;
+                        address1: string;
+                        city: string;
+                        state: string;
+                        country: string;
+                        zipCode: string;
+                        phoneNumber: string;
                     };
-                    content?: never;
+                    /** @description One entry per credential type the merchant is approved for: NETWORK_TOKEN first, then PAN. */
+                    credentials: ({
+                        /** @constant */
+                        type: "NETWORK_TOKEN";
+                        /** @description The network token, Luhn-valid, on the card’s network. */
+                        token: string;
+                        /** @description The token cryptogram (TAVV) for this request only: send it to the processor as the cryptogram, not as a security code. */
+                        cvv: string;
+                        /** @example 09 */
+                        expirationMonth: string;
+                        /** @example 2031 */
+                        expirationYear: string;
+                    } | {
+                        /** @constant */
+                        type: "PAN";
+                        /** @description The card number. */
+                        pan: string;
+                        /** @example 09 */
+                        expirationMonth: string;
+                        /** @example 2031 */
+                        expirationYear: string;
+                    })[];
                 };
             };
         };
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-}
-export interface components {
-    schemas: {
-        /** @description Every failure of the API has this body (interface section 2.4). */
-        ErrorBody: {
-            /** @description Stable UPPER_SNAKE code; see docs/errors.md. */
-            errorCode: string;
-            /** @description What went wrong and why, naming the field for bad input. */
-            errorMessage: string;
+        responses: {
+            /** @description Any 2xx within the time-out (15 s by default) counts as delivered. Anything else, a redirect or a time-out is retried with the same `webhook-id`; the body is built again from the vault at each attempt (the same card data, the billing address as it is then). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
-    responses: never;
-    parameters: never;
-    requestBodies: never;
-    headers: never;
-    pathItems: never;
+    receiveOrderSucceeded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id: the same on every attempt. Drop a message whose id you have seen. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was sent. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `webhook-id.webhook-timestamp.body`, one per active webhook secret. Verify with a Standard Webhooks library before reading the body. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    eventName: "ORDER_SUCCEEDED" | "ORDER_FAILED";
+                    merchantId: string;
+                    /** @description The service's order id (`ord_…`). */
+                    orderId: string;
+                    merchantOrderId: string | null;
+                    /** @description CREATED → PROCESSING → SUCCEEDED | FAILED; CREATED → ABANDONED (closed or expired). In the `merchant` authorization mode the shopper's selection moves the order to PROCESSING (it no longer expires) and it stays there: the merchant's processor decides the payment, and `merchantAuthorization.externalResponse` shows that the merchant reported its answer. */
+                    status: "CREATED" | "PROCESSING" | "SUCCEEDED" | "FAILED" | "ABANDONED";
+                    currency: string;
+                    lineItems: {
+                        SKU: string;
+                        name?: string;
+                        /** @description Integer cents. */
+                        amount?: number;
+                        category?: string;
+                    }[];
+                    /** @description Integer cents. */
+                    subtotal: number;
+                    /** @description Integer cents: the merchant's total (or the subtotal) until the shopper pays; from then on subtotal + shipping + taxes as submitted to the gateway. */
+                    total: number;
+                    description: string | null;
+                    email: string | null;
+                    shipping: {
+                        addressId: string | null;
+                        method: {
+                            externalId: string;
+                            name: string;
+                            /** @description Integer cents. */
+                            price: number;
+                        } | null;
+                        /** @description Integer cents. */
+                        amount: number;
+                    } | null;
+                    taxes: number | null;
+                    transactionDetails: {
+                        networkTransactionId: string | null;
+                        gatewayTransactionId: string;
+                        /** @description The gateway's response: an object or an XML/JSON string. */
+                        gatewayResponse: unknown;
+                        /** @description Connected checkout variant only. */
+                        stpReferenceNum?: string;
+                    } | null;
+                    error: {
+                        errorCode: string;
+                        errorMessage: string | null;
+                    } | null;
+                    merchantAuthorization: {
+                        /** @description The payment-carousel session handed to `onPaymentSelected` with the selection. */
+                        sessionId: string;
+                        /** @description The payment method the shopper selected. */
+                        paymentId: string;
+                        externalResponse: {
+                            externalResponseId: string;
+                            pspHostName: string;
+                            /** @description Integer cents. */
+                            amount: number;
+                            currency: string;
+                            isRecurring: boolean;
+                            /** Format: date-time */
+                            reportedAt: string;
+                        } | null;
+                    } | null;
+                    /** Format: date-time */
+                    expiresAt: string;
+                    /** Format: date-time */
+                    createdAt: string;
+                    /** Format: date-time */
+                    updatedAt: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx within the time-out (15 s by default) counts as delivered. Anything else, a redirect or a time-out is retried with the same `webhook-id`; the body is built again from the vault at each attempt (the same card data, the billing address as it is then). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveOrderFailed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id: the same on every attempt. Drop a message whose id you have seen. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was sent. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `webhook-id.webhook-timestamp.body`, one per active webhook secret. Verify with a Standard Webhooks library before reading the body. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    eventName: "ORDER_SUCCEEDED" | "ORDER_FAILED";
+                    merchantId: string;
+                    /** @description The service's order id (`ord_…`). */
+                    orderId: string;
+                    merchantOrderId: string | null;
+                    /** @description CREATED → PROCESSING → SUCCEEDED | FAILED; CREATED → ABANDONED (closed or expired). In the `merchant` authorization mode the shopper's selection moves the order to PROCESSING (it no longer expires) and it stays there: the merchant's processor decides the payment, and `merchantAuthorization.externalResponse` shows that the merchant reported its answer. */
+                    status: "CREATED" | "PROCESSING" | "SUCCEEDED" | "FAILED" | "ABANDONED";
+                    currency: string;
+                    lineItems: {
+                        SKU: string;
+                        name?: string;
+                        /** @description Integer cents. */
+                        amount?: number;
+                        category?: string;
+                    }[];
+                    /** @description Integer cents. */
+                    subtotal: number;
+                    /** @description Integer cents: the merchant's total (or the subtotal) until the shopper pays; from then on subtotal + shipping + taxes as submitted to the gateway. */
+                    total: number;
+                    description: string | null;
+                    email: string | null;
+                    shipping: {
+                        addressId: string | null;
+                        method: {
+                            externalId: string;
+                            name: string;
+                            /** @description Integer cents. */
+                            price: number;
+                        } | null;
+                        /** @description Integer cents. */
+                        amount: number;
+                    } | null;
+                    taxes: number | null;
+                    transactionDetails: {
+                        networkTransactionId: string | null;
+                        gatewayTransactionId: string;
+                        /** @description The gateway's response: an object or an XML/JSON string. */
+                        gatewayResponse: unknown;
+                        /** @description Connected checkout variant only. */
+                        stpReferenceNum?: string;
+                    } | null;
+                    error: {
+                        errorCode: string;
+                        errorMessage: string | null;
+                    } | null;
+                    merchantAuthorization: {
+                        /** @description The payment-carousel session handed to `onPaymentSelected` with the selection. */
+                        sessionId: string;
+                        /** @description The payment method the shopper selected. */
+                        paymentId: string;
+                        externalResponse: {
+                            externalResponseId: string;
+                            pspHostName: string;
+                            /** @description Integer cents. */
+                            amount: number;
+                            currency: string;
+                            isRecurring: boolean;
+                            /** Format: date-time */
+                            reportedAt: string;
+                        } | null;
+                    } | null;
+                    /** Format: date-time */
+                    expiresAt: string;
+                    /** Format: date-time */
+                    createdAt: string;
+                    /** Format: date-time */
+                    updatedAt: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx within the time-out (15 s by default) counts as delivered. Anything else, a redirect or a time-out is retried with the same `webhook-id`; the body is built again from the vault at each attempt (the same card data, the billing address as it is then). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveWebhookTest: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The message id: the same on every attempt. Drop a message whose id you have seen. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was sent. */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `webhook-id.webhook-timestamp.body`, one per active webhook secret. Verify with a Standard Webhooks library before reading the body. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    eventName: "WEBHOOK_TEST";
+                    merchantId: string;
+                    /**
+                     * Format: date-time
+                     * @description When it was sent.
+                     */
+                    sentAt: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx within the time-out counts as delivered. It is never retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
 }
-export type $defs = Record<string, never>;
-export type operations = Record<string, never>;

@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { METHOD_NOT_ALLOWED_RESPONSE, RESPONSE_HEADERS, withResponseHeaders } from './header-docs.js';
 import { ErrorBody } from './schemas.js';
 import { WEBHOOK_DOCS } from './webhook-docs.js';
 
@@ -31,7 +32,7 @@ export const docsPlugin = fp(
           title: 'Wallet Checkout API',
           version: options.version,
           description:
-            'Merchant API of Wallet Checkout. Authenticate with `Authorization: Bearer <apiKey>`. Every failure has the body `{ errorCode, errorMessage }`; every response carries a `Request-Id` header. POSTs accept an `Idempotency-Key` header.',
+            'Merchant API of Wallet Checkout. Authenticate with `Authorization: Bearer <apiKey>`. Every failure has the body `{ errorCode, errorMessage }`; every response carries a `Request-Id` header. POSTs accept an `Idempotency-Key` header; an answer replayed for one carries `Idempotent-Replayed: true`. A path sent a method it does not take answers 405 `METHOD_NOT_ALLOWED` with an `Allow` header listing the methods it takes (`components.responses.MethodNotAllowed`).',
         },
         servers: [{ url: options.publicUrl }],
         webhooks: WEBHOOK_DOCS,
@@ -49,8 +50,12 @@ export const docsPlugin = fp(
                 'The checkout page’s shopper token from POST /checkout/api/orders/{orderId}/otp/verify.',
             },
           },
+          headers: RESPONSE_HEADERS,
+          responses: { MethodNotAllowed: METHOD_NOT_ALLOWED_RESPONSE },
         },
       },
+      transformObject: (document) =>
+        'openapiObject' in document ? withResponseHeaders(document.openapiObject) : document.swaggerObject,
       refResolver: {
         buildLocalReference: (json, _baseUri, _fragment, i) => (json.$id as string) || `def-${i}`,
       },

@@ -13,6 +13,7 @@ export const healthRoute =
         logLevel: 'warn',
         schema: {
           tags: ['Operations'],
+          operationId: 'checkHealth',
           summary: 'Health check',
           description: 'Answers 200 when the service can reach its database, 503 otherwise.',
           response: {

@@ -7,6 +7,22 @@ import { startTestService, type TestService } from '../test-support/service.js';
 import { until } from '../test-support/wait.js';
 import { DOCS_CSP } from './docs.js';
 
+/** The parts of /openapi.json these tests read. */
+interface OpenApiOperation {
+  operationId?: string;
+  security?: object[];
+  responses: Record<string, { description: string; headers?: Record<string, unknown> }>;
+}
+type OpenApiPaths = Record<string, Record<string, OpenApiOperation>>;
+interface OpenApiDocument {
+  paths: OpenApiPaths;
+  webhooks: OpenApiPaths;
+  components: {
+    headers: Record<string, unknown>;
+    responses: Record<string, OpenApiOperation['responses'][string]>;
+  };
+}
+
 /** How the service answers what is wrong at the HTTP level, before any domain code runs. */
 describe.each(engines())('HTTP edges on %s', (engine) => {
   let service: TestService;
@@ -481,6 +497,56 @@ describe.each(engines())('HTTP edges on %s', (engine) => {
         .map(([method]) => `${method.toUpperCase()} ${path}`),
     );
     expect(withoutSuccess).toEqual([]);
+  });
+
+  it('names every operation, webhooks included, with its own camelCase operationId', async () => {
+    const document = (await service.call('GET', '/openapi.json')).json as OpenApiDocument;
+    const operations = [...Object.values(document.paths), ...Object.values(document.webhooks)].flatMap(
+      (item) => Object.values(item),
+    );
+    const ids = operations.map((operation) => operation.operationId);
+    expect(ids.filter((id) => !/^[a-z][A-Za-z]*$/.test(id ?? ''))).toEqual([]);
+    expect(ids.filter((id, i) => ids.indexOf(id) !== i)).toEqual([]);
+    expect(document.paths['/payments/credentials']?.post?.operationId).toBe('requestPaymentCredentials');
+    expect(document.paths['/payments/externalresponse']?.post?.operationId).toBe('reportExternalResponse');
+    // The singular aliases of the credentials flow stay out of the document, so need no ids of their own.
+    expect(Object.keys(document.paths).filter((path) => path.startsWith('/payment/'))).toEqual([]);
+  });
+
+  it('declares Request-Id on every answer, Retry-After on 429 and 503, Idempotent-Replayed on idempotent routes', async () => {
+    const document = (await service.call('GET', '/openapi.json')).json as OpenApiDocument;
+    const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
+    expect(Object.keys(document.components.headers)).toEqual(
+      expect.arrayContaining(['Request-Id', 'Retry-After', 'Idempotent-Replayed', 'Allow']),
+    );
+    const replayed: string[] = [];
+    for (const [path, item] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const name = `${method.toUpperCase()} ${path}`;
+        for (const [status, response] of Object.entries(operation.responses)) {
+          expect([name, status, response.headers?.['Request-Id']]).toEqual([name, status, ref('Request-Id')]);
+          const limited = status === '429' || status === '503';
+          expect([name, status, response.headers?.['Retry-After']]).toEqual([
+            name,
+            status,
+            limited ? ref('Retry-After') : undefined,
+          ]);
+        }
+        if (operation.responses['200']?.headers?.['Idempotent-Replayed']) replayed.push(name);
+        expect([name, operation.responses['400']?.headers?.['Idempotent-Replayed']]).toEqual([
+          name,
+          undefined,
+        ]);
+      }
+    }
+    // Every POST of the merchant API takes an Idempotency-Key, and only they do.
+    const merchantPosts = Object.entries(document.paths)
+      .filter(([, item]) => item.post?.security?.some((scheme) => 'apiKey' in scheme))
+      .map(([path]) => `POST ${path}`);
+    expect(replayed.sort()).toEqual(merchantPosts.sort());
+    const methodNotAllowed = document.components.responses.MethodNotAllowed;
+    expect(methodNotAllowed?.headers).toEqual({ Allow: ref('Allow'), 'Request-Id': ref('Request-Id') });
+    expect(methodNotAllowed?.description).toContain('METHOD_NOT_ALLOWED');
   });
 
   it("keeps /docs to its own files, out of frames, with no validator's address", async () => {

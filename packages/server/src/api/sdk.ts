@@ -157,6 +157,7 @@ export const sdkRoutes =
       {
         schema: {
           ...schema,
+          operationId: 'getSdkScript',
           summary: 'The browser SDK (script tag)',
           description:
             'Load with `<script src=".../sdk/wallet-sdk.js?merchantId=mch_…">`; defines `window.WalletSDK`. Cached 5 minutes, with an ETag.',
@@ -170,6 +171,7 @@ export const sdkRoutes =
       {
         schema: {
           ...schema,
+          operationId: 'getSdkScriptAtVersion',
           summary: 'The browser SDK at a fixed version',
           description:
             'The file of that version, cached for a year (immutable): the current version, or any earlier one released, byte for byte as it was, so that a page pinned to it by its integrity hash keeps working when the service moves to a newer SDK.',
@@ -204,6 +206,7 @@ export const sdkRoutes =
       {
         schema: {
           tags: schema.tags,
+          operationId: 'getLatestSdkVersion',
           summary: 'The current SDK version, its pinned URL and its integrity hash',
           description:
             'For a script tag that cannot change under the page: `<script src="{src}" integrity="{integrity}" crossorigin="anonymous" data-merchant-id="mch_…">`. Cached 5 minutes.',

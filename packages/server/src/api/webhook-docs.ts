@@ -108,6 +108,7 @@ const ANSWERS = {
 };
 
 function webhook(
+  operationId: string,
   summary: string,
   description: string,
   schema: object,
@@ -115,6 +116,7 @@ function webhook(
 ) {
   return {
     post: {
+      operationId,
       summary,
       description,
       parameters: SIGNATURE_HEADERS,
@@ -130,13 +132,25 @@ const ORDER_EVENT_DESCRIPTION =
 /** The `webhooks` object of the OpenAPI document. */
 export const WEBHOOK_DOCS = {
   PAYMENT_CREDENTIALS: webhook(
+    'receivePaymentCredentials',
     'Card credentials for a credentials request',
     'Sent after `POST /payments/credentials` was acknowledged. It carries card data: keep it off your logs, use it to authorize with your processor, then report the processor’s answer to `POST /payments/externalresponse`. Retried on the short credentials schedule (minutes), after which the request is `FAILED`.',
     PaymentCredentialsWebhook,
   ),
-  [ORDER_SUCCEEDED]: webhook('An order was paid', ORDER_EVENT_DESCRIPTION, OrderEventWebhook),
-  [ORDER_FAILED]: webhook('An order’s payment failed', ORDER_EVENT_DESCRIPTION, OrderEventWebhook),
+  [ORDER_SUCCEEDED]: webhook(
+    'receiveOrderSucceeded',
+    'An order was paid',
+    ORDER_EVENT_DESCRIPTION,
+    OrderEventWebhook,
+  ),
+  [ORDER_FAILED]: webhook(
+    'receiveOrderFailed',
+    'An order’s payment failed',
+    ORDER_EVENT_DESCRIPTION,
+    OrderEventWebhook,
+  ),
   [WEBHOOK_TEST]: webhook(
+    'receiveWebhookTest',
     'A test of your endpoint',
     'Sent only when you call `POST /webhooks/test`, signed like every other; its `webhook-id` starts with `tst_`. The answer to that call reports how your endpoint answered.',
     WebhookTestWebhook,

@@ -13,6 +13,7 @@ export const closeRoute =
       {
         schema: {
           tags: CHECKOUT_TAG,
+          operationId: 'abandonOrder',
           summary: 'Abandon the order (the shopper closed the checkout)',
           description:
             'Closing an abandoned order again answers the same; a paid, failed or paying order is 409.',

@@ -47,6 +47,7 @@ export const enrolRoute =
       {
         schema: {
           tags: CHECKOUT_TAG,
+          operationId: 'enrolShopper',
           summary: 'Enrol a new shopper: keep the card and address, send a one-time code',
           description: SIGN_IN_LIMIT_NOTE,
           params: OrderParams,

@@ -54,6 +54,7 @@ export const createOrderRoute =
       {
         schema: {
           tags: ['Browser SDK'],
+          operationId: 'createOrder',
           summary: 'Create an order (called by the SDK from the merchant page)',
           description: `No API key: the merchant is named by \`merchantId\` and the request's \`Origin\` must be one of its allowed origins, else 403 \`ORIGIN_NOT_ALLOWED\` and nothing is created. CORS answers carry \`Access-Control-Allow-Origin: <origin>\`. At most ${ORDER_LIMITS.perClient} orders per client address (IPv6: per /64) in ${ORDER_LIMITS.windowMs / 1000} s, counted before the merchant and origin are checked: then \`429 RATE_LIMITED\` with \`Retry-After\`.`,
           body: CreateOrderBody,

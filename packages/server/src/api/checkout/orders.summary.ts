@@ -42,6 +42,7 @@ export const orderSummaryRoute =
       {
         schema: {
           tags: CHECKOUT_TAG,
+          operationId: 'getOrderSummary',
           summary: 'Order summary for the checkout page',
           params: OrderParams,
           response: { 200: OrderSummary, ...errorResponses(['VALIDATION_ERROR', 'ORDER_NOT_FOUND']) },

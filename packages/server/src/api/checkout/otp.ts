@@ -81,6 +81,7 @@ export const otpRoutes =
       {
         schema: {
           tags: CHECKOUT_TAG,
+          operationId: 'sendOneTimeCode',
           summary: 'Send a one-time code to a known shopper',
           description: `An email without a wallet gets \`{ status: "enrol" }\` and nothing is sent. \`OTP_THROTTLED\` carries \`Retry-After\` in seconds. ${SIGN_IN_LIMIT_NOTE}`,
           params: OrderParams,
@@ -109,6 +110,7 @@ export const otpRoutes =
       {
         schema: {
           tags: CHECKOUT_TAG,
+          operationId: 'verifyOneTimeCode',
           summary: 'Prove the one-time code and get a shopper token',
           description:
             'For a new shopper (after `POST …/enrol`) this also creates the wallet: shopper, billing address and card.',
@@ -149,6 +151,7 @@ export const otpRoutes =
       {
         schema: {
           tags: CHECKOUT_TAG,
+          operationId: 'signInWithRememberedDevice',
           summary: 'Sign in with a remembered device, without a code',
           description:
             'The shopper a `deviceToken` remembers gets a shopper token for this order. With `email` (a guest redirect), the device must remember that shopper; one that remembers another answers `DEVICE_NOT_RECOGNIZED` and is forgotten. An unknown, expired or forgotten token answers `DEVICE_NOT_RECOGNIZED` too, and so does any token at a merchant whose checkout does not remember devices: forget it, and ask for a code.',
@@ -174,6 +177,7 @@ export const otpRoutes =
       {
         schema: {
           tags: CHECKOUT_TAG,
+          operationId: 'signOutShopper',
           summary: 'Sign the shopper out ("Not you?")',
           description:
             'The shopper token stops working at once (later calls with it answer `401 SHOPPER_UNAUTHORIZED`), rather than at its expiry. The body may be left out; with `{ "deviceToken": … }` that device no longer signs anyone in either. A token that already ended, or is unknown, answers the same, so a retry is safe. The shopper\'s other sign-ins, in other checkouts and on other devices, go on.',

@@ -106,6 +106,7 @@ export const payRoute =
       {
         schema: {
           tags: CHECKOUT_TAG,
+          operationId: 'payOrder',
           summary: 'Pay the order with a saved card',
           description:
             'A decided payment is 200 with `outcome` `success` or `error`; a repeated submit answers the same outcome and never charges twice. When the gateway gave no decision in time the answer is `pending`: the payment is under way, and the same submit again settles it once no earlier ask can still be running (three times the gateway time-out plus the larger of the time-out and 5 s after the last began): the decision the gateway made, looked up by the order id, or an authorization now if it made none. Until then, while another submit asks, and while the gateway cannot be reached, it answers `pending` at once; a submit naming another card is 409. When the merchant authorizes payments itself (`merchant` mode) nothing is charged: the answer is `payment-selected` with a new payment-carousel `sessionId` for `POST /payments/credentials`, the order becomes PROCESSING (it no longer expires and cannot be closed), and a repeated submit answers the same selection.',

@@ -24,6 +24,7 @@ export const quoteRoute =
       {
         schema: {
           tags: CHECKOUT_TAG,
+          operationId: 'quoteOrder',
           summary: 'Subtotal, shipping, taxes and total for the current choices',
           description:
             "Taxes follow the shipping address's state, else the billing address of `paymentId`'s card; 0 until one is known.",

@@ -24,6 +24,7 @@ export const shopperLookupRoute =
       {
         schema: {
           tags: ['Browser SDK'],
+          operationId: 'lookUpShopper',
           summary: 'Tell whether an email has a wallet (called by the SDK from the merchant page)',
           description: [
             "No API key: the request's `Origin` must be one of the merchant's allowed origins, else 403 `ORIGIN_NOT_ALLOWED`.",

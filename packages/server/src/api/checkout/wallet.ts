@@ -88,6 +88,7 @@ export const walletRoutes =
       {
         schema: {
           tags: CHECKOUT_TAG,
+          operationId: 'getWallet',
           summary: "The signed-in shopper's cards and addresses",
           security: SHOPPER_SECURITY,
           response: { 200: WalletView, ...errorResponses(['SHOPPER_UNAUTHORIZED']) },
@@ -101,6 +102,7 @@ export const walletRoutes =
       {
         schema: {
           tags: CHECKOUT_TAG,
+          operationId: 'addWalletAddress',
           summary: "Add an address to the signed-in shopper's wallet",
           description:
             "The shopper's first address becomes both defaults unless told otherwise. A wallet holds at most 20 addresses (`409 WALLET_FULL`). A sign-in from a remembered device is refused (`403 CODE_REQUIRED`): whoever holds the device could otherwise have the wallet's cards pay for goods sent to an address of theirs (a card's billing address is an address too); ask for a one-time code, sign in with it, and add the address again.",
@@ -123,6 +125,7 @@ export const walletRoutes =
       {
         schema: {
           tags: CHECKOUT_TAG,
+          operationId: 'addWalletCard',
           summary: "Add a card to the signed-in shopper's wallet",
           description:
             'The number goes to the vault; the security code is not sent here: the checkout page sends the one typed with the card along with the payment that follows, and it is never asked again (`needsCvv` false). A number already in the wallet is not saved twice: that card is renewed (the later expiry wins, the name and billing address become these) and the answer is 200 instead of 201; a removed card typed again within the hour of its removal comes back (201), and after its number was erased is a new card (201).',
@@ -147,6 +150,7 @@ export const walletRoutes =
       {
         schema: {
           tags: CHECKOUT_TAG,
+          operationId: 'updateWalletAddress',
           summary: "Change an address in the signed-in shopper's wallet",
           description:
             "Send the fields that change. Orders made with the address go on showing it as it was, so new values save a new address in its place: it has a new `addressId` and `externalId`, keeps the old one's defaults, and becomes the billing address of the cards the old one was; the old `addressId` then answers `404 ADDRESS_NOT_FOUND`. Values that change nothing, and a default the address already is, leave it as it is. New values from a sign-in by a remembered device are refused, as a new address is (`403 CODE_REQUIRED`); defaults alone are not. Answers the address as it is now and the wallet.",
@@ -175,6 +179,7 @@ export const walletRoutes =
       {
         schema: {
           tags: CHECKOUT_TAG,
+          operationId: 'updateWalletCard',
           summary: "Change a card in the signed-in shopper's wallet",
           description:
             'Send the fields that change: its nickname, the name on it, its billing address, or `isDefault: true`. The number and the expiry change only by adding the card again (`POST /checkout/api/wallet/cards`). An expired card cannot be the default (`422 PAYMENT_METHOD_EXPIRED`). A payment or webhook already under way uses the card as it was. Answers the card as it is now and the wallet.',
@@ -203,6 +208,7 @@ export const walletRoutes =
       {
         schema: {
           tags: CHECKOUT_TAG,
+          operationId: 'removeWalletCard',
           summary: "Remove a card from the signed-in shopper's wallet",
           description:
             'The card is no longer listed, and new payments and credentials requests answer `PAYMENT_METHOD_NOT_FOUND` for it; a payment or webhook already under way still goes through. Removing the default card makes the newest card that can still pay the default. Removing it again answers the same; adding its number again within the hour brings it back (`201`). An hour after the removal the number is erased from the vault, unless another wallet holds it or a webhook already acknowledged still needs it; added after that, it is a new card (`201`, a new `paymentId`). Answers the wallet as it is then.',
@@ -225,6 +231,7 @@ export const walletRoutes =
       {
         schema: {
           tags: CHECKOUT_TAG,
+          operationId: 'removeWalletAddress',
           summary: "Remove an address from the signed-in shopper's wallet",
           description:
             'The address is no longer listed, and new payments and cards answer `ADDRESS_NOT_FOUND` for it; cards and orders that name it still read it. The billing address of a card in the wallet is refused (`409 ADDRESS_IN_USE`): add that card again with another billing address, or remove it, first. A default passes to the newest address left. Removing it again answers the same. Answers the wallet as it is then.',
@@ -252,6 +259,7 @@ export const walletRoutes =
       {
         schema: {
           tags: CHECKOUT_TAG,
+          operationId: 'deleteWallet',
           summary: "Delete the signed-in shopper's wallet",
           description:
             "The shopper's own erasure, as an operator's `wallet-checkout shopper erase` does it: every card leaves the wallet (its number is erased from the vault an hour later), the name, email, phone and every address are emptied, payment-carousel sessions end, and every sign-in ends, this one included (later calls answer `401 SHOPPER_UNAUTHORIZED`). The email is free for a new wallet. Orders stay with the merchants they were made for, and a credentials webhook already acknowledged is still delivered. Recorded in the service's audit trail as the shopper's own action. A sign-in from a remembered device is refused (`403 CODE_REQUIRED`): someone else may be using that device, and this cannot be undone; ask for a one-time code, sign in with it, and delete again.",

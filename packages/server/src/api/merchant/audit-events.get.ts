@@ -60,6 +60,7 @@ export const auditEventsRoute =
         config: { auth: 'merchant' },
         schema: {
           tags: ['Account'],
+          operationId: 'listAuditEvents',
           summary: "Your account's security history",
           description:
             "What was done to your merchant account, its API keys, webhook secret and gateway account, and the webhooks you had sent again, newest first, from the service's audit trail: who (the service's operators, your server, or the service), when, and what changed. For the next page, pass the last event's `seq` as `startingAfter` while `hasMore` is true. Kept for good.",

@@ -8,11 +8,13 @@ import { BEARER_SECURITY, COMMON_POST_ERRORS, errorResponses, IdempotencyHeaders
 
 /**
  * A POST of the credentials flow, served at `/payments/<name>` and at the singular `/payment/<name>`
- * the interface's prose uses (hidden from the API reference). Both take the merchant's API key and an
- * `Idempotency-Key`, and answer 200 with `answer` or an error of `errors` (besides the common ones).
+ * the interface's prose uses (hidden from the API reference, so only the plural has an `operationId`).
+ * Both take the merchant's API key and an `Idempotency-Key`, and answer 200 with `answer` or an error of
+ * `errors` (besides the common ones).
  */
 export function credentialsFlowRoute<Body extends TObject, Answer extends TSchema>(spec: {
   name: string;
+  operationId: string;
   summary: string;
   description: string;
   body: Body;
@@ -33,6 +35,7 @@ export function credentialsFlowRoute<Body extends TObject, Answer extends TSchem
           config: { auth: 'merchant', idempotent: `payments.${spec.name}` },
           schema: {
             hide: url === singular,
+            operationId: url === plural ? spec.operationId : undefined,
             tags: ['Credentials flow'],
             summary: spec.summary,
             description: `${spec.description} Also served at \`${singular}\`.`,

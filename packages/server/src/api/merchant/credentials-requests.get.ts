@@ -77,6 +77,7 @@ export const credentialsLookupRoutes =
         config: { auth: 'merchant' },
         schema: {
           tags: ['Credentials flow'],
+          operationId: 'getCredentialsRequest',
           summary: 'Look up a credentials request',
           description:
             "State, delivery attempts and failure reason of one credentials request; never card data. Kept for the service's retention (30 days by default) after its webhook was delivered or given up, then answered as not found.",
@@ -98,6 +99,7 @@ export const credentialsLookupRoutes =
         config: { auth: 'merchant' },
         schema: {
           tags: ['Credentials flow'],
+          operationId: 'findCredentialsRequests',
           summary: 'Find credentials requests by merchant reference',
           description: 'Newest first; requests past the retention are no longer listed.',
           security: BEARER_SECURITY,

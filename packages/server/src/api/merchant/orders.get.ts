@@ -110,6 +110,7 @@ export const orderGetRoute =
         config: { auth: 'merchant' },
         schema: {
           tags: ['Orders'],
+          operationId: 'listOrders',
           summary: 'List orders',
           description:
             "Your orders, newest first (by creation time, then id), as `GET /orders/{orderId}` answers each: to reconcile what your server recorded with what the service did. Narrow them by `status`, by your own `merchantOrderId`, or by when they were created. For the next page, pass the last order's `orderId` as `startingAfter`, with the same filters, while `hasMore` is true. ABANDONED orders leave the list once the service's retention (30 days by default) has passed since their `expiresAt`; paid, failed and paying orders are kept.",
@@ -157,6 +158,7 @@ export const orderGetRoute =
         config: { auth: 'merchant' },
         schema: {
           tags: ['Orders'],
+          operationId: 'getOrder',
           summary: 'Get an order',
           description:
             "The order with the merchant's own id as `merchantOrderId`, its status, amounts and transaction details. Confirm an order here (or by the signed ORDER_SUCCEEDED webhook) rather than trusting the browser. Another merchant's order is ORDER_NOT_FOUND, and so is an ABANDONED one once the service's retention (30 days by default) has passed since its `expiresAt`; paid, failed and paying orders are kept.",

@@ -37,6 +37,7 @@ const CredentialsAcknowledgement = Type.Composite([
 export const credentialsRoute = (service: CredentialsService): FastifyPluginAsyncTypebox =>
   credentialsFlowRoute({
     name: 'credentials',
+    operationId: 'requestPaymentCredentials',
     summary: 'Request payment credentials',
     description:
       'Validates the request and acknowledges it; the credentials follow asynchronously in a signed `PAYMENT_CREDENTIALS` webhook to the URL of the merchant account. The merchant account must be approved for the credentials flow.',

@@ -43,6 +43,7 @@ const ExternalResponseAcknowledgement = Type.Composite([
 export const externalResponseRoute = (service: ExternalResponseService): FastifyPluginAsyncTypebox =>
   credentialsFlowRoute({
     name: 'externalresponse',
+    operationId: 'reportExternalResponse',
     summary: "Report the processor's authorization response",
     description:
       "Completes the credentials flow: the processor's raw response is linked to this merchant's latest credentials request for the payment method. The amount may not exceed the requested amount. When the session came from a `merchant` authorization mode checkout, the response is also linked to that order: `GET /orders/{orderId}` shows it in `merchantAuthorization.externalResponse`, and the order stays `PROCESSING` (the service does not interpret the processor's answer).",

@@ -86,6 +86,7 @@ export const webhookRoutes =
         config: { auth: 'merchant' },
         schema: {
           tags: ['Webhooks'],
+          operationId: 'listWebhookMessages',
           summary: 'List webhook messages',
           description:
             "Newest first (by creation time, then id). For the next page, pass the last message id as `startingAfter` while `hasMore` is true. Messages are kept for the service's retention (30 days by default) after they were delivered or given up.",
@@ -115,6 +116,7 @@ export const webhookRoutes =
         config: { auth: 'merchant' },
         schema: {
           tags: ['Webhooks'],
+          operationId: 'getWebhookMessage',
           summary: 'A webhook message with its delivery attempts',
           security: BEARER_SECURITY,
           params: MessageParams,
@@ -136,6 +138,7 @@ export const webhookRoutes =
         config: { auth: 'merchant', idempotent: 'webhooks.messages.resend' },
         schema: {
           tags: ['Webhooks'],
+          operationId: 'resendWebhookMessage',
           summary: 'Send a delivered or failed message again',
           description:
             "Same `webhook-id`, a fresh retry schedule; the payload is built again at delivery. Recorded in the service's audit trail.",
@@ -161,6 +164,7 @@ export const webhookRoutes =
         config: { auth: 'merchant', idempotent: 'webhooks.messages.recover' },
         schema: {
           tags: ['Webhooks'],
+          operationId: 'recoverWebhookMessages',
           summary: 'Send again every message given up since a time',
           description: `After your endpoint was down for longer than the retry schedule: every message of yours that ended FAILED at or after \`since\` goes out again, oldest first, each with its original \`webhook-id\` (receivers that de-duplicate on it see a message they already took as such) and a fresh retry schedule. At most ${RECOVER_BATCH} a call; call again while \`hasMore\` is true. A \`PAYMENT_CREDENTIALS\` message whose card the shopper has since removed is never sent again (its card data is to be erased); \`notSent\` counts those. A call that sends any again is recorded in the service's audit trail.`,
           security: BEARER_SECURITY,
@@ -198,6 +202,7 @@ export const webhookRoutes =
         config: { auth: 'merchant', idempotent: 'webhooks.test' },
         schema: {
           tags: ['Webhooks'],
+          operationId: 'sendTestWebhook',
           summary: 'Send a test webhook to your endpoint now',
           description: `One \`${WEBHOOK_TEST}\` webhook, \`{ "eventName": "${WEBHOOK_TEST}", "merchantId", "sentAt" }\`, signed like every other, sent at once to your webhook URL; the answer reports how your endpoint answered. Nothing is stored or retried, and its \`webhook-id\` (\`tst_…\`) is not a message of the list. At most 10 a minute.`,
           security: BEARER_SECURITY,

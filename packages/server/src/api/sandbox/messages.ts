@@ -26,6 +26,7 @@ export const sandboxMessagesRoute =
       {
         schema: {
           tags: ['Sandbox'],
+          operationId: 'listSandboxMessages',
           summary: 'Messages sent to a shopper (staging only)',
           description:
             'The newest first, at most 50, kept for a day. Not available in production. Where staging sends real e-mail (`SMTP_URL` set), only for test addresses (example.com, example.net, example.org, or under .test, .example, .invalid or .localhost); another `to` is a 400.',

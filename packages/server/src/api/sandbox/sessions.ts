@@ -36,6 +36,7 @@ export const sandboxSessionsRoute =
         config: { auth: 'merchant', idempotent: 'sandbox.sessions.create' },
         schema: {
           tags: ['Sandbox'],
+          operationId: 'createSandboxSession',
           summary: 'Create a payment-carousel session for a test shopper (staging only)',
           description: `Defaults to the test shopper \`${TEST_SHOPPER_EMAIL}\`. Not available in production. Where staging sends real e-mail (\`SMTP_URL\` set), only for shoppers at test addresses (example.com, example.net, example.org, or under .test, .example, .invalid or .localhost); another \`email\` is a 400.`,
           security: BEARER_SECURITY,
