@@ -337,6 +337,137 @@ export interface components {
             /** @description What went wrong and why, naming the field for bad input. */
             errorMessage: string;
         };
+        CredentialsRequestInput: {
+            /** @description Id of the payment method selected in the shopper's payment carousel. */
+            paymentId: string;
+            /** @description Id of the shopper's payment carousel session. */
+            sessionId: string;
+            /** @description Integer number of cents, from 1 to 99,999,999 ($999,999.99). */
+            amount: number;
+            /** @description The merchant's unique identifier or invoice number for this transaction. */
+            merchantReference: string;
+            /**
+             * @description ISO 4217 code; USD is the supported value.
+             * @example USD
+             */
+            currency: string;
+        };
+        CredentialsAcknowledgement: {
+            /**
+             * @description 200 on success.
+             * @example 200
+             */
+            code: number;
+            /**
+             * @description Textual status.
+             * @example OK
+             */
+            message: string;
+            /** @description Id of the credentials request, for GET /payments/credentials/{requestId}. */
+            requestId: string;
+        };
+        ExternalResponseInput: {
+            /** @description Id of the payment method selected in the shopper's payment carousel. */
+            paymentId: string;
+            /** @description Full, unformatted response of the merchant's processor. Stored encrypted. */
+            pspRawResponse: string;
+            /** @description Integer number of cents, from 1 to 99,999,999 ($999,999.99). */
+            amount: number;
+            /** @description Name of the merchant's processor. */
+            pspHostName: string;
+            /**
+             * @description ISO 4217 code; USD is the supported value.
+             * @example USD
+             */
+            currency: string;
+            /** @description True when the payment was a recurring (card-on-file) payment. */
+            isRecurring: boolean;
+        };
+        /** @description Success acknowledgement (interface section 2.3). */
+        Acknowledgement: {
+            /**
+             * @description 200 on success.
+             * @example 200
+             */
+            code: number;
+            /**
+             * @description Textual status.
+             * @example OK
+             */
+            message: string;
+        };
+        CredentialsRequest: {
+            requestId: string;
+            merchantReference: string;
+            paymentId: string;
+            sessionId: string;
+            /** @description Integer cents. */
+            amount: number;
+            currency: string;
+            /** @description ACKNOWLEDGED until the PAYMENT_CREDENTIALS webhook is delivered (DELIVERED) or abandoned (FAILED). */
+            state: "ACKNOWLEDGED" | "DELIVERED" | "FAILED";
+            /** @description Why the last delivery attempt failed. */
+            failureReason: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            webhook: {
+                /** @description The `webhook-id` header of every attempt. */
+                messageId: string;
+                attemptCount: number;
+                nextAttemptAt: string | null;
+                attempts: {
+                    /** Format: date-time */
+                    attemptedAt: string;
+                    /** @description The receiver's HTTP status; null when none came. */
+                    statusCode: number | null;
+                    latencyMs: number;
+                    error: string | null;
+                }[];
+            };
+            externalResponses: {
+                id: string;
+                pspHostName: string;
+                amount: number;
+                currency: string;
+                isRecurring: boolean;
+                /** Format: date-time */
+                createdAt: string;
+            }[];
+        };
+        WebhookMessageSummary: {
+            /** @description Sent as the `webhook-id` header on every attempt. */
+            id: string;
+            eventName: string;
+            /** @description The record the event is about, e.g. a credentials request id. */
+            subjectId: string;
+            state: "PENDING" | "DELIVERED" | "FAILED";
+            attemptCount: number;
+            nextAttemptAt: string | null;
+            lastError: string | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        WebhookMessage: {
+            /** @description Sent as the `webhook-id` header on every attempt. */
+            id: string;
+            eventName: string;
+            /** @description The record the event is about, e.g. a credentials request id. */
+            subjectId: string;
+            state: "PENDING" | "DELIVERED" | "FAILED";
+            attemptCount: number;
+            nextAttemptAt: string | null;
+            lastError: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            attempts: {
+                /** Format: date-time */
+                attemptedAt: string;
+                /** @description The receiver's HTTP status; null when none came. */
+                statusCode: number | null;
+                latencyMs: number;
+                error: string | null;
+            }[];
+        };
     };
     responses: {
         /** @description `METHOD_NOT_ALLOWED`: The route exists but not for this HTTP method. Any path answers it to a method it does not take. */
@@ -387,44 +518,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            requestId: string;
-                            merchantReference: string;
-                            paymentId: string;
-                            sessionId: string;
-                            /** @description Integer cents. */
-                            amount: number;
-                            currency: string;
-                            /** @description ACKNOWLEDGED until the PAYMENT_CREDENTIALS webhook is delivered (DELIVERED) or abandoned (FAILED). */
-                            state: "ACKNOWLEDGED" | "DELIVERED" | "FAILED";
-                            /** @description Why the last delivery attempt failed. */
-                            failureReason: string | null;
-                            /** Format: date-time */
-                            createdAt: string;
-                            webhook: {
-                                /** @description The `webhook-id` header of every attempt. */
-                                messageId: string;
-                                attemptCount: number;
-                                nextAttemptAt: string | null;
-                                attempts: {
-                                    /** Format: date-time */
-                                    attemptedAt: string;
-                                    /** @description The receiver's HTTP status; null when none came. */
-                                    statusCode: number | null;
-                                    latencyMs: number;
-                                    error: string | null;
-                                }[];
-                            };
-                            externalResponses: {
-                                id: string;
-                                pspHostName: string;
-                                amount: number;
-                                currency: string;
-                                isRecurring: boolean;
-                                /** Format: date-time */
-                                createdAt: string;
-                            }[];
-                        }[];
+                        data: components["schemas"]["CredentialsRequest"][];
                     };
                 };
             };
@@ -483,21 +577,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description Id of the payment method selected in the shopper's payment carousel. */
-                    paymentId: string;
-                    /** @description Id of the shopper's payment carousel session. */
-                    sessionId: string;
-                    /** @description Integer number of cents, from 1 to 99,999,999 ($999,999.99). */
-                    amount: number;
-                    /** @description The merchant's unique identifier or invoice number for this transaction. */
-                    merchantReference: string;
-                    /**
-                     * @description ISO 4217 code; USD is the supported value.
-                     * @example USD
-                     */
-                    currency: string;
-                };
+                "application/json": components["schemas"]["CredentialsRequestInput"];
             };
         };
         responses: {
@@ -509,20 +589,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /**
-                         * @description 200 on success.
-                         * @example 200
-                         */
-                        code: number;
-                        /**
-                         * @description Textual status.
-                         * @example OK
-                         */
-                        message: string;
-                        /** @description Id of the credentials request, for GET /payments/credentials/{requestId}. */
-                        requestId: string;
-                    };
+                    "application/json": components["schemas"]["CredentialsAcknowledgement"];
                 };
             };
             /**
@@ -666,23 +733,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description Id of the payment method selected in the shopper's payment carousel. */
-                    paymentId: string;
-                    /** @description Full, unformatted response of the merchant's processor. Stored encrypted. */
-                    pspRawResponse: string;
-                    /** @description Integer number of cents, from 1 to 99,999,999 ($999,999.99). */
-                    amount: number;
-                    /** @description Name of the merchant's processor. */
-                    pspHostName: string;
-                    /**
-                     * @description ISO 4217 code; USD is the supported value.
-                     * @example USD
-                     */
-                    currency: string;
-                    /** @description True when the payment was a recurring (card-on-file) payment. */
-                    isRecurring: boolean;
-                };
+                "application/json": components["schemas"]["ExternalResponseInput"];
             };
         };
         responses: {
@@ -836,44 +887,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        requestId: string;
-                        merchantReference: string;
-                        paymentId: string;
-                        sessionId: string;
-                        /** @description Integer cents. */
-                        amount: number;
-                        currency: string;
-                        /** @description ACKNOWLEDGED until the PAYMENT_CREDENTIALS webhook is delivered (DELIVERED) or abandoned (FAILED). */
-                        state: "ACKNOWLEDGED" | "DELIVERED" | "FAILED";
-                        /** @description Why the last delivery attempt failed. */
-                        failureReason: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        webhook: {
-                            /** @description The `webhook-id` header of every attempt. */
-                            messageId: string;
-                            attemptCount: number;
-                            nextAttemptAt: string | null;
-                            attempts: {
-                                /** Format: date-time */
-                                attemptedAt: string;
-                                /** @description The receiver's HTTP status; null when none came. */
-                                statusCode: number | null;
-                                latencyMs: number;
-                                error: string | null;
-                            }[];
-                        };
-                        externalResponses: {
-                            id: string;
-                            pspHostName: string;
-                            amount: number;
-                            currency: string;
-                            isRecurring: boolean;
-                            /** Format: date-time */
-                            createdAt: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["CredentialsRequest"];
                 };
             };
             /** @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule. */
@@ -952,19 +966,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            /** @description Sent as the `webhook-id` header on every attempt. */
-                            id: string;
-                            eventName: string;
-                            /** @description The record the event is about, e.g. a credentials request id. */
-                            subjectId: string;
-                            state: "PENDING" | "DELIVERED" | "FAILED";
-                            attemptCount: number;
-                            nextAttemptAt: string | null;
-                            lastError: string | null;
-                            /** Format: date-time */
-                            createdAt: string;
-                        }[];
+                        data: components["schemas"]["WebhookMessageSummary"][];
                         /** @description Whether more messages match beyond this page: ask again with `startingAfter`. */
                         hasMore: boolean;
                     };
@@ -1041,27 +1043,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Sent as the `webhook-id` header on every attempt. */
-                        id: string;
-                        eventName: string;
-                        /** @description The record the event is about, e.g. a credentials request id. */
-                        subjectId: string;
-                        state: "PENDING" | "DELIVERED" | "FAILED";
-                        attemptCount: number;
-                        nextAttemptAt: string | null;
-                        lastError: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                        attempts: {
-                            /** Format: date-time */
-                            attemptedAt: string;
-                            /** @description The receiver's HTTP status; null when none came. */
-                            statusCode: number | null;
-                            latencyMs: number;
-                            error: string | null;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["WebhookMessage"];
                 };
             };
             /** @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule. */
@@ -1139,19 +1121,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Sent as the `webhook-id` header on every attempt. */
-                        id: string;
-                        eventName: string;
-                        /** @description The record the event is about, e.g. a credentials request id. */
-                        subjectId: string;
-                        state: "PENDING" | "DELIVERED" | "FAILED";
-                        attemptCount: number;
-                        nextAttemptAt: string | null;
-                        lastError: string | null;
-                        /** Format: date-time */
-                        createdAt: string;
-                    };
+                    "application/json": components["schemas"]["WebhookMessageSummary"];
                 };
             };
             /**

@@ -1,9 +1,14 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance } from 'fastify';
+import type { TSchema } from '@sinclair/typebox';
+import type { FastifyInstance, FastifySchema } from 'fastify';
 import fp from 'fastify-plugin';
 import { METHOD_NOT_ALLOWED_RESPONSE, RESPONSE_HEADERS, withResponseHeaders } from './header-docs.js';
-import { ErrorBody } from './schemas.js';
+import { CredentialsRequestResource } from './merchant/credentials-requests.get.js';
+import { CredentialsAcknowledgement, CredentialsRequestBody } from './merchant/payments.credentials.js';
+import { ExternalResponseBody } from './merchant/payments.external-response.js';
+import { Message, MessageWithAttempts } from './merchant/webhooks.js';
+import { Acknowledgement, ErrorBody } from './schemas.js';
 import { WEBHOOK_DOCS } from './webhook-docs.js';
 
 /**
@@ -21,10 +26,38 @@ export const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
+/**
+ * The merchant API's main bodies, named in `components.schemas` so that generated clients name their
+ * types. The routes keep the schemas themselves, so validation and serialization are as before: only the
+ * document refers to the named copies.
+ */
+const NAMED_SCHEMAS = new Map<TSchema, string>([
+  [CredentialsRequestBody, 'CredentialsRequestInput'],
+  [CredentialsAcknowledgement, 'CredentialsAcknowledgement'],
+  [ExternalResponseBody, 'ExternalResponseInput'],
+  [Acknowledgement, 'Acknowledgement'],
+  [CredentialsRequestResource, 'CredentialsRequest'],
+  [Message, 'WebhookMessageSummary'],
+  [MessageWithAttempts, 'WebhookMessage'],
+]);
+
+/**
+ * A copy of a route's schema for the document, each named schema in it a `$ref` to its component. The
+ * description stays beside the `$ref`: @fastify/swagger takes a response's description from there.
+ */
+function withNamedSchemas(schema: unknown): unknown {
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const name = NAMED_SCHEMAS.get(schema as TSchema);
+  if (name !== undefined) return { $ref: name, description: (schema as TSchema).description };
+  if (Array.isArray(schema)) return schema.map(withNamedSchemas);
+  return Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, withNamedSchemas(value)]));
+}
+
 /** The OpenAPI document is generated from the route schemas: served as `/openapi.json`, browsable at `/docs`. */
 export const docsPlugin = fp(
   async (app: FastifyInstance, options: { publicUrl: string; version: string }) => {
     app.addSchema(ErrorBody);
+    for (const [schema, name] of NAMED_SCHEMAS) app.addSchema({ ...schema, $id: name });
     await app.register(swagger, {
       openapi: {
         openapi: '3.1.0',
@@ -54,6 +87,7 @@ export const docsPlugin = fp(
           responses: { MethodNotAllowed: METHOD_NOT_ALLOWED_RESPONSE },
         },
       },
+      transform: ({ schema, url }) => ({ schema: withNamedSchemas(schema) as FastifySchema, url }),
       transformObject: (document) =>
         'openapiObject' in document ? withResponseHeaders(document.openapiObject) : document.swaggerObject,
       refResolver: {

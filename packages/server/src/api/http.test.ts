@@ -472,6 +472,9 @@ describe.each(engines())('HTTP edges on %s', (engine) => {
     const credentials = response.json.paths['/payments/credentials'].post;
     expect(credentials.responses['404'].description).toContain('SESSION_NOT_FOUND');
     expect(credentials.responses['403'].description).toContain('MERCHANT_NOT_APPROVED');
+    expect(credentials.requestBody.content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/CredentialsRequestInput',
+    });
     const docs = await service.call('GET', '/docs/');
     expect(docs.status).toBe(200);
     expect(docs.text).toContain('<html');

@@ -5,7 +5,7 @@ import { merchantOf } from '../plugins/auth.js';
 import { BEARER_SECURITY, errorResponses, Timestamp } from '../schemas.js';
 import { Attempt, toAttempt } from './webhooks.js';
 
-const CredentialsRequestResource = Type.Object({
+export const CredentialsRequestResource = Type.Object({
   requestId: Type.String(),
   merchantReference: Type.String(),
   paymentId: Type.String(),

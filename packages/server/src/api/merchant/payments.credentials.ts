@@ -25,7 +25,7 @@ export const CredentialsRequestBody = Type.Object({
 });
 export type CredentialsRequestBody = Static<typeof CredentialsRequestBody>;
 
-const CredentialsAcknowledgement = Type.Composite([
+export const CredentialsAcknowledgement = Type.Composite([
   Acknowledgement,
   Type.Object({
     requestId: Type.String({

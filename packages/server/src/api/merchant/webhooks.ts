@@ -41,7 +41,7 @@ export function toAttempt(attempt: AttemptRecord): Static<typeof Attempt> {
 
 const State = Type.Union([Type.Literal('PENDING'), Type.Literal('DELIVERED'), Type.Literal('FAILED')]);
 
-const Message = Type.Object({
+export const Message = Type.Object({
   id: Type.String({ description: 'Sent as the `webhook-id` header on every attempt.' }),
   eventName: Type.String(),
   subjectId: Type.String({ description: 'The record the event is about, e.g. a credentials request id.' }),
@@ -51,6 +51,8 @@ const Message = Type.Object({
   lastError: Type.Union([Type.String(), Type.Null()]),
   createdAt: Timestamp,
 });
+
+export const MessageWithAttempts = Type.Composite([Message, Type.Object({ attempts: Type.Array(Attempt) })]);
 
 function toMessage(message: MessageSummary): Static<typeof Message> {
   return {
@@ -121,7 +123,7 @@ export const webhookRoutes =
           security: BEARER_SECURITY,
           params: MessageParams,
           response: {
-            200: Type.Composite([Message, Type.Object({ attempts: Type.Array(Attempt) })]),
+            200: MessageWithAttempts,
             ...errorResponses(['UNAUTHORIZED', 'VALIDATION_ERROR', 'WEBHOOK_MESSAGE_NOT_FOUND']),
           },
         },
