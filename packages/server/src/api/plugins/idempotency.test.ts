@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DomainError } from '../../errors.js';
 import { IdempotencyStore } from '../../idempotency/store.js';
 import type { Merchant } from '../../merchants/types.js';
+import { RateLimitedError } from '../../rate-limits.js';
 import { engines, openTestDb } from '../../test-support/db.js';
 import { until } from '../../test-support/wait.js';
 import { errorsPlugin } from './errors.js';
@@ -38,11 +39,33 @@ describe.each(engines())('Idempotency-Key on %s', (engine) => {
       });
       return { run: runs };
     });
+    // Refused by a rate limit the first time, carried out the second.
+    let limited = 0;
+    app.post('/limited', { config: { idempotent: 'limited' } }, async () => {
+      limited++;
+      if (limited === 1) throw new RateLimitedError(7, 'Too many tests; retry in 7 s.');
+      return { attempt: limited };
+    });
     url = await app.listen({ host: '127.0.0.1', port: 0 });
   });
   afterAll(async () => {
     await app.close();
     await handle.close();
+  });
+
+  it('keeps no 429: the same key, sent again once the limit allows, is carried out', async () => {
+    const send = () =>
+      request(`${url}/limited`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': 'limited-1' },
+        body: '{}',
+      });
+    const refused = await send();
+    expect([refused.statusCode, refused.headers['retry-after']]).toEqual([429, '7']);
+    await refused.body.dump();
+    const again = await send();
+    expect([again.statusCode, again.headers['idempotent-replayed']]).toEqual([200, undefined]);
+    expect(await again.body.json()).toEqual({ attempt: 2 });
   });
 
   const post = (signal?: AbortSignal) =>

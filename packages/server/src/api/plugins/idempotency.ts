@@ -74,7 +74,7 @@ function storedAnswer(reply: FastifyReply, stored: StoredResponse, fingerprint: 
 /**
  * Stripe's semantics: the same key and body replay the first answer and do nothing twice; the same key
  * with another body or path is a 409; a request still in flight with the same key is a 409. Keys are
- * scoped per merchant and kept 24 hours. Answers of 400 and 5xx are not saved, so a retry runs again.
+ * scoped per merchant and kept 24 hours. Answers of 400, 429 and 5xx are not saved, so a retry runs again.
  */
 export const idempotencyPlugin = fp(async (app: FastifyInstance, options: { store: IdempotencyStore }) => {
   const inFlight = new Set<string>();
@@ -143,7 +143,9 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, options: { stor
       }
       const conflict = reply.statusCode === 409 && String(payload).includes('"IDEMPOTENCY_');
       // A 400 answers what the request said, not what the service did: the same key may send it mended.
-      const kept = reply.statusCode < 500 && reply.statusCode !== 400 && !conflict;
+      // A 429 did nothing either: the same key, sent once the limit allows, is carried out.
+      const kept =
+        reply.statusCode < 500 && reply.statusCode !== 400 && reply.statusCode !== 429 && !conflict;
       if (!context.recorded && kept && typeof payload === 'string') {
         const saved = await options.store.saveAlone({ ...context, status: reply.statusCode, body: payload });
         if (!saved) return (await answerSavedElsewhere()) ?? payload;
