@@ -151,9 +151,12 @@ export async function openContext(
       options.quiet ? undefined : (warning) => io.stderr(`warning: ${warning}\n`),
     );
     // On stderr, so that stdout (and --json) stays the command's own: a command run where DATABASE_URL is
-    // not set works on the default SQLite file, which may not be the service's database.
-    const defaulted = io.env.DATABASE_URL ? '' : ' (the default: DATABASE_URL is not set)';
-    io.stderr(`database: ${db.where}${defaulted}\n`);
+    // not set works on the default SQLite file, which may not be the service's database. A service names
+    // it in what it prints once it listens.
+    if (!options.quiet) {
+      const defaulted = io.env.DATABASE_URL ? '' : ' (the default: DATABASE_URL is not set)';
+      io.stderr(`database: ${db.where}${defaulted}\n`);
+    }
     // A service says it at once; any other command once it has done its work, and made it for good.
     if (isNew && options.quiet) note();
     // The CLI is short-lived and must see its own writes at once: no caching.

@@ -600,7 +600,17 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     const running = run(['serve', '--json'], {
       stdout: (text) => {
         lines.push(text);
-        const output = JSON.parse(text) as { url: string; docsUrl: string; metricsUrl: string };
+        const output = JSON.parse(text) as {
+          url: string;
+          docsUrl: string;
+          metricsUrl: string;
+          database: string;
+        };
+        expect(output.database).toBe(
+          databaseLine(env.DATABASE_URL as string)
+            .slice('database: '.length)
+            .trimEnd(),
+        );
         docsUrl = output.docsUrl;
         metricsUrl = output.metricsUrl;
         listening(output.url);
@@ -655,7 +665,7 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
       expect(listening).toMatch(/^Wallet Checkout is listening on /);
       expect(database?.startsWith(`Database: ${where}; applied `)).toBe(true);
       expect(database).toMatch(/; applied \d+ migration\(s\) now\.$/);
-      expect(first.stderr).toContain(databaseLine(otherEnv.DATABASE_URL));
+      expect(first.stderr).not.toContain(databaseLine(otherEnv.DATABASE_URL));
       const second = await serveOnce();
       expect(second.stdout).toContain(`\nDatabase: ${where}; no migrations to apply.\n`);
     } finally {
@@ -737,26 +747,24 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     const inUse = (variable: string, address: string) =>
       `error: ${variable}: ${address} is in use: stop what listens there, or choose a free port\n`;
     const quiet = { ...env, LOG_LEVEL: 'silent' };
-    // Opened (and migrated) first, so named before the error.
-    const named = databaseLine(env.DATABASE_URL as string);
     try {
       expect(await cli('migrate')).toMatchObject({ code: 0 });
       expect(await runCli({ ...quiet, PORT: String(port) }, ['serve'])).toEqual({
         code: 1,
         stdout: '',
-        stderr: named + inUse('PORT', `127.0.0.1:${port}`),
+        stderr: inUse('PORT', `127.0.0.1:${port}`),
       });
       // 192.0.2.1 is TEST-NET-1 (RFC 5737): never an address of this machine.
       expect(await runCli({ ...quiet, HOST: '192.0.2.1', PORT: String(port) }, ['serve'])).toEqual({
         code: 1,
         stdout: '',
-        stderr: `${named}error: HOST: 192.0.2.1:${port} is not an address of this machine\n`,
+        stderr: `error: HOST: 192.0.2.1:${port} is not an address of this machine\n`,
       });
       // .invalid never resolves (RFC 6761).
       expect(await runCli({ ...quiet, HOST: 'nowhere.invalid', PORT: String(port) }, ['serve'])).toEqual({
         code: 1,
         stdout: '',
-        stderr: `${named}error: HOST: nowhere.invalid:${port} names no address: give an IP address or a name this machine resolves\n`,
+        stderr: `error: HOST: nowhere.invalid:${port} names no address: give an IP address or a name this machine resolves\n`,
       });
       const store = {
         DEMO_STORE_PORT: String(port),
@@ -765,7 +773,7 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
       expect(await runCli({ ...quiet, PORT: '0', ...store }, ['start'])).toEqual({
         code: 1,
         stdout: '',
-        stderr: named + inUse('DEMO_STORE_PORT', `http://localhost:${port}`),
+        stderr: inUse('DEMO_STORE_PORT', `http://localhost:${port}`),
       });
       const gateway = {
         DEMO_STORE_PORT: String(await freePort('127.0.0.1')),
@@ -774,7 +782,7 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
       expect(await runCli({ ...quiet, PORT: '0', ...gateway }, ['start'])).toEqual({
         code: 1,
         stdout: '',
-        stderr: named + inUse('SANDBOX_GATEWAY_URL', `http://127.0.0.1:${port}`),
+        stderr: inUse('SANDBOX_GATEWAY_URL', `http://127.0.0.1:${port}`),
       });
     } finally {
       await new Promise((resolve) => taken.close(resolve));
@@ -810,7 +818,6 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
         code: 1,
         stdout: '',
         stderr: [
-          databaseLine(env.DATABASE_URL as string),
           inUse('PORT', `127.0.0.1:${port}`),
           inUse('METRICS_PORT', `127.0.0.1:${metrics}`),
           inUse('DEMO_STORE_PORT', `http://localhost:${store}`),

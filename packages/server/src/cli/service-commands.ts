@@ -84,6 +84,8 @@ async function runUntilStopped(context: Context, demo: boolean): Promise<number>
     metricsUrl: service.metricsUrl ?? null,
     demo: service.demo ?? null,
     sandboxGatewayUrl: service.sandboxGatewayUrl ?? null,
+    database: context.db.where,
+    migrationsApplied: applied,
   });
   const signal = await stopped;
   io.stderr(`${signal}: stopping\n`);
