@@ -184,7 +184,8 @@ describe.each(engines())('POST /webhooks/messages/recover on %s', (engine) => {
     expect(ack.status).toBe(200);
     const lookup = () =>
       service.call('GET', `/payments/credentials/${ack.json.requestId}`, { apiKey: shop.apiKey });
-    await until(async () => (await lookup()).json.state === 'FAILED');
+    // The first attempt also waits for the delivery thread to start, seconds on a loaded machine.
+    await until(async () => (await lookup()).json.state === 'FAILED', 15_000);
     expect(receiver.received).toHaveLength(4);
 
     const recovered = receiver.nth(5);
