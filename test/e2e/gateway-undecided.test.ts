@@ -6,14 +6,12 @@
  * order settles later all the same.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_ACTOR } from '../../packages/server/src/test-support/actor.js';
+import type { GatewayProxy } from '../../packages/server/src/test-support/gateway-proxy.js';
 import {
-  type GatewayProxy,
-  startGatewayProxy,
-} from '../../packages/server/src/test-support/gateway-proxy.js';
-import {
+  gatewayBehindProxy,
   type Harness,
   openTab,
+  orderStatus,
   payWithCard,
   pressWalletButton,
   recordedCalls,
@@ -31,13 +29,7 @@ describe('a payment the gateway gave no decision for, in real Chromium', () => {
   let proxy: GatewayProxy | undefined;
   beforeAll(async () => {
     harness = await startHarness();
-    proxy = await startGatewayProxy(harness.gatewayUrl);
-    await harness.service.services.gateways.set(
-      harness.merchant.merchantId,
-      { gateway: 'sandbox', style: 'json', url: proxy.url, timeoutMs: TIMEOUT_MS },
-      { apiKey: 'sk_sandbox_undecided' },
-      TEST_ACTOR,
-    );
+    proxy = await gatewayBehindProxy(harness, TIMEOUT_MS, 'sk_sandbox_undecided');
   });
   afterAll(async () => {
     await proxy?.close();
@@ -46,12 +38,7 @@ describe('a payment the gateway gave no decision for, in real Chromium', () => {
 
   const asksFor = (orderId: string) =>
     proxy?.forwarded.filter((entry) => entry.idempotencyKey === orderId) ?? [];
-  const statusOf = async (orderId: string) => {
-    const order = await harness?.service.call('GET', `/orders/${orderId}`, {
-      apiKey: harness.merchant.apiKey,
-    });
-    return order?.json.status;
-  };
+  const statusOf = (orderId: string) => orderStatus(harness as Harness, orderId);
   /** Pays with 1111 while the gateway's answers are lost, until the checkout says so; the order's id. */
   const payUnconfirmed = async (tab: Tab) => {
     if (!harness || !proxy) throw new Error('setup did not finish');

@@ -7,15 +7,13 @@
  */
 import type { Request, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_ACTOR } from '../../packages/server/src/test-support/actor.js';
-import {
-  type GatewayProxy,
-  startGatewayProxy,
-} from '../../packages/server/src/test-support/gateway-proxy.js';
+import type { GatewayProxy } from '../../packages/server/src/test-support/gateway-proxy.js';
 import {
   chooseCard,
+  gatewayBehindProxy,
   type Harness,
   openTab,
+  orderStatus,
   pressWalletButton,
   recordedCalls,
   ship,
@@ -35,25 +33,14 @@ describe('a payment that gets no answer, in real Chromium', () => {
   let proxy: GatewayProxy | undefined;
   beforeAll(async () => {
     harness = await startHarness();
-    proxy = await startGatewayProxy(harness.gatewayUrl);
-    await harness.service.services.gateways.set(
-      harness.merchant.merchantId,
-      { gateway: 'sandbox', style: 'json', url: proxy.url, timeoutMs: 10_000 },
-      { apiKey: 'sk_sandbox_no_answer' },
-      TEST_ACTOR,
-    );
+    proxy = await gatewayBehindProxy(harness, 10_000, 'sk_sandbox_no_answer');
   });
   afterAll(async () => {
     await proxy?.close();
     await harness?.close();
   });
 
-  const statusOf = async (orderId: string) => {
-    const order = await harness?.service.call('GET', `/orders/${orderId}`, {
-      apiKey: harness.merchant.apiKey,
-    });
-    return order?.json.status;
-  };
+  const statusOf = (orderId: string) => orderStatus(harness as Harness, orderId);
 
   /**
    * Opens the checkout with the page's clock under the test's hand, up to the summary; the pay requests

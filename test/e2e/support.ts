@@ -22,6 +22,11 @@ import {
 import { expect } from 'vitest';
 import type { CreateMerchantInput } from '../../packages/server/src/merchants/index.js';
 import { TEST_SHOPPER_EMAIL } from '../../packages/server/src/sandbox/seed.js';
+import { TEST_ACTOR } from '../../packages/server/src/test-support/actor.js';
+import {
+  type GatewayProxy,
+  startGatewayProxy,
+} from '../../packages/server/src/test-support/gateway-proxy.js';
 import { startTestService, type TestService } from '../../packages/server/src/test-support/service.js';
 import type { Shopper } from '../../packages/server/src/wallet/index.js';
 
@@ -204,6 +209,31 @@ export interface Harness {
   /** Serves the standard merchant page (or a variant) at `path` on the shop's origin; returns its URL. */
   page(path?: string, variant?: Parameters<typeof merchantPage>[2]): string;
   close(): Promise<void>;
+}
+
+/**
+ * Makes the harness merchant pay through the sandbox gateway behind a proxy that can lose its answers
+ * (test-support/gateway-proxy.ts), with the gateway time-out `timeoutMs`. The caller closes the proxy.
+ */
+export async function gatewayBehindProxy(
+  harness: Harness,
+  timeoutMs: number,
+  apiKey: string,
+): Promise<GatewayProxy> {
+  const proxy = await startGatewayProxy(harness.gatewayUrl);
+  await harness.service.services.gateways.set(
+    harness.merchant.merchantId,
+    { gateway: 'sandbox', style: 'json', url: proxy.url, timeoutMs },
+    { apiKey },
+    TEST_ACTOR,
+  );
+  return proxy;
+}
+
+/** An order's status as the harness merchant reads it (`GET /orders/{orderId}`). */
+export async function orderStatus(harness: Harness, orderId: string): Promise<string> {
+  const order = await harness.service.call('GET', `/orders/${orderId}`, { apiKey: harness.merchant.apiKey });
+  return order.json.status;
 }
 
 /** The staging seed's test shopper, as the service under test holds it. */
