@@ -105,8 +105,9 @@ export function Field({
         {...describedBy(id, hint, error, others, invalid)}
         onInput={(event) => {
           const input = event.currentTarget;
-          if (clean && clean(input.value) !== input.value) input.value = clean(input.value);
-          onValue(input.value);
+          const kept = clean ? clean(input.value) : input.value;
+          if (kept !== input.value) input.value = kept;
+          onValue(kept);
         }}
       />
       {adornment}
