@@ -208,7 +208,26 @@ const merchantShow = defineCommand<string>({
   async execute(context, id) {
     const merchant = await context.merchants.get(id);
     if (!merchant) throw new NotFoundError('MERCHANT_NOT_FOUND', `merchant ${id} does not exist`);
-    context.print(describeMerchant(merchant), merchantJson(merchant));
+    const [keys, olderUntil] = await Promise.all([
+      context.merchants.listApiKeys(id),
+      context.merchants.olderWebhookSecretsUntil(id),
+    ]);
+    const liveApiKeys = keys.filter((key) => key.revokedAt === null).length;
+    const secrets =
+      olderUntil.length === 0
+        ? 'the current one only'
+        : `the current one, and ${olderUntil.length} older signing until ${isoTime(olderUntil.at(-1) ?? null)}`;
+    context.print(
+      describeMerchant(merchant, [
+        ['API keys', `${liveApiKeys} live (apikey list)`],
+        ['webhook secrets', secrets],
+      ]),
+      {
+        ...merchantJson(merchant),
+        liveApiKeys,
+        olderWebhookSecretsUntil: olderUntil.map((at) => jsonTime(at)),
+      },
+    );
     return 0;
   },
 });
@@ -370,9 +389,11 @@ const webhookSecretRotate = defineCommand<{ merchantId: string; overlapSeconds: 
     const webhookSecret = await context.merchants.rotateWebhookSecret(merchantId, context.actor, {
       overlapSeconds,
     });
-    const previousSecretsExpireAt = Date.now() + overlapSeconds * 1000;
+    // As stored: an overlap never lengthens what an earlier rotation gave the older secrets.
+    const previousSecretsExpireAt =
+      (await context.merchants.olderWebhookSecretsUntil(merchantId)).at(-1) ?? null;
     const until =
-      overlapSeconds > 0
+      previousSecretsExpireAt !== null
         ? `Older secrets keep signing until ${isoTime(previousSecretsExpireAt)}; a running service signs with the new one within ${CACHE_SECONDS} s.`
         : `Older secrets no longer sign here; a running service may sign with them for up to ${CACHE_SECONDS} s more.`;
     context.print(`New webhook secret for ${merchantId}:\n  ${webhookSecret}\n${until}`, {

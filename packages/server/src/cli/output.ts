@@ -55,7 +55,8 @@ export function table(header: string[], rows: string[][]): string {
   return [line(header), ...rows.map(line)].join('\n');
 }
 
-export function describeMerchant(merchant: Merchant): string {
+/** A merchant's settings, one per line, then `more` (what `merchant show` adds of its keys and secrets). */
+export function describeMerchant(merchant: Merchant, more: [string, string][] = []): string {
   const rates = Object.entries(merchant.taxSettings.ratesByState).map(
     ([state, basisPoints]) => `${state} ${basisPoints / 100} %`,
   );
@@ -81,6 +82,7 @@ export function describeMerchant(merchant: Merchant): string {
     ['tax rates', rates.join(', ') || '(none)'],
     ['remember devices', merchant.rememberDevices ? 'on' : 'off'],
     ['created', isoTime(merchant.createdAt)],
+    ...more,
   ];
   const width = Math.max(...fields.map(([label]) => label.length));
   return fields.map(([label, value]) => `${`${label}:`.padEnd(width + 1)} ${value}`).join('\n');

@@ -466,6 +466,17 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
         created.webhookSecret,
       ]);
     });
+    const shown = json(await cli('merchant', 'show', created.merchantId, '--json')) as Record<
+      string,
+      unknown
+    >;
+    expect([shown.liveApiKeys, shown.olderWebhookSecretsUntil]).toEqual([
+      1,
+      [rotated.previousSecretsExpireAt],
+    ]);
+    expect((await cli('merchant', 'show', created.merchantId)).stdout).toContain(
+      `\nAPI keys:         1 live (apikey list)\nwebhook secrets:  the current one, and 1 older signing until ${rotated.previousSecretsExpireAt}`,
+    );
     const now = await cli('webhook-secret', 'rotate', created.merchantId, '--overlap-hours', '0');
     expect(now.stdout).toMatch(
       /^New webhook secret for mch_\w+:\n {2}whsec_\S+\nOlder secrets no longer sign here; a running service may sign with them for up to 5 s more\.\n$/,

@@ -291,6 +291,11 @@ export class Merchants {
 
   // --- webhook secrets ---
 
+  /** When each older webhook secret that still signs stops (see WebhookSecrets.olderSigningUntil). */
+  olderWebhookSecretsUntil(merchantId: string): Promise<number[]> {
+    return this.#webhookSecrets.olderSigningUntil(merchantId);
+  }
+
   /** A new current secret (returned once); older ones keep signing for `overlapSeconds` (24 h by default). */
   rotateWebhookSecret(
     merchantId: string,

@@ -100,6 +100,14 @@ export class WebhookSecrets {
     return secret;
   }
 
+  /** When each older secret that still signs beside the current one stops, soonest first; read, never opened. */
+  async olderSigningUntil(merchantId: string): Promise<number[]> {
+    const rows = await this.#repo.activeWebhookSecrets(merchantId, this.#now());
+    return rows
+      .flatMap((row) => (row.expires_at === null ? [] : [Number(row.expires_at)]))
+      .sort((a, b) => a - b);
+  }
+
   /** The secrets to sign a delivery with now: the current one first, then unexpired older ones. */
   async active(merchantId: string): Promise<string[]> {
     const now = this.#now();
