@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_ACTOR } from '../test-support/actor.js';
 import { visaNumber } from '../test-support/cards.js';
 import { runCli } from '../test-support/cli.js';
 import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
@@ -170,6 +171,13 @@ describe.each(engines())('wallet-checkout webhooks listen on %s', (engine) => {
     );
     await printed(4);
     expect(stdout[3]).toMatch(/^\S+Z {2}ignored POST \/elsewhere \(404\): listening for POST \/hooks\n$/);
+
+    // A rotation since it started, the old secret no longer signing: it reads the secrets again.
+    await service.services.merchants.rotateWebhookSecret(merchantId, TEST_ACTOR, { overlapSeconds: 0 });
+    const rotated = await service.call('POST', '/webhooks/test', { apiKey });
+    expect([rotated.json.delivered, rotated.json.statusCode]).toEqual([true, 204]);
+    await printed(5);
+    expect(stdout[4]).toMatch(/^\S+Z {2}WEBHOOK_TEST {2}tst_\w+ .+\(answered 204\)\n$/);
 
     stop('SIGTERM');
     expect((await running).code).toBe(0);

@@ -18,8 +18,11 @@ interface ListenInput {
   status: number;
 }
 
-/** What the receiver checks with, where it listens and what it answers. */
-type Receiver = Omit<ListenInput, 'merchantId'>;
+/**
+ * What the receiver checks with, where it listens and what it answers; `reload` reads the merchant's
+ * secrets again, for a signature that matches none of those it has (a rotation since it started).
+ */
+type Receiver = Omit<ListenInput, 'merchantId'> & { reload?: () => Promise<string[]> };
 
 /** What is printed of a credential: its type and last four digits. */
 function credentialLine(entry: unknown): string {
@@ -124,10 +127,12 @@ const webhooksListen = defineCommand<ListenInput>({
       const merchant = await context.merchants.get(input.merchantId);
       if (!merchant)
         throw new NotFoundError('MERCHANT_NOT_FOUND', `merchant ${input.merchantId} does not exist`);
-      secrets = await context.merchants.activeWebhookSecrets(merchant.id);
+      const reload = () => context.merchants.activeWebhookSecrets(merchant.id);
+      secrets = await reload();
       const target = localTarget(merchant.webhookUrl);
       port ??= target?.port;
       path ??= target?.path;
+      return receive(context, { secrets, port, path, status: input.status, reload });
     }
     return receive(context, { secrets, port, path, status: input.status });
   },
@@ -136,12 +141,36 @@ const webhooksListen = defineCommand<ListenInput>({
 /** Runs the receiver until a stop signal; resolves 0 once it has closed. */
 async function receive(output: Output, input: Receiver): Promise<number> {
   const { secrets, port, path } = input;
-  const verifiers = secrets.map((secret) => new Webhook(secret));
+  let verifiers = secrets.map((secret) => new Webhook(secret));
   const say = (text: string, record: unknown) => output.print(text, record);
+  /** The event, or why the signature was refused. */
+  const verify = (body: string, headers: Record<string, string>) => {
+    let refusal = 'the signature matches none of the secrets';
+    for (const verifier of verifiers) {
+      try {
+        return { event: verifier.verify(body, headers) as Record<string, unknown> };
+      } catch (error) {
+        refusal = error instanceof Error ? error.message : String(error);
+      }
+    }
+    return { refusal };
+  };
+  const verifyReloading = async (body: string, headers: Record<string, string>) => {
+    const first = verify(body, headers);
+    if (first.event !== undefined || input.reload === undefined) return first;
+    try {
+      verifiers = (await input.reload()).map((secret) => new Webhook(secret));
+    } catch (error) {
+      return {
+        refusal: `the secrets could not be read again: ${error instanceof Error ? error.message : error}`,
+      };
+    }
+    return verify(body, headers);
+  };
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
+    request.on('end', async () => {
       const url = new URL(request.url ?? '/', 'http://localhost');
       if (request.method !== 'POST' || (path !== undefined && url.pathname !== path)) {
         response.writeHead(404).end();
@@ -153,24 +182,19 @@ async function receive(output: Output, input: Receiver): Promise<number> {
       }
       const body = Buffer.concat(chunks).toString('utf8');
       const headers = request.headers as Record<string, string>;
-      let refusal = 'the signature matches none of the secrets';
-      for (const verifier of verifiers) {
-        try {
-          const event = verifier.verify(body, headers) as Record<string, unknown>;
-          const webhookId = headers['webhook-id'];
-          response.writeHead(input.status).end();
-          const fields = describeEvent(event);
-          say(
-            `${new Date().toISOString()}  ${String(event.eventName)}  ${webhookId}  ${fields}  (answered ${input.status})`,
-            { eventName: event.eventName, webhookId, fields, status: input.status },
-          );
-          return;
-        } catch (error) {
-          refusal = error instanceof Error ? error.message : String(error);
-        }
+      const { event, refusal } = await verifyReloading(body, headers);
+      if (event === undefined) {
+        response.writeHead(400).end();
+        say(`${new Date().toISOString()}  refused: ${refusal}`, { refused: refusal });
+        return;
       }
-      response.writeHead(400).end();
-      say(`${new Date().toISOString()}  refused: ${refusal}`, { refused: refusal });
+      const webhookId = headers['webhook-id'];
+      response.writeHead(input.status).end();
+      const fields = describeEvent(event);
+      say(
+        `${new Date().toISOString()}  ${String(event.eventName)}  ${webhookId}  ${fields}  (answered ${input.status})`,
+        { eventName: event.eventName, webhookId, fields, status: input.status },
+      );
     });
   });
   const listenPort = port ?? 8080;
