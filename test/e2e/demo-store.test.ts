@@ -177,6 +177,9 @@ describe('the demo store in real Chromium', () => {
       await checkout.getByLabel('One-time code').waitFor();
       expect(await checkout.getByLabel('Email').count()).toBe(0);
       await page.getByText('You have a wallet: finish in the window that opened.').waitFor();
+      await checkout.getByRole('button', { name: 'Close' }).click();
+      await page.getByText('Checkout closed: your cart is still here.').waitFor();
+      expect(await page.locator('#guest-status').textContent()).toBe('');
     } finally {
       await tab.close();
     }

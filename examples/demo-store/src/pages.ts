@@ -189,6 +189,8 @@ export function checkoutPage(input: CheckoutPageInput): Html {
     },
     onClose() {
       checkoutStatus.textContent = 'Checkout closed: your cart is still here.';
+      // Whether it opened from the button or from the email, the window it spoke of is gone.
+      document.getElementById('guest-status').textContent = '';
     },
   };
   if (flow === 'own-processor') {
