@@ -128,6 +128,7 @@ describe('a 375 px wide viewport in real Chromium', () => {
       await tab.close();
     }
   }, 60_000);
+
   it('arrow keys in the card row bring the selected card into view', async () => {
     if (!harness) throw new Error('setup did not finish');
     const tab = await openTab(harness.browser, { width: WIDTH, height: 740 });

@@ -1,4 +1,5 @@
 import { ERROR_DESCRIPTIONS } from '../errors.js';
+import { isKeptStatus } from './plugins/idempotency.js';
 
 /**
  * The response headers the service sends, for the OpenAPI document: described once in
@@ -40,11 +41,10 @@ export const METHOD_NOT_ALLOWED_RESPONSE = {
 };
 
 /**
- * Whether an answer of this status to a route that takes `Idempotency-Key` may be a replayed one: the
- * idempotency plugin saves every answer below 500 but a 400 or a 429, and a 401, 413 or 415 is given
- * before it reads the key.
+ * Whether an answer of this status to a route that takes `Idempotency-Key` may be a replayed one: one the
+ * idempotency plugin keeps, but for a 401, 413 or 415, which are given before it reads the key.
  */
-const replayable = (status: number) => status < 500 && ![400, 401, 413, 415, 429].includes(status);
+const replayable = (status: number) => isKeptStatus(status) && ![401, 413, 415].includes(status);
 
 function headersOf(status: number, idempotent: boolean): Partial<Record<HeaderName, { $ref: string }>> {
   return {

@@ -53,6 +53,15 @@ function fingerprintOf(operation: string, request: FastifyRequest): string {
 const IN_PROGRESS = 'IDEMPOTENCY_REQUEST_IN_PROGRESS';
 
 /**
+ * Whether an answer of this status is saved under its key, to be replayed. Not a 5xx, which a retry may
+ * get past; not a 400, which answers what the request said, not what the service did (the same key may
+ * send it mended); not a 429, which did nothing (the same key, sent once the limit allows, runs).
+ */
+export function isKeptStatus(status: number): boolean {
+  return status < 500 && status !== 400 && status !== 429;
+}
+
+/**
  * Sets the reply's status and headers for the saved first answer, or for the refusal of a key that was
  * used with a different request, and returns the body to send.
  */
@@ -142,10 +151,7 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, options: { stor
         if (answer !== undefined) return answer;
       }
       const conflict = reply.statusCode === 409 && String(payload).includes('"IDEMPOTENCY_');
-      // A 400 answers what the request said, not what the service did: the same key may send it mended.
-      // A 429 did nothing either: the same key, sent once the limit allows, is carried out.
-      const kept =
-        reply.statusCode < 500 && reply.statusCode !== 400 && reply.statusCode !== 429 && !conflict;
+      const kept = isKeptStatus(reply.statusCode) && !conflict;
       if (!context.recorded && kept && typeof payload === 'string') {
         const saved = await options.store.saveAlone({ ...context, status: reply.statusCode, body: payload });
         if (!saved) return (await answerSavedElsewhere()) ?? payload;
