@@ -493,6 +493,9 @@ export async function startService(
   const host = inUrl(config.host);
   let metricsUrl: string | undefined;
   try {
+    // Delivery first: when the port answers (and /healthz with it), a webhook is sent without waiting for
+    // the delivery thread to load.
+    if (config.webhookDispatch) await services.dispatcher.start();
     await listenAt({ port: 'PORT', host: 'HOST' }, `${host}:${config.port}`, () =>
       app.listen({ port: config.port, host: config.host }),
     );
@@ -509,7 +512,6 @@ export async function startService(
     await close(false);
     throw error;
   }
-  if (config.webhookDispatch) await services.dispatcher.start();
   maintenance = startMaintenance(services, log);
   services.shopperAuth.notices.start();
   void services.senders.checkSmtp();

@@ -105,6 +105,9 @@ port.on('message', (message: ToWorker) => {
   }
 });
 
+// Everything above is loaded and the database is open: the main thread may count on this thread now.
+post({ type: 'ready' });
+
 async function deliver(attempt: WorkerAttempt): Promise<void> {
   const { remembered } = attempt;
   if (remembered) credentialsPayload.remember(remembered.request, remembered.card);

@@ -823,7 +823,7 @@ describe.each(engines())('dispatcher on %s', (engine) => {
     // The boundary faked: attempts end when the test says, with the outcome it gives.
     const pending: Array<(outcome: AttemptOutcome) => void> = [];
     const sender: AttemptSender = {
-      start() {},
+      async start() {},
       attempt: () => new Promise<AttemptOutcome>((resolve) => pending.push(resolve)),
       async close() {},
     };

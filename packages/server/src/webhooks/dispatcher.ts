@@ -214,14 +214,19 @@ export class Dispatcher {
     }
   }
 
+  /**
+   * Starts delivering, and resolves once the sender can send: a service that listens only then makes its
+   * first webhook no wait for a delivery thread to load.
+   */
   async start(): Promise<void> {
     if (this.#running) return;
     this.#running = true;
-    this.#sender.start();
+    const senderReady = this.#sender.start();
     this.#pollTimer = setInterval(() => this.#pollSoon(), this.#pollIntervalMs);
     this.#pollTimer.unref();
     await this.#wakeUps.listen();
     this.#pollSoon();
+    await senderReady;
   }
 
   /**

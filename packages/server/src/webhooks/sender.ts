@@ -45,8 +45,8 @@ export interface AttemptOutcome {
  * hands the attempt to the delivery worker thread.
  */
 export interface AttemptSender {
-  /** Gets ready to send; called when the dispatcher starts. */
-  start(): void;
+  /** Gets ready to send, and resolves once it can; called when the dispatcher starts. */
+  start(): Promise<void>;
   /**
    * One attempt; never throws. `error` is null exactly when the receiver answered 2xx. `sendBy`, on the
    * clock of `attemptedAt`: the latest time the request may leave and still end within its lease.
@@ -158,7 +158,7 @@ export class Sender implements AttemptSender {
   }
 
   /** Nothing to prepare: a pool opens with the first request to its origin. */
-  start(): void {}
+  async start(): Promise<void> {}
 
   /** One HTTP attempt; never throws. `error` is null exactly when the receiver answered 2xx. */
   async attempt(

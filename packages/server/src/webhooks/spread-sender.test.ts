@@ -6,7 +6,7 @@ import { LoopLoad, SpreadSender } from './spread-sender.js';
 function holdingSender() {
   const held: ((outcome: AttemptOutcome) => void)[] = [];
   const sender: AttemptSender = {
-    start: () => undefined,
+    start: async () => undefined,
     attempt: () => new Promise<AttemptOutcome>((resolve) => held.push(resolve)),
     close: async () => undefined,
   };

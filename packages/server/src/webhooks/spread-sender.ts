@@ -57,9 +57,9 @@ export class SpreadSender implements AttemptSender {
     this.#mainThreadBusy = options.mainThreadBusy ?? (() => this.#busy);
   }
 
-  start(): void {
-    for (const { sender } of this.#shares) sender.start();
+  async start(): Promise<void> {
     if (this.#shares.length > 1) this.#measure();
+    await Promise.all(this.#shares.map(({ sender }) => sender.start()));
   }
 
   attempt(

@@ -198,6 +198,17 @@ describe.each(engines())('webhook delivery worker on %s', (engine) => {
   });
 });
 
+describe.each(engines())('a starting service on %s', (engine) => {
+  it('has started once its delivery threads have loaded: the first webhook waits for none', async () => {
+    const service = await startTestService(engine, { WEBHOOK_WORKER: '2' });
+    try {
+      expect(service.services.deliveryWorkers.map((worker) => worker.ready)).toEqual([true, true]);
+    } finally {
+      await service.close();
+    }
+  });
+});
+
 describe.each(engines())('two delivery worker threads on %s', (engine) => {
   const context = serviceAndReceiver(engine, { WEBHOOK_WORKER: '2' });
 

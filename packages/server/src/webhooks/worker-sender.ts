@@ -56,6 +56,7 @@ export type ToWorker =
   | { type: 'close' };
 
 export type FromWorker =
+  | { type: 'ready' }
   | { type: 'outcomes'; outcomes: WorkerOutcome[] }
   | { type: 'provision'; id: number; card: { vaultId: string; brand: string } }
   | { type: 'warning'; message: string };
@@ -74,6 +75,11 @@ export interface WorkerSenderOptions {
 
 /** 1 s: a worker that dies at once (say, its database is unreachable) is restarted at most this often. */
 const RESTART_INTERVAL_MS = 1_000;
+/**
+ * 10 s: a worker loads in about a second; a start waits no longer for one that does not (its attempts
+ * wait for it meanwhile, as during a restart).
+ */
+const READY_TIMEOUT_MS = 10_000;
 /** 5 s: a worker closes its connections in milliseconds; one that takes longer is stopped. */
 const CLOSE_TIMEOUT_MS = 5_000;
 
@@ -126,6 +132,12 @@ export class WorkerSender implements AttemptSender {
   readonly #sent = new Map<number, (outcome: AttemptOutcome) => void>();
   #seq = 0;
   #exited: Promise<void> = Promise.resolve();
+  #loaded = false;
+  #markReady: () => void = () => undefined;
+  /** Resolved when a worker first says it is ready, or when this sender closes. */
+  readonly #ready = new Promise<void>((resolve) => {
+    this.#markReady = resolve;
+  });
 
   constructor(options: WorkerSenderOptions) {
     this.#log = options.log;
@@ -139,10 +151,32 @@ export class WorkerSender implements AttemptSender {
     return this.#worker;
   }
 
-  start(): void {
-    if (this.#running) return;
-    this.#running = true;
-    this.#spawn();
+  /** Whether a worker has loaded its program and opened the database since this sender started. */
+  get ready(): boolean {
+    return this.#loaded;
+  }
+
+  /**
+   * Starts the worker and resolves once it has loaded its program and opened the database, or after
+   * READY_TIMEOUT_MS with a warning.
+   */
+  async start(): Promise<void> {
+    if (!this.#running) {
+      this.#running = true;
+      this.#spawn();
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), READY_TIMEOUT_MS);
+    });
+    const result = await Promise.race([this.#ready, late]);
+    clearTimeout(timer);
+    if (result === 'late') {
+      this.#log.warn(
+        { waitedMs: READY_TIMEOUT_MS },
+        'the webhook delivery worker is not ready yet; webhooks wait for it',
+      );
+    }
   }
 
   attempt(
@@ -180,6 +214,7 @@ export class WorkerSender implements AttemptSender {
   /** Stops the worker; the dispatcher calls it once every attempt has its outcome. */
   async close(): Promise<void> {
     this.#running = false;
+    this.#markReady();
     clearTimeout(this.#restartTimer);
     const worker = this.#worker;
     if (worker === undefined) return;
@@ -246,6 +281,10 @@ export class WorkerSender implements AttemptSender {
 
   #onMessage(worker: Worker, message: FromWorker): void {
     switch (message.type) {
+      case 'ready':
+        this.#loaded = true;
+        this.#markReady();
+        break;
       case 'outcomes':
         for (const { seq, ...outcome } of message.outcomes) {
           const resolve = this.#sent.get(seq);
