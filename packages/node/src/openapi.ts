@@ -489,7 +489,7 @@ export interface components {
         "Request-Id": string;
         /** @description `true` when the answer is the one saved for an earlier request with the same `Idempotency-Key` and body, sent again; absent otherwise. */
         "Idempotent-Replayed": "true";
-        /** @description Seconds to wait before trying again: sent with `RATE_LIMITED` and `OTP_THROTTLED`, and with `SERVICE_UNAVAILABLE` when the database cannot be reached. */
+        /** @description Seconds to wait before trying again: sent with `RATE_LIMITED` and `OTP_THROTTLED`, and with every 503 (`SERVICE_UNAVAILABLE`, `MESSAGE_NOT_SENT`). */
         "Retry-After": number;
         /** @description The methods the path takes, comma-separated, e.g. `GET, HEAD`. */
         Allow: string;
@@ -552,7 +552,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked), or the browser SDK it serves has not been built; retry after the seconds in `Retry-After`, with the same `Idempotency-Key`. */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -708,7 +708,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked), or the browser SDK it serves has not been built; retry after the seconds in `Retry-After`, with the same `Idempotency-Key`. */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -856,7 +856,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked), or the browser SDK it serves has not been built; retry after the seconds in `Retry-After`, with the same `Idempotency-Key`. */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -930,7 +930,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked), or the browser SDK it serves has not been built; retry after the seconds in `Retry-After`, with the same `Idempotency-Key`. */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1012,7 +1012,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked), or the browser SDK it serves has not been built; retry after the seconds in `Retry-After`, with the same `Idempotency-Key`. */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1086,7 +1086,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked), or the browser SDK it serves has not been built; retry after the seconds in `Retry-After`, with the same `Idempotency-Key`. */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1206,7 +1206,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked), or the browser SDK it serves has not been built; retry after the seconds in `Retry-After`, with the same `Idempotency-Key`. */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1328,7 +1328,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked), or the browser SDK it serves has not been built; retry after the seconds in `Retry-After`, with the same `Idempotency-Key`. */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1456,7 +1456,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked), or the browser SDK it serves has not been built; retry after the seconds in `Retry-After`, with the same `Idempotency-Key`. */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1609,7 +1609,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked), or the browser SDK it serves has not been built; retry after the seconds in `Retry-After`, with the same `Idempotency-Key`. */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1749,7 +1749,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked), or the browser SDK it serves has not been built; retry after the seconds in `Retry-After`, with the same `Idempotency-Key`. */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1836,7 +1836,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked), or the browser SDK it serves has not been built; retry after the seconds in `Retry-After`, with the same `Idempotency-Key`. */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1975,7 +1975,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`. */
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked), or the browser SDK it serves has not been built; retry after the seconds in `Retry-After`, with the same `Idempotency-Key`. */
             503: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];

@@ -119,8 +119,9 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
     'A code was sent to this email less than 30 seconds ago, or 10 asked for from this client address (IPv6: /64) or 30 in all in the last 24 hours; `Retry-After` and the message say how long to wait.',
   INTERNAL_ERROR: 'An unexpected error on our side; the request id identifies it in our logs.',
   SERVICE_UNAVAILABLE:
-    'The service cannot reach its database for now (down, restarting, out of connections or disk, or locked; `Retry-After` says in how many seconds to try again), or the browser SDK it serves has not been built; retry later, with the same `Idempotency-Key`.',
-  MESSAGE_NOT_SENT: 'The message to the shopper (a one-time code) could not be sent; retry later.',
+    'The service cannot reach its database for now (down, restarting, out of connections or disk, or locked), or the browser SDK it serves has not been built; retry after the seconds in `Retry-After`, with the same `Idempotency-Key`.',
+  MESSAGE_NOT_SENT:
+    'The message to the shopper (a one-time code) could not be sent; retry after the seconds in `Retry-After`.',
 };
 
 export class DomainError extends Error {

@@ -140,6 +140,12 @@ describe.runIf(postgresUrl)('a PostgreSQL server that cannot be reached, over HT
       headers: { origin: ORIGIN },
     });
     expectUnavailable(checkout);
+    const health = await service.call('GET', '/healthz');
+    expect([health.status, health.headers['retry-after'], health.json]).toEqual([
+      503,
+      '5',
+      { errorCode: 'SERVICE_UNAVAILABLE', errorMessage: 'The database cannot be reached.' },
+    ]);
     const logged = unavailableLogs(service);
     // The first of each kind of failure in full; those of the same kind that follow are counted.
     expect(logged.length).toBeGreaterThanOrEqual(1);

@@ -20,7 +20,7 @@ export const RESPONSE_HEADERS = {
   },
   'Retry-After': {
     description:
-      'Seconds to wait before trying again: sent with `RATE_LIMITED` and `OTP_THROTTLED`, and with `SERVICE_UNAVAILABLE` when the database cannot be reached.',
+      'Seconds to wait before trying again: sent with `RATE_LIMITED` and `OTP_THROTTLED`, and with every 503 (`SERVICE_UNAVAILABLE`, `MESSAGE_NOT_SENT`).',
     schema: { type: 'integer' as const, minimum: 0 },
   },
   Allow: {

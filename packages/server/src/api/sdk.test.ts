@@ -160,7 +160,7 @@ describe('GET /sdk/wallet-sdk.js before the SDK is built', () => {
       const { app, url } = await sdkApp(dir);
       try {
         const response = await request(`${url}${route}`);
-        expect(response.statusCode).toBe(503);
+        expect([response.statusCode, response.headers['retry-after']]).toEqual([503, '5']);
         expect(await response.body.json()).toEqual({
           errorCode: 'SERVICE_UNAVAILABLE',
           errorMessage:

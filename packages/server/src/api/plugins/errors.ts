@@ -38,8 +38,11 @@ function frameworkMessage(code: ErrorCode, error: FastifyError): string {
   }
 }
 
-/** 5 s: a restart or a failover of the database, or a lock released, is usually over by then. */
-const DATABASE_RETRY_AFTER_SECONDS = 5;
+/**
+ * 5 s: when a 503 says nothing more precise. A restart or a failover of the database, or a lock released,
+ * is usually over by then, and so is a mail server's refusal to take a message for now.
+ */
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 /** While the database stays unreachable, one log line per failure this often rather than one per request. */
 export const REFUSAL_LOG_INTERVAL_MS = 10_000;
@@ -110,7 +113,12 @@ declare module 'fastify' {
  */
 export function sendError(reply: FastifyReply, code: ErrorCode, message: string): FastifyReply {
   const body: ErrorBody = { errorCode: code, errorMessage: scrubValues(message) };
-  return reply.status(ERROR_STATUS[code]).type('application/json').send(body);
+  const status = ERROR_STATUS[code];
+  // Every 503 says when to ask again.
+  if (status === 503 && !reply.hasHeader('retry-after')) {
+    reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+  }
+  return reply.status(status).type('application/json').send(body);
 }
 
 function handle(
@@ -147,7 +155,7 @@ export function unexpectedError(error: unknown, request: FastifyRequest, reply: 
     request.server.databaseRefusals.refused(error, request.log);
     reply
       .status(ERROR_STATUS.SERVICE_UNAVAILABLE)
-      .header('retry-after', String(DATABASE_RETRY_AFTER_SECONDS));
+      .header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
     return {
       errorCode: 'SERVICE_UNAVAILABLE',
       errorMessage: 'The service cannot reach its database at the moment; try again in a few seconds.',

@@ -149,6 +149,30 @@ describe.each(engines())('GET /sandbox/messages on %s', (engine) => {
         expect(code?.text).toMatch(/^123456 is your one-time code/);
       });
     });
+
+    it('answers a code the server refused with 503 MESSAGE_NOT_SENT and when to ask again', async () => {
+      await withSmtp(refusing, async (service) => {
+        const origin = 'https://shop.example';
+        const { merchantId } = await service.merchant({ allowedOrigins: [origin] });
+        const { email } = await service.services.wallet.createShopper({
+          email: 'smtp.refused.http@example.com',
+          firstName: 'Ada',
+          lastName: 'Lovelace',
+        });
+        const order = await service.call('POST', '/checkout/orders', {
+          body: { merchantId, order: { lineItems: [{ SKU: 'TEE', amount: 2500 }] } },
+          headers: { origin },
+        });
+        const sent = await service.call('POST', `/checkout/api/orders/${order.json.orderId}/otp`, {
+          body: { email },
+        });
+        expect([sent.status, sent.headers['retry-after'], sent.json.errorCode]).toEqual([
+          503,
+          '5',
+          'MESSAGE_NOT_SENT',
+        ]);
+      });
+    });
   });
 
   describe('in production', () => {
