@@ -228,4 +228,33 @@ describe.each(engines())('the merchant library against the service on %s', (engi
     for await (const event of wallet.auditEvents.list({ limit: 1 })) actions.push(event.action);
     expect(actions).toContain('webhook.resent');
   });
+
+  it('reads and changes its account, and rotates its webhook secret', async () => {
+    const other = await service.merchant({ webhookUrl: receiver.url });
+    const client = new WalletCheckout({ apiKey: other.apiKey, baseUrl: service.url });
+    expect(await client.account.get()).toMatchObject({
+      merchantId: other.merchantId,
+      webhookUrl: receiver.url,
+    });
+    const updated = await client.account.update({ allowedOrigins: [ORIGIN], rememberDevices: false });
+    expect(updated).toMatchObject({
+      allowedOrigins: [ORIGIN],
+      rememberDevices: false,
+      webhookUrl: receiver.url,
+    });
+
+    const { webhookSecret, olderWebhookSecretsUntil } = await client.account.rotateWebhookSecret({
+      overlapSeconds: 60,
+    });
+    expect(olderWebhookSecretsUntil).toHaveLength(1);
+    expect(await client.webhooks.test()).toMatchObject({ delivered: true });
+    const webhook = await until(async () =>
+      receiver.received.find((received) => received.body.includes(other.merchantId)),
+    );
+    for (const secret of [webhookSecret, other.webhookSecret]) {
+      expect(verifyWebhook({ secret, body: webhook.body, headers: webhook.headers })).toMatchObject({
+        eventName: 'WEBHOOK_TEST',
+      });
+    }
+  });
 });

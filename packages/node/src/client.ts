@@ -3,6 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { WalletCheckoutConnectionError, WalletCheckoutError } from './errors.js';
 import { checkOrder, type ExpectedOrder, type OrderCheck } from './orders.js';
 import type {
+  Account,
+  AccountUpdate,
   Acknowledgement,
   AuditEvent,
   AuditEventListQuery,
@@ -14,11 +16,13 @@ import type {
   OrderListQuery,
   RecoverInput,
   RecoverResult,
+  RotatedWebhookSecret,
   SandboxSession,
   SandboxSessionInput,
   WebhookMessage,
   WebhookMessageListQuery,
   WebhookMessageSummary,
+  WebhookSecretRotation,
   WebhookTestResult,
 } from './types.js';
 
@@ -88,7 +92,7 @@ const API_KEY = /^sk_(test|live)_\S+$/;
 type Query = Record<string, string | number | undefined>;
 
 interface Call {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PATCH';
   path: string;
   query?: Query;
   body?: unknown;
@@ -96,7 +100,8 @@ interface Call {
 }
 
 /**
- * The merchant API of Wallet Checkout for a merchant's server. Every POST carries an `Idempotency-Key`,
+ * The merchant API of Wallet Checkout for a merchant's server. Every POST but a webhook secret's rotation
+ * carries an `Idempotency-Key`,
  * so that what failed without an answer, timed out, was rate limited or met a passing server error is
  * sent again safely: the service does the work of a key once. Refusals throw WalletCheckoutError with
  * the service's `errorCode` and `errorMessage`.
@@ -213,6 +218,21 @@ export class WalletCheckout {
       this.#all('/audit-events', query, (event) => event.seq),
   };
 
+  readonly account = {
+    /** Your account's settings, how many API keys are live, and the older webhook secrets still signing. */
+    get: (): Promise<Account> => this.#call({ method: 'GET', path: '/account' }),
+    /** Changes the settings given (webhook URL, allowed origins, shipping, tax, device memory), no others. */
+    update: (changes: AccountUpdate): Promise<Account> =>
+      this.#call({ method: 'PATCH', path: '/account', body: changes }),
+    /**
+     * A new webhook signing secret, in this answer only; older ones keep signing for `overlapSeconds`
+     * (24 hours unless told, 0 after a leak). Sent without an `Idempotency-Key`: an attempt made again
+     * after a failure makes another secret, the one returned.
+     */
+    rotateWebhookSecret: (input: WebhookSecretRotation = {}): Promise<RotatedWebhookSecret> =>
+      this.#call({ method: 'POST', path: '/account/webhook-secret/rotate', body: input }),
+  };
+
   readonly sandbox = {
     /** Staging only: a payment-carousel session for a test shopper, without the browser. */
     createSession: (
@@ -237,7 +257,7 @@ export class WalletCheckout {
     }
   }
 
-  /** A GET's answer. */
+  /** A GET's answer, or that of a call that takes no `Idempotency-Key`. */
   async #call<T>(call: Call): Promise<T> {
     return (await this.#exchange<T>(call)).body;
   }

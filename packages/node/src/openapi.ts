@@ -225,6 +225,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your merchant account
+         * @description Its settings, how many API keys are live, and whether older webhook secrets still sign.
+         */
+        get: operations["getAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change your webhook URL, allowed origins, shipping methods, tax rates or device memory
+         * @description With the rules the operators’ `merchant update` applies; every change is recorded in the audit trail with the key that made it. This process applies it at once, the service’s other processes within 5 s.
+         */
+        patch: operations["updateAccount"];
+        trace?: never;
+    };
+    "/account/webhook-secret/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace your webhook signing secret
+         * @description The new secret is in this answer only; it signs every webhook from now on (the service’s other processes within 5 s). Older secrets keep signing beside it for `overlapSeconds`, so that your receiver can switch while both verify; 0 stops them at once, after a leak. Takes no `Idempotency-Key`: the secret is never kept where an answer could be replayed from, and a retried rotation makes another secret, the one its answer gives. Recorded in the audit trail.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/sandbox/sessions": {
         parameters: {
             query?: never;
@@ -467,6 +511,39 @@ export interface components {
                 latencyMs: number;
                 error: string | null;
             }[];
+        };
+        Account: {
+            merchantId: string;
+            name: string;
+            /** @description Where webhooks are delivered; null when none is set. */
+            webhookUrl: string | null;
+            /** @description The page origins (scheme://host[:port]) allowed to open the checkout. */
+            allowedOrigins: string[];
+            /** @description What a PAYMENT_CREDENTIALS webhook carries; empty until the service’s operators approve the account for the credentials flow. */
+            credentialTypes: ("NETWORK_TOKEN" | "PAN")[];
+            variant: "standard" | "connected";
+            authorizationMode: "service" | "merchant";
+            shippingMethods: {
+                /** @description Sent back as the shopper’s chosen method. */
+                externalId: string;
+                name: string;
+                /** @description Integer cents. */
+                price: number;
+            }[];
+            taxSettings: {
+                /** @description Sales tax per US state abbreviation, in basis points (825 = 8.25 %), on the subtotal. */
+                ratesByState: {
+                    [key: string]: number;
+                };
+            };
+            /** @description Whether the checkout offers shoppers “Remember me on this device”. */
+            rememberDevices: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description API keys not revoked, this one included. */
+            liveApiKeys: number;
+            /** @description When each older webhook secret that still signs beside the current one stops, soonest first: during a rotation’s overlap every webhook carries one signature per secret. */
+            olderWebhookSecretsUntil: string[];
         };
     };
     responses: {
@@ -1818,6 +1895,298 @@ export interface operations {
             };
             /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
             401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked), or the browser SDK it serves has not been built; retry after the seconds in `Retry-After`, with the same `Idempotency-Key`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked), or the browser SDK it serves has not been built; retry after the seconds in `Retry-After`, with the same `Idempotency-Key`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Only the fields given change. The name, the credentials approval, the variant and the authorization mode are set by the service’s operators. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description https and a public address in production; null removes it (credentials requests are then refused with WEBHOOK_URL_NOT_CONFIGURED). */
+                    webhookUrl?: string | null;
+                    /** @description Replaces the list: scheme://host[:port], https in production. */
+                    allowedOrigins?: string[];
+                    /** @description Replaces the list. */
+                    shippingMethods?: {
+                        /** @description Letters, digits, `_` and `-`, at most 64; a method given without one gets a new id. */
+                        externalId?: string;
+                        name: string;
+                        /** @description Integer cents. */
+                        price: number;
+                    }[];
+                    taxSettings?: {
+                        /** @description Sales tax per US state abbreviation, in basis points (825 = 8.25 %), on the subtotal. */
+                        ratesByState: {
+                            [key: string]: number;
+                        };
+                    };
+                    rememberDevices?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Account"];
+                };
+            };
+            /**
+             * @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule.
+             *
+             *     `INVALID_JSON`: The body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with a different request body or path.
+             *
+             *     `IDEMPOTENCY_REQUEST_IN_PROGRESS`: A request with the same `Idempotency-Key` is still being processed.
+             */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the service accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or in a charset other than UTF-8, or compressed (`Content-Encoding`). */
+            415: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: An unexpected error on our side; the request id identifies it in our logs. */
+            500: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The service cannot reach its database for now (down, restarting, out of connections or disk, or locked), or the browser SDK it serves has not been built; retry after the seconds in `Retry-After`, with the same `Idempotency-Key`. */
+            503: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description How long older secrets keep signing: 24 hours unless told.
+                     * @default 86400
+                     */
+                    overlapSeconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description `whsec_…`: shown this once. */
+                        webhookSecret: string;
+                        /** @description When each older secret stops signing, soonest first; empty when none does. */
+                        olderWebhookSecretsUntil: string[];
+                    };
+                };
+            };
+            /**
+             * @description `VALIDATION_ERROR`: A field is missing, has the wrong type or breaks a rule; the message names the field and the rule.
+             *
+             *     `INVALID_JSON`: The body is not valid JSON.
+             */
+            400: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
+            401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /**
+             * @description `IDEMPOTENCY_KEY_REUSED`: The `Idempotency-Key` was used before with a different request body or path.
+             *
+             *     `IDEMPOTENCY_REQUEST_IN_PROGRESS`: A request with the same `Idempotency-Key` is still being processed.
+             */
+            409: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The body is larger than the service accepts. */
+            413: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as `application/json`, or in a charset other than UTF-8, or compressed (`Content-Encoding`). */
+            415: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
                     [name: string]: unknown;

@@ -6,14 +6,14 @@
 import type { paths, webhooks } from './openapi.js';
 
 type JsonOf<T> = T extends { content: { 'application/json': infer Body } } ? Body : never;
-type Operation<P extends keyof paths, M extends 'get' | 'post'> = NonNullable<paths[P][M]>;
-type ResponseOf<P extends keyof paths, M extends 'get' | 'post'> =
+type Operation<P extends keyof paths, M extends 'get' | 'post' | 'patch'> = NonNullable<paths[P][M]>;
+type ResponseOf<P extends keyof paths, M extends 'get' | 'post' | 'patch'> =
   Operation<P, M> extends {
     responses: { 200: infer Ok };
   }
     ? JsonOf<Ok>
     : never;
-type RequestOf<P extends keyof paths, M extends 'post'> =
+type RequestOf<P extends keyof paths, M extends 'post' | 'patch'> =
   Operation<P, M> extends {
     requestBody?: infer Body;
   }
@@ -52,6 +52,11 @@ export type WebhookTestResult = ResponseOf<'/webhooks/test', 'post'>;
 
 export type AuditEvent = ResponseOf<'/audit-events', 'get'>['data'][number];
 export type AuditEventListQuery = Omit<QueryOf<'/audit-events', 'get'>, 'startingAfter'>;
+
+export type Account = ResponseOf<'/account', 'get'>;
+export type AccountUpdate = RequestOf<'/account', 'patch'>;
+export type WebhookSecretRotation = RequestOf<'/account/webhook-secret/rotate', 'post'>;
+export type RotatedWebhookSecret = ResponseOf<'/account/webhook-secret/rotate', 'post'>;
 
 export type SandboxSessionInput = RequestOf<'/sandbox/sessions', 'post'>;
 export type SandboxSession = ResponseOf<'/sandbox/sessions', 'post'>;

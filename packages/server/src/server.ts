@@ -11,6 +11,7 @@ import { createOrderRoute } from './api/checkout/orders.create.js';
 import { checkoutPageRoute } from './api/checkout/page.js';
 import { checkoutApiRoutes } from './api/checkout/shopper-routes.js';
 import { shopperLookupRoute } from './api/checkout/shoppers.lookup.js';
+import { accountRoutes } from './api/merchant/account.js';
 import { auditEventsRoute } from './api/merchant/audit-events.get.js';
 import { credentialsLookupRoutes } from './api/merchant/credentials-requests.get.js';
 import { orderGetRoute } from './api/merchant/orders.get.js';
@@ -328,6 +329,7 @@ export async function createApp(services: Services, inFlight?: InFlight): Promis
     }),
     orderGetRoute(services.orders),
     auditEventsRoute(services),
+    accountRoutes(services),
     createOrderRoute(services),
     shopperLookupRoute(services),
     checkoutPageRoute({

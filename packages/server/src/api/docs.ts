@@ -4,6 +4,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import fp from 'fastify-plugin';
 import { METHOD_NOT_ALLOWED_RESPONSE, RESPONSE_HEADERS, withResponseHeaders } from './header-docs.js';
+import { Account } from './merchant/account.js';
 import { CredentialsRequestResource } from './merchant/credentials-requests.get.js';
 import { CredentialsAcknowledgement, CredentialsRequestBody } from './merchant/payments.credentials.js';
 import { ExternalResponseBody } from './merchant/payments.external-response.js';
@@ -39,6 +40,7 @@ const NAMED_SCHEMAS = new Map<TSchema, string>([
   [CredentialsRequestResource, 'CredentialsRequest'],
   [Message, 'WebhookMessageSummary'],
   [MessageWithAttempts, 'WebhookMessage'],
+  [Account, 'Account'],
 ]);
 
 /**
@@ -65,7 +67,7 @@ export const docsPlugin = fp(
           title: 'Wallet Checkout API',
           version: options.version,
           description:
-            'Merchant API of Wallet Checkout. Authenticate with `Authorization: Bearer <apiKey>`. Every failure has the body `{ errorCode, errorMessage }`; every response carries a `Request-Id` header. POSTs accept an `Idempotency-Key` header; an answer replayed for one carries `Idempotent-Replayed: true`. A path sent a method it does not take answers 405 `METHOD_NOT_ALLOWED` with an `Allow` header listing the methods it takes (`components.responses.MethodNotAllowed`).',
+            'Merchant API of Wallet Checkout. Authenticate with `Authorization: Bearer <apiKey>`. Every failure has the body `{ errorCode, errorMessage }`; every response carries a `Request-Id` header. POSTs accept an `Idempotency-Key` header (but for `POST /account/webhook-secret/rotate`, whose answer holds a secret); an answer replayed for one carries `Idempotent-Replayed: true`. A path sent a method it does not take answers 405 `METHOD_NOT_ALLOWED` with an `Allow` header listing the methods it takes (`components.responses.MethodNotAllowed`).',
         },
         servers: [{ url: options.publicUrl }],
         webhooks: WEBHOOK_DOCS,

@@ -17,6 +17,8 @@ const PATHS = [
   '/webhooks/messages/msg_x/resend',
   '/webhooks/messages/recover',
   '/webhooks/test',
+  '/account',
+  '/account/webhook-secret/rotate',
   '/sandbox/sessions',
   '/sandbox/messages?to=test.shopper@example.com',
   '/checkout/orders',
@@ -53,6 +55,10 @@ const FIELDS = [
   'isRecurring',
   'email',
   'since',
+  'webhookUrl',
+  'allowedOrigins',
+  'rememberDevices',
+  'overlapSeconds',
 ];
 
 /** Header values undici will send: visible ASCII and spaces, no leading or trailing space. */

@@ -542,10 +542,12 @@ describe.each(engines())('HTTP edges on %s', (engine) => {
         ]);
       }
     }
-    // Every POST of the merchant API takes an Idempotency-Key, and only they do.
+    // Every POST of the merchant API takes an Idempotency-Key, and only they do, but the webhook secret's
+    // rotation: its answer holds a secret, which is never kept to be replayed.
     const merchantPosts = Object.entries(document.paths)
       .filter(([, item]) => item.post?.security?.some((scheme) => 'apiKey' in scheme))
-      .map(([path]) => `POST ${path}`);
+      .map(([path]) => `POST ${path}`)
+      .filter((name) => name !== 'POST /account/webhook-secret/rotate');
     expect(replayed.sort()).toEqual(merchantPosts.sort());
     const methodNotAllowed = document.components.responses.MethodNotAllowed;
     expect(methodNotAllowed?.headers).toEqual({ Allow: ref('Allow'), 'Request-Id': ref('Request-Id') });
