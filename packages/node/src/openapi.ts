@@ -2363,9 +2363,9 @@ export interface operations {
             header: {
                 /** @description The message id: the same on every attempt. Drop a message whose id you have seen. */
                 "webhook-id": string;
-                /** @description Seconds since the epoch when this attempt was sent. */
+                /** @description Seconds since the epoch when this attempt was sent. Refuse a webhook whose timestamp is more than 5 minutes away from your clock, before or after. */
                 "webhook-timestamp": string;
-                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `webhook-id.webhook-timestamp.body`, one per active webhook secret. Verify with a Standard Webhooks library before reading the body. */
+                /** @description Space-separated `v1,<base64>` signatures, one per webhook secret signing (two or more during a rotation): HMAC-SHA256, under the base64-decoded part of the secret after `whsec_`, of the `webhook-id` header, `.`, the `webhook-timestamp` header, `.` and the body exactly as received, in standard base64. Verify with a Standard Webhooks library, or by hand comparing in constant time (docs/credentials-flow.md), before reading the body. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -2439,9 +2439,9 @@ export interface operations {
             header: {
                 /** @description The message id: the same on every attempt. Drop a message whose id you have seen. */
                 "webhook-id": string;
-                /** @description Seconds since the epoch when this attempt was sent. */
+                /** @description Seconds since the epoch when this attempt was sent. Refuse a webhook whose timestamp is more than 5 minutes away from your clock, before or after. */
                 "webhook-timestamp": string;
-                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `webhook-id.webhook-timestamp.body`, one per active webhook secret. Verify with a Standard Webhooks library before reading the body. */
+                /** @description Space-separated `v1,<base64>` signatures, one per webhook secret signing (two or more during a rotation): HMAC-SHA256, under the base64-decoded part of the secret after `whsec_`, of the `webhook-id` header, `.`, the `webhook-timestamp` header, `.` and the body exactly as received, in standard base64. Verify with a Standard Webhooks library, or by hand comparing in constant time (docs/credentials-flow.md), before reading the body. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -2536,9 +2536,9 @@ export interface operations {
             header: {
                 /** @description The message id: the same on every attempt. Drop a message whose id you have seen. */
                 "webhook-id": string;
-                /** @description Seconds since the epoch when this attempt was sent. */
+                /** @description Seconds since the epoch when this attempt was sent. Refuse a webhook whose timestamp is more than 5 minutes away from your clock, before or after. */
                 "webhook-timestamp": string;
-                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `webhook-id.webhook-timestamp.body`, one per active webhook secret. Verify with a Standard Webhooks library before reading the body. */
+                /** @description Space-separated `v1,<base64>` signatures, one per webhook secret signing (two or more during a rotation): HMAC-SHA256, under the base64-decoded part of the secret after `whsec_`, of the `webhook-id` header, `.`, the `webhook-timestamp` header, `.` and the body exactly as received, in standard base64. Verify with a Standard Webhooks library, or by hand comparing in constant time (docs/credentials-flow.md), before reading the body. */
                 "webhook-signature": string;
             };
             path?: never;
@@ -2633,9 +2633,9 @@ export interface operations {
             header: {
                 /** @description The message id: the same on every attempt. Drop a message whose id you have seen. */
                 "webhook-id": string;
-                /** @description Seconds since the epoch when this attempt was sent. */
+                /** @description Seconds since the epoch when this attempt was sent. Refuse a webhook whose timestamp is more than 5 minutes away from your clock, before or after. */
                 "webhook-timestamp": string;
-                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `webhook-id.webhook-timestamp.body`, one per active webhook secret. Verify with a Standard Webhooks library before reading the body. */
+                /** @description Space-separated `v1,<base64>` signatures, one per webhook secret signing (two or more during a rotation): HMAC-SHA256, under the base64-decoded part of the secret after `whsec_`, of the `webhook-id` header, `.`, the `webhook-timestamp` header, `.` and the body exactly as received, in standard base64. Verify with a Standard Webhooks library, or by hand comparing in constant time (docs/credentials-flow.md), before reading the body. */
                 "webhook-signature": string;
             };
             path?: never;

@@ -87,7 +87,8 @@ const SIGNATURE_HEADERS = [
     name: 'webhook-timestamp',
     in: 'header' as const,
     required: true,
-    description: 'Seconds since the epoch when this attempt was sent.',
+    description:
+      'Seconds since the epoch when this attempt was sent. Refuse a webhook whose timestamp is more than 5 minutes away from your clock, before or after.',
     schema: { type: 'string' as const },
   },
   {
@@ -95,7 +96,7 @@ const SIGNATURE_HEADERS = [
     in: 'header' as const,
     required: true,
     description:
-      'Space-separated `v1,<base64>` HMAC-SHA256 signatures of `webhook-id.webhook-timestamp.body`, one per active webhook secret. Verify with a Standard Webhooks library before reading the body.',
+      'Space-separated `v1,<base64>` signatures, one per webhook secret signing (two or more during a rotation): HMAC-SHA256, under the base64-decoded part of the secret after `whsec_`, of the `webhook-id` header, `.`, the `webhook-timestamp` header, `.` and the body exactly as received, in standard base64. Verify with a Standard Webhooks library, or by hand comparing in constant time (docs/credentials-flow.md), before reading the body.',
     schema: { type: 'string' as const },
   },
 ];
