@@ -14,15 +14,19 @@ try {
     location.search,
   );
   if (config.theme) document.documentElement.dataset.theme = config.theme;
-  // Not framed (opened directly): there is no parent to tell.
-  const parent = window.parent !== window ? window.parent : null;
+  // Only in the shop's modal, whose page `frame-ancestors` vouches for. Opened on its own (a link, a popup),
+  // the checkout would take a payment no shop page waits for, of an order anyone can create outside a
+  // browser by naming the shop's origin, described as they please.
+  if (window.parent === window) {
+    throw new Error('This checkout opens from the shop’s page only: go back to the shop and pay from there.');
+  }
   root.replaceChildren();
   root.removeAttribute('aria-busy');
   render(
     <App
       config={config}
       api={createApi(config.orderId, { device: storedDeviceMemory(config.merchantId) })}
-      messenger={createMessenger(parent, config.parentOrigin)}
+      messenger={createMessenger(window.parent, config.parentOrigin)}
     />,
     root,
   );

@@ -17,25 +17,20 @@ export interface ParentWindow {
 }
 
 export interface Messenger {
-  send(message: OutgoingMessage): boolean;
+  send(message: OutgoingMessage): void;
 }
 
 export function buildMessage(message: OutgoingMessage): CheckoutMessage {
   return { source: 'wallet-checkout', ...message } as CheckoutMessage;
 }
 
-/**
- * `parent` is null when the page is not framed (opened directly): then nothing is sent.
- * `send` answers whether the message was posted.
- */
-export function createMessenger(parent: ParentWindow | null, parentOrigin: string): Messenger {
+/** `parent` is the shop's page: the checkout runs framed only (main.tsx). */
+export function createMessenger(parent: ParentWindow, parentOrigin: string): Messenger {
   if (!isOrigin(parentOrigin))
     throw new Error(`refusing to post messages to ${JSON.stringify(parentOrigin)}`);
   return {
     send(message) {
-      if (!parent) return false;
       parent.postMessage(buildMessage(message), parentOrigin);
-      return true;
     },
   };
 }
