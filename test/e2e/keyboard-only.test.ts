@@ -2,7 +2,7 @@
  * Keyboard only (Tab, Enter, Space, and typing into fields): from the wallet button to success. While the
  * checkout is open, Tab never lands on the merchant page behind it.
  */
-import type { Frame, Page } from 'playwright-core';
+import type { Frame, FrameLocator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EMAIL, type Harness, openTab, startHarness, TEST_CODE, waitForSuccess } from './support.js';
 
@@ -33,6 +33,16 @@ async function focused(
     ).trim();
   })()`)) as string;
   return { where: 'checkout', name: inFrame };
+}
+
+/** Opens the shop's checkout with a click on the wallet button; its frame, once the email field shows. */
+async function openCheckout(page: Page, checkout: FrameLocator, shopUrl: string): Promise<Frame | undefined> {
+  await page.goto(shopUrl);
+  await page.getByRole('button', { name: 'Pay with Wallet' }).click();
+  await page.waitForFunction('window.calls.getOrderId.length === 1');
+  const [[orderId]] = (await page.evaluate('window.calls.getOrderId')) as [[string]];
+  await checkout.getByLabel('Email').waitFor();
+  return page.frames().find((candidate) => candidate.url().includes(`/checkout/${orderId}`));
 }
 
 describe('keyboard-only checkout in real Chromium', () => {
@@ -121,12 +131,7 @@ describe('keyboard-only checkout in real Chromium', () => {
     const tab = await openTab(harness.browser);
     const { page, checkout } = tab;
     try {
-      await page.goto(harness.shop.url);
-      await page.getByRole('button', { name: 'Pay with Wallet' }).click();
-      await page.waitForFunction('window.calls.getOrderId.length === 1');
-      const [[orderId]] = (await page.evaluate('window.calls.getOrderId')) as [[string]];
-      await checkout.getByLabel('Email').waitFor();
-      const frame = page.frames().find((candidate) => candidate.url().includes(`/checkout/${orderId}`));
+      const frame = await openCheckout(page, checkout, harness.shop.url);
       const seen: string[] = [];
       for (let presses = 0; presses < 12; presses += 1) {
         await page.keyboard.press('Tab');
@@ -155,6 +160,31 @@ describe('keyboard-only checkout in real Chromium', () => {
       expect(back.filter((entry) => /^checkout:Email/.test(entry)).length, back.join(' → ')).toBeGreaterThan(
         1,
       );
+    } finally {
+      await tab.close();
+    }
+  }, 60_000);
+
+  it('a click on the dimmed page around the checkout leaves focus in the checkout', async () => {
+    if (!harness) throw new Error('setup did not finish');
+    const tab = await openTab(harness.browser);
+    const { page, checkout } = tab;
+    try {
+      const frame = await openCheckout(page, checkout, harness.shop.url);
+      const email = checkout.getByLabel('Email');
+      await email.focus();
+      expect(await focused(page, frame)).toEqual({
+        where: 'checkout',
+        name: expect.stringMatching(/^Email/),
+      });
+      // The top-left corner: the overlay, outside the checkout's frame.
+      await page.mouse.click(4, 4);
+      expect(await focused(page, frame)).toEqual({
+        where: 'checkout',
+        name: expect.stringMatching(/^Email/),
+      });
+      await page.keyboard.type('still typing');
+      expect(await email.inputValue()).toBe('still typing');
     } finally {
       await tab.close();
     }

@@ -88,7 +88,7 @@ describe('refused entries and codes in real Chromium', () => {
       await verify(checkout, '000000');
       const refusal = 'That code is not right. 4 tries left.';
       await checkout.getByRole('alert').filter({ hasText: refusal }).waitFor();
-      expect(await code.inputValue()).toBe('');
+      await expect.poll(() => code.inputValue()).toBe('');
       expect(await code.getAttribute('aria-invalid')).toBe('true');
       expect(await descriptions(frame, code)).toEqual([expect.stringMatching(/^We sent a 6-digit/), refusal]);
       await expect.poll(() => frame.evaluate(FOCUSED)).toBe('One-time code');

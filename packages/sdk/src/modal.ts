@@ -4,10 +4,14 @@
  * focus inside itself, closes on Escape, and gives focus back to where it was.
  */
 
+/**
+ * `dvh` where the browser has it: on a phone, `100vh` counts the space under the address bar, and the
+ * checkout's bottom (its Pay button) would sit below the visible page. Older browsers keep the `vh` line.
+ */
 const STYLE = `
 .wc-overlay{position:fixed;inset:0;z-index:2147483647;display:flex;align-items:center;justify-content:center;background:rgba(15,23,42,.55)}
-.wc-frame{width:min(100vw,440px);height:min(100vh,720px);border:0;border-radius:12px;background:#fff;box-shadow:0 20px 60px rgba(0,0,0,.35)}
-@media (max-width:480px){.wc-frame{width:100vw;height:100vh;border-radius:0}}
+.wc-frame{width:min(100vw,440px);height:min(100vh,720px);height:min(100dvh,720px);border:0;border-radius:12px;background:#fff;box-shadow:0 20px 60px rgba(0,0,0,.35)}
+@media (max-width:480px){.wc-frame{width:100vw;height:100vh;height:100dvh;border-radius:0}}
 .wc-close{position:absolute;top:12px;right:12px;width:40px;height:40px;border:0;border-radius:20px;background:rgba(255,255,255,.9);font:24px/40px system-ui,sans-serif;cursor:pointer}
 .wc-close:focus-visible{outline:3px solid #2563eb;outline-offset:2px}
 .wc-loading{position:absolute;color:#fff;font:16px system-ui,sans-serif}`;
@@ -56,6 +60,11 @@ export function openModal(onDismiss: () => void): Modal {
   close.setAttribute('aria-label', 'Close');
   close.textContent = '×';
   close.addEventListener('click', onDismiss);
+  // A click on the dimmed page around the checkout leaves focus where it was, inside the modal, rather
+  // than on the shop's page beneath it.
+  overlay.addEventListener('mousedown', (event) => {
+    if (event.target === overlay) event.preventDefault();
+  });
   overlay.append(loading, frame, close);
   root.append(style, overlay);
   document.body.append(host);
