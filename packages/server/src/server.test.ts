@@ -52,6 +52,28 @@ describe.each(engines())('a start whose key ring lacks a key stored values need,
     });
     await expect(startService(config, createLogger('silent'))).rejects.toThrow(`VAULT_KEYS: ${problem}`);
   });
+
+  // Another machine's VAULT_KEYS made anew with the same id: every value sealed under `old` would fail to
+  // open, and values this process sealed would be under a second `old` that no other process opens.
+  const otherOld =
+    'key old does not open the values sealed under old (in webhook_secrets.secret_ciphertext): it is another key with the same id; set old to the key they were sealed with';
+
+  it('warns in staging when a key of the ring is not the one values under its id were sealed with', async () => {
+    expect(await keyRingWarnings(`${freshKey},${vaultKey('old')}`)).toEqual([
+      `the vault key ring (VAULT_KEYS) ${otherOld}`,
+    ]);
+  });
+
+  it('refuses to start in production with another key under the id values were sealed with', async () => {
+    const config = loadConfig({
+      ...env,
+      WALLET_ENV: 'production',
+      PUBLIC_URL: 'https://pay.example',
+      VAULT_KEYS: `${freshKey},${vaultKey('old')}`,
+      PORT: '0',
+    });
+    await expect(startService(config, createLogger('silent'))).rejects.toThrow(`VAULT_KEYS: ${otherOld}`);
+  });
 });
 
 describe('a staging start without VAULT_KEYS', () => {

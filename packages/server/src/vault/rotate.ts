@@ -149,69 +149,129 @@ export async function reencryptAll(db: Db, keyRing: KeyRing): Promise<{ reencryp
   return { reencrypted };
 }
 
-/** Rows read from each end of a column by `keyIdsInUse`. */
+/** Rows read from each end of a column by `sampleKeyedValues`. */
 const SAMPLE_ROWS = 100;
 
-/** A column that names vault keys: envelopes, or a bare key id. */
+/** A column that names vault keys: envelopes, with the column they are sealed to, or bare key ids. */
 interface KeyedColumn {
   column: string;
   key: string;
-  holds: 'envelope' | 'keyId';
+  /** For envelopes: the column whose value each is sealed to (see the table above). */
+  sealedTo?: string;
 }
 
 const KEYED_COLUMNS: KeyedColumn[] = [
-  { column: 'vault_cards.pan_ciphertext', key: 'id', holds: 'envelope' },
-  ...ENVELOPE_COLUMNS.map(({ sealed, key }): KeyedColumn => ({ column: sealed, key, holds: 'envelope' })),
+  { column: 'vault_cards.pan_ciphertext', key: 'id', sealedTo: 'id' },
+  ...ENVELOPE_COLUMNS.map(({ sealed, key, id }): KeyedColumn => ({ column: sealed, key, sealedTo: id })),
   // The key a credentials request's sandbox cryptogram is derived under, needed by its webhook's retries.
-  { column: 'credentials_requests.cryptogram_key_id', key: 'id', holds: 'keyId' },
+  { column: 'credentials_requests.cryptogram_key_id', key: 'id' },
 ];
 
+/** A stored value that names a key: the key, its column, and for an envelope under a key of the ring, whether that key opens it. */
+interface KeyedValue {
+  keyId: string;
+  column: string;
+  opens?: boolean;
+}
+
 /**
- * The key ids stored values need, each with a column it was found in: read from the first and last
- * SAMPLE_ROWS rows of every column that names keys, in primary-key order (creation order for prefixed
- * ids, random for the vault's UUIDs), so two index scans a column whatever the table's size. Key ids
- * live only inside the envelopes, and reading every envelope at every start would make a start as slow
- * as the database is large. So it is a sample: a table of up to twice SAMPLE_ROWS rows whole, else its
- * ends, which catches a ring that lacks the key everything was sealed under before a rotation, but may
- * miss the rows a `vault rotate-key` cut short left between the ends.
+ * The values naming keys read from the first and last SAMPLE_ROWS rows of every column that names keys,
+ * in primary-key order (creation order for prefixed ids, random for the vault's UUIDs), so two index scans
+ * a column whatever the table's size. Key ids live only inside the envelopes, and reading every envelope
+ * at every start would make a start as slow as the database is large. So it is a sample: a table of up to
+ * twice SAMPLE_ROWS rows whole, else its ends, which catches a ring that lacks the key everything was
+ * sealed under before a rotation, or holds another key under its id, but may miss the rows a
+ * `vault rotate-key` cut short left between the ends.
  */
+async function sampleKeyedValues(
+  db: Db,
+  keyRing: KeyRing,
+  options: { envelopesOnly?: boolean },
+): Promise<KeyedValue[]> {
+  const sampled: KeyedValue[] = [];
+  const columns = options.envelopesOnly
+    ? KEYED_COLUMNS.filter((c) => c.sealedTo !== undefined)
+    : KEYED_COLUMNS;
+  for (const { column: qualified, key, sealedTo } of columns) {
+    const [tableName, columnName] = qualified.split('.') as [string, string];
+    const column = sql.ref(columnName);
+    for (const direction of [sql.raw('asc'), sql.raw('desc')]) {
+      const { rows } = await sql<{ value: string; sealed_to: string }>`
+        select ${column} as value, ${sql.ref(sealedTo ?? key)} as sealed_to from ${sql.table(tableName)}
+        where ${column} is not null and ${column} <> '' order by ${sql.ref(key)} ${direction}
+        limit ${SAMPLE_ROWS}`.execute(db.kysely);
+      for (const { value, sealed_to } of rows) {
+        if (sealedTo === undefined) {
+          sampled.push({ keyId: value, column: qualified });
+          continue;
+        }
+        const keyId = keyRing.keyIdOf(value);
+        if (!keyId) continue;
+        const opens = keyRing.keyIds.includes(keyId)
+          ? opensWith(keyRing, value, qualified as SealedColumn, sealed_to)
+          : undefined;
+        sampled.push({ keyId, column: qualified, opens });
+      }
+    }
+  }
+  return sampled;
+}
+
+function opensWith(keyRing: KeyRing, envelope: string, column: SealedColumn, id: string): boolean {
+  try {
+    keyRing.open(envelope, column, id);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The key ids stored values need, each with a column it was found in (see `sampleKeyedValues`). */
 export async function keyIdsInUse(
   db: Db,
   keyRing: KeyRing,
   options: { envelopesOnly?: boolean } = {},
 ): Promise<Map<string, string>> {
   const found = new Map<string, string>();
-  const columns = options.envelopesOnly ? KEYED_COLUMNS.filter((c) => c.holds === 'envelope') : KEYED_COLUMNS;
-  for (const { column: qualified, key, holds } of columns) {
-    const [tableName, columnName] = qualified.split('.') as [string, string];
-    const column = sql.ref(columnName);
-    for (const direction of [sql.raw('asc'), sql.raw('desc')]) {
-      const { rows } = await sql<{ value: string }>`
-        select ${column} as value from ${sql.table(tableName)}
-        where ${column} is not null and ${column} <> '' order by ${sql.ref(key)} ${direction}
-        limit ${SAMPLE_ROWS}`.execute(db.kysely);
-      for (const { value } of rows) {
-        const keyId = holds === 'keyId' ? value : keyRing.keyIdOf(value);
-        if (keyId && !found.has(keyId)) found.set(keyId, qualified);
-      }
-    }
+  for (const { keyId, column } of await sampleKeyedValues(db, keyRing, options)) {
+    if (!found.has(keyId)) found.set(keyId, column);
   }
   return found;
 }
 
 /**
- * What a ring lacks of the keys stored values are sealed under (see `keyIdsInUse`), as a rule of VAULT_KEYS
- * for a message; undefined when it lacks none. `envelopesOnly`: of the values a rotation opens, leaving
- * out the keys credentials requests' cryptograms are derived under.
+ * What a ring lacks of the keys stored values are sealed under (see `sampleKeyedValues`), as a rule of
+ * VAULT_KEYS for a message; undefined when it lacks none. A key of the ring lacks too when it opens none
+ * of the values sealed under its id: another key given that id (a VAULT_KEYS made anew on a second
+ * machine, say), under which every read of them would fail and new values would be sealed under a key
+ * no other process holds. One that opens some is the right key, whatever altered the others.
+ * `envelopesOnly`: of the values a rotation opens, leaving out the keys credentials requests'
+ * cryptograms are derived under.
  */
 export async function lackingKeys(
   db: Db,
   keyRing: KeyRing,
   options: { envelopesOnly?: boolean } = {},
 ): Promise<string | undefined> {
-  const inUse = await keyIdsInUse(db, keyRing, options);
-  const missing = [...inUse].filter(([keyId]) => !keyRing.keyIds.includes(keyId));
-  if (missing.length === 0) return undefined;
-  const keys = missing.map(([keyId, column]) => `${keyId} (in ${column})`).join(', ');
-  return `lacks keys that stored values are sealed under: ${keys}; put them back after the primary key, run npx wallet-checkout vault rotate-key, and remove them only once it has finished`;
+  const sampled = await sampleKeyedValues(db, keyRing, options);
+  const problems: string[] = [];
+  const missing = new Map<string, string>();
+  for (const { keyId, column } of sampled) {
+    if (!keyRing.keyIds.includes(keyId) && !missing.has(keyId)) missing.set(keyId, column);
+  }
+  if (missing.size > 0) {
+    const keys = [...missing].map(([keyId, column]) => `${keyId} (in ${column})`).join(', ');
+    problems.push(
+      `lacks keys that stored values are sealed under: ${keys}; put them back after the primary key, run npx wallet-checkout vault rotate-key, and remove them only once it has finished`,
+    );
+  }
+  for (const keyId of keyRing.keyIds) {
+    const tried = sampled.filter((value) => value.keyId === keyId && value.opens !== undefined);
+    if (tried.length === 0 || tried.some((value) => value.opens)) continue;
+    const columns = [...new Set(tried.map((value) => value.column))].join(', ');
+    problems.push(
+      `key ${keyId} does not open the values sealed under ${keyId} (in ${columns}): it is another key with the same id; set ${keyId} to the key they were sealed with`,
+    );
+  }
+  return problems.length > 0 ? problems.join('; ') : undefined;
 }
