@@ -141,21 +141,14 @@ function addressesOf(config: Config, withDemo: boolean): Address[] {
 }
 
 /**
- * Each address taken for a moment, one after the other: a ConfigError naming the variable of the one that
- * cannot be used, ConfigErrors when several cannot.
+ * Each address checked, one after the other: a ConfigError naming the variable of the one that cannot be
+ * used, ConfigErrors when several cannot.
  */
 async function assertFree(addresses: Address[]): Promise<void> {
   const refused: ConfigError[] = [];
   for (const { variables, shown, host, port } of addresses) {
     try {
-      await listenAt(variables, shown, async () => {
-        const probe = net.createServer();
-        await new Promise<void>((resolve, reject) => {
-          probe.once('error', reject);
-          probe.listen({ port, host }, resolve);
-        });
-        await new Promise((resolve) => probe.close(resolve));
-      });
+      await listenAt(variables, shown, () => assertUsable(host, port));
     } catch (error) {
       if (!(error instanceof ConfigError)) throw error;
       refused.push(error);
@@ -163,6 +156,39 @@ async function assertFree(addresses: Address[]): Promise<void> {
   }
   if (refused.length === 1) throw refused[0];
   if (refused.length > 1) throw new ConfigErrors(refused);
+}
+
+/** 1 s: a connection to an address of this machine is answered at once, accepted or refused. */
+const CONNECT_CHECK_MS = 1_000;
+
+/**
+ * Rejects as `listen` would (EADDRNOTAVAIL, ENOTFOUND, EADDRINUSE) when `host` is not this machine's or
+ * something listens at `port` there. The host is checked by listening on a port the system picks, the port
+ * by connecting to it: listening on it for a moment would take the connections clients open meanwhile (a
+ * load balancer's, during a rolling restart) and reset them as it closed, each with its request sent and
+ * no answer. A port bound without listening, or taken on another address only, passes here and stops the
+ * start at its own listen.
+ */
+async function assertUsable(host: string, port: number): Promise<void> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', reject);
+    probe.listen({ port: 0, host }, resolve);
+  });
+  await new Promise((resolve) => probe.close(resolve));
+  const listening = await new Promise<boolean>((resolve) => {
+    const socket = net.connect({ port, host });
+    socket.setTimeout(CONNECT_CHECK_MS, () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+  if (listening) throw Object.assign(new Error(`${host}:${port} is in use`), { code: 'EADDRINUSE' });
 }
 
 /** Starts the sandbox gateway on the host and port of `SANDBOX_GATEWAY_URL`. */

@@ -4,7 +4,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createDb } from '../db/index.js';
 import { Merchants } from '../merchants/index.js';
 import { runNode } from '../test-support/child.js';
@@ -750,6 +750,30 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     expect(second.demo.ownProcessorMerchant.merchantId).toBe(first.demo.ownProcessorMerchant.merchantId);
     expect(second.demo.merchant.apiKey).not.toBe(first.demo.merchant.apiKey);
   }, 30_000);
+
+  it('takes no connection on its ports before it serves there: the check for taken ports only connects', async () => {
+    // A check that listened on PORT for a moment would take the connections clients open meanwhile (a
+    // load balancer's, during a rolling restart) and reset them as it closed: a POST sent, and no answer.
+    const [port, metricsPort] = await freePorts(2);
+    const listen = vi.spyOn(net.Server.prototype, 'listen');
+    try {
+      const served = await runCli(
+        { ...env, LOG_LEVEL: 'silent', PORT: String(port), METRICS_PORT: String(metricsPort) },
+        ['serve'],
+        { waitForStop: async () => 'SIGTERM' },
+      );
+      expect(served.code, served.stderr).toBe(0);
+      const ports = listen.mock.calls.map(([first]) =>
+        typeof first === 'object' && first !== null ? (first as net.ListenOptions).port : first,
+      );
+      expect(ports.filter((listened) => listened === port || listened === metricsPort)).toEqual([
+        port,
+        metricsPort,
+      ]);
+    } finally {
+      listen.mockRestore();
+    }
+  });
 
   it('stops with one line naming the variable to change when a port is taken or the host is not ours', async () => {
     const taken = net.createServer();
