@@ -498,9 +498,8 @@ export async function startService(
     // Delivery first: when the port answers (and /healthz with it), a webhook is sent without waiting for
     // the delivery thread to load.
     if (config.webhookDispatch) await services.dispatcher.start();
-    await listenAt({ port: 'PORT', host: 'HOST' }, `${host}:${config.port}`, () =>
-      app.listen({ port: config.port, host: config.host }),
-    );
+    // The API's port last: a metrics port that cannot be had then stops the start before a client's
+    // request is taken, rather than cutting it.
     if (services.metrics && config.metrics) {
       const { metrics } = services;
       const at = config.metrics;
@@ -510,6 +509,9 @@ export async function startService(
       );
       metricsUrl = `http://${inUrl(at.host)}:${(metricsServer.address() as AddressInfo).port}/metrics`;
     }
+    await listenAt({ port: 'PORT', host: 'HOST' }, `${host}:${config.port}`, () =>
+      app.listen({ port: config.port, host: config.host }),
+    );
   } catch (error) {
     await close(false);
     throw error;

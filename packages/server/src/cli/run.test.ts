@@ -766,12 +766,42 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
       const ports = listen.mock.calls.map(([first]) =>
         typeof first === 'object' && first !== null ? (first as net.ListenOptions).port : first,
       );
-      expect(ports.filter((listened) => listened === port || listened === metricsPort)).toEqual([
-        port,
-        metricsPort,
-      ]);
+      // Each once: when it serves there.
+      expect(ports.filter((listened) => listened === port)).toEqual([port]);
+      expect(ports.filter((listened) => listened === metricsPort)).toEqual([metricsPort]);
     } finally {
       listen.mockRestore();
+    }
+  });
+
+  it('opens its API port last: a METRICS_PORT it cannot listen on stops it before it takes a request', async () => {
+    // A port an outgoing connection holds as its own (as one to PostgreSQL may, from the ephemeral range)
+    // passes the check for taken ports, which connects, and stops the start at the listen itself.
+    const [port] = await freePorts(1);
+    const peer = net.createServer();
+    await new Promise<void>((resolve) => peer.listen(0, '127.0.0.1', resolve));
+    const outgoing = net.connect({ port: (peer.address() as net.AddressInfo).port, host: '127.0.0.1' });
+    await new Promise((resolve) => outgoing.once('connect', resolve));
+    const metricsPort = outgoing.localPort as number;
+    const listen = vi.spyOn(net.Server.prototype, 'listen');
+    try {
+      const served = await runCli(
+        { ...env, LOG_LEVEL: 'silent', PORT: String(port), METRICS_PORT: String(metricsPort) },
+        ['serve'],
+        { waitForStop: async () => 'SIGTERM' },
+      );
+      expect(served).toMatchObject({
+        code: 1,
+        stderr: expect.stringContaining(`error: METRICS_PORT: 127.0.0.1:${metricsPort} is in use`),
+      });
+      const ports = listen.mock.calls.map(([first]) =>
+        typeof first === 'object' && first !== null ? (first as net.ListenOptions).port : first,
+      );
+      expect(ports).not.toContain(port);
+    } finally {
+      listen.mockRestore();
+      outgoing.destroy();
+      await new Promise((resolve) => peer.close(resolve));
     }
   });
 
