@@ -524,7 +524,6 @@ export interface components {
             variant: "standard" | "connected";
             authorizationMode: "service" | "merchant";
             shippingMethods: {
-                /** @description Sent back as the shopper’s chosen method. */
                 externalId: string;
                 name: string;
                 /** @description Integer cents. */

@@ -22,6 +22,10 @@ export const ListQuery = <T extends TProperties>(properties: T) =>
     { additionalProperties: false },
   );
 
+/** One of `values`, as a union of literals: the document lists them, and the type is their union. */
+export const literals = <T extends string>(values: readonly T[]) =>
+  Type.Union(values.map((value) => Type.Literal(value)));
+
 /** `startingAfter`: the id of the last item of the previous page, as a list route takes it. */
 export const StartingAfter = (description: string) =>
   Type.Optional(Type.String({ minLength: 1, maxLength: 64, description }));

@@ -208,11 +208,8 @@ const merchantShow = defineCommand<string>({
   async execute(context, id) {
     const merchant = await context.merchants.get(id);
     if (!merchant) throw new NotFoundError('MERCHANT_NOT_FOUND', `merchant ${id} does not exist`);
-    const [keys, olderUntil] = await Promise.all([
-      context.merchants.listApiKeys(id),
-      context.merchants.olderWebhookSecretsUntil(id),
-    ]);
-    const liveApiKeys = keys.filter((key) => key.revokedAt === null).length;
+    const { liveApiKeys, olderWebhookSecretsUntil: olderUntil } =
+      await context.merchants.credentialsState(id);
     const secrets =
       olderUntil.length === 0
         ? 'the current one only'

@@ -289,6 +289,17 @@ export class Merchants {
     return this.#apiKeys.explainRefusal(apiKey);
   }
 
+  /** What `merchant show` and `GET /account` tell of the keys and secrets: never a key or a secret. */
+  async credentialsState(
+    merchantId: string,
+  ): Promise<{ liveApiKeys: number; olderWebhookSecretsUntil: number[] }> {
+    const [keys, olderWebhookSecretsUntil] = await Promise.all([
+      this.listApiKeys(merchantId),
+      this.olderWebhookSecretsUntil(merchantId),
+    ]);
+    return { liveApiKeys: keys.filter((key) => key.revokedAt === null).length, olderWebhookSecretsUntil };
+  }
+
   // --- webhook secrets ---
 
   /** When each older webhook secret that still signs stops (see WebhookSecrets.olderSigningUntil). */

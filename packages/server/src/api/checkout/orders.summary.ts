@@ -3,10 +3,8 @@ import { Type } from '@sinclair/typebox';
 import type { Checkout } from '../../checkout/index.js';
 import { AUTHORIZATION_MODES, VARIANTS } from '../../merchants/index.js';
 import { ORDER_STATES } from '../../orders/index.js';
-import { errorResponses } from '../schemas.js';
+import { errorResponses, literals } from '../schemas.js';
 import { CHECKOUT_TAG, OrderParams, ShippingMethod } from './shopper-api.js';
-
-const literals = (values: readonly string[]) => Type.Union(values.map((value) => Type.Literal(value)));
 
 export const OrderSummary = Type.Object({
   orderId: Type.String(),

@@ -11,19 +11,11 @@ import {
   type Merchants,
   VARIANTS,
 } from '../../merchants/index.js';
+import { ShippingMethod } from '../checkout/shopper-api.js';
 import { apiKeyOf, merchantOf } from '../plugins/auth.js';
-import { BEARER_SECURITY, COMMON_POST_ERRORS, errorResponses, Timestamp } from '../schemas.js';
-
-const literals = <T extends string>(values: readonly T[]) =>
-  Type.Union(values.map((value) => Type.Literal(value)));
+import { BEARER_SECURITY, COMMON_POST_ERRORS, errorResponses, literals, Timestamp } from '../schemas.js';
 
 const CACHE_SECONDS = DEFAULT_CACHE_TTL_MS / 1000;
-
-const ShippingMethod = Type.Object({
-  externalId: Type.String({ description: 'Sent back as the shopper’s chosen method.' }),
-  name: Type.String(),
-  price: Type.Integer({ description: 'Integer cents.' }),
-});
 
 const TaxSettings = Type.Object({
   ratesByState: Type.Record(Type.String(), Type.Integer(), {
@@ -104,17 +96,14 @@ const AccountPatch = Type.Object(
 );
 
 async function accountOf(merchants: Merchants, merchant: Merchant): Promise<Account> {
-  const [keys, olderUntil] = await Promise.all([
-    merchants.listApiKeys(merchant.id),
-    merchants.olderWebhookSecretsUntil(merchant.id),
-  ]);
+  const { liveApiKeys, olderWebhookSecretsUntil } = await merchants.credentialsState(merchant.id);
   const { id, createdAt, ...settings } = merchant;
   return {
     merchantId: id,
     ...settings,
     createdAt: new Date(createdAt).toISOString(),
-    liveApiKeys: keys.filter((key) => key.revokedAt === null).length,
-    olderWebhookSecretsUntil: olderUntil.map((at) => new Date(at).toISOString()),
+    liveApiKeys,
+    olderWebhookSecretsUntil: olderWebhookSecretsUntil.map((at) => new Date(at).toISOString()),
   };
 }
 
