@@ -215,8 +215,8 @@ export class Dispatcher {
   }
 
   /**
-   * Starts delivering, and resolves once the sender can send: a service that listens only then makes its
-   * first webhook no wait for a delivery thread to load.
+   * Starts delivering, and resolves once the sender can send, so that a service that listens only then
+   * sends its first webhook without waiting for a delivery thread to load.
    */
   async start(): Promise<void> {
     if (this.#running) return;

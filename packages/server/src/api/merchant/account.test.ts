@@ -145,7 +145,7 @@ describe.each(engines())('the merchant account API on %s', (engine) => {
     expect(verifiedBody(webhookSecret, signedByBoth)).toBeTruthy();
     expect(verifiedBody(shop.webhookSecret, signedByBoth)).toBeTruthy();
 
-    // After a leak: no body means the default overlap; 0 stops every older secret at once.
+    // After a leak: 0 stops every older secret at once.
     const leaked = await service.call('POST', '/account/webhook-secret/rotate', {
       apiKey: shop.apiKey,
       body: { overlapSeconds: 0 },
