@@ -586,7 +586,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -657,7 +657,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -813,7 +813,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -956,7 +956,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1034,7 +1034,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1112,7 +1112,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1189,7 +1189,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1317,7 +1317,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1429,7 +1429,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1565,7 +1565,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1709,7 +1709,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1851,7 +1851,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -1934,7 +1934,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -2011,7 +2011,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -2121,7 +2121,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
@@ -2236,7 +2236,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description OK */
             200: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];

@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import { ERROR_DESCRIPTIONS } from '../errors.js';
 import { isKeptStatus } from './plugins/idempotency.js';
 
@@ -56,12 +57,16 @@ function headersOf(status: number, idempotent: boolean): Partial<Record<HeaderNa
 
 interface OperationDoc {
   parameters?: { in: string; name: string }[];
-  responses?: Record<string, { headers?: object }>;
+  responses?: Record<string, { headers?: object; description?: string }>;
 }
 
+/** What @fastify/swagger calls a response whose schema has no description. */
+const UNDESCRIBED = 'Default Response';
+
 /**
- * Adds to each response of the document's operations the headers the service sends with it; the
- * document is @fastify/swagger's, whose operations hold no `$ref` in their parameters or responses.
+ * Adds to each response of the document's operations the headers the service sends with it, and names
+ * a response left undescribed by its status (`OK`, `Created`); the document is @fastify/swagger's, whose
+ * operations hold no `$ref` in their parameters or responses.
  */
 export function withResponseHeaders<Document extends { paths?: object }>(document: Document): Document {
   const paths = (document.paths ?? {}) as Record<string, Record<string, OperationDoc>>;
@@ -71,6 +76,7 @@ export function withResponseHeaders<Document extends { paths?: object }>(documen
     );
     for (const [status, response] of Object.entries(operation.responses ?? {})) {
       response.headers = { ...response.headers, ...headersOf(Number(status), idempotent) };
+      if (response.description === UNDESCRIBED) response.description = STATUS_CODES[status] ?? status;
     }
   }
   return document;

@@ -516,7 +516,7 @@ describe.each(engines())('HTTP edges on %s', (engine) => {
     expect(Object.keys(document.paths).filter((path) => path.startsWith('/payment/'))).toEqual([]);
   });
 
-  it('declares Request-Id on every answer, Retry-After on 429 and 503, Idempotent-Replayed on idempotent routes', async () => {
+  it('describes every answer, with Request-Id, Retry-After on 429 and 503, Idempotent-Replayed on idempotent routes', async () => {
     const document = (await service.call('GET', '/openapi.json')).json as OpenApiDocument;
     const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
     expect(Object.keys(document.components.headers)).toEqual(
@@ -528,6 +528,7 @@ describe.each(engines())('HTTP edges on %s', (engine) => {
         const name = `${method.toUpperCase()} ${path}`;
         for (const [status, response] of Object.entries(operation.responses)) {
           expect([name, status, response.headers?.['Request-Id']]).toEqual([name, status, ref('Request-Id')]);
+          expect([name, status, response.description]).not.toEqual([name, status, 'Default Response']);
           const limited = status === '429' || status === '503';
           expect([name, status, response.headers?.['Retry-After']]).toEqual([
             name,
