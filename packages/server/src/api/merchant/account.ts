@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from '@sinclair/typebox';
-import { merchantActor } from '../../audit/index.js';
 import {
   AUTHORIZATION_MODES,
   CREDENTIAL_TYPES,
@@ -12,7 +11,7 @@ import {
   VARIANTS,
 } from '../../merchants/index.js';
 import { ShippingMethod } from '../checkout/shopper-api.js';
-import { apiKeyOf, merchantOf } from '../plugins/auth.js';
+import { actorOf, merchantOf } from '../plugins/auth.js';
 import { BEARER_SECURITY, COMMON_POST_ERRORS, errorResponses, literals, Timestamp } from '../schemas.js';
 
 const CACHE_SECONDS = DEFAULT_CACHE_TTL_MS / 1000;
@@ -115,11 +114,6 @@ async function accountOf(merchants: Merchants, merchant: Merchant): Promise<Acco
 export const accountRoutes =
   ({ merchants }: { merchants: Merchants }): FastifyPluginAsyncTypebox =>
   async (app) => {
-    const actorOf = async (request: Parameters<typeof merchantOf>[0]) => {
-      const { id } = merchantOf(request);
-      return merchantActor(id, await merchants.apiKeyIdOf(apiKeyOf(request)));
-    };
-
     app.get(
       '/account',
       {
@@ -152,7 +146,11 @@ export const accountRoutes =
         },
       },
       async (request) => {
-        const updated = await merchants.update(merchantOf(request).id, request.body, await actorOf(request));
+        const updated = await merchants.update(
+          merchantOf(request).id,
+          request.body,
+          await actorOf(request, merchants),
+        );
         return accountOf(merchants, updated);
       },
     );
@@ -197,7 +195,7 @@ export const accountRoutes =
       },
       async (request) => {
         const { id } = merchantOf(request);
-        const webhookSecret = await merchants.rotateWebhookSecret(id, await actorOf(request), {
+        const webhookSecret = await merchants.rotateWebhookSecret(id, await actorOf(request, merchants), {
           overlapSeconds: request.body.overlapSeconds,
         });
         const olderUntil = await merchants.olderWebhookSecretsUntil(id);

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, Type } from '@sinclair/typebox';
-import { merchantActor } from '../../audit/index.js';
 import {
   type AttemptRecord,
   type MessageSummary,
@@ -9,7 +8,7 @@ import {
   type Webhooks,
   type WebhookTester,
 } from '../../webhooks/index.js';
-import { apiKeyOf, merchantOf } from '../plugins/auth.js';
+import { actorOf, merchantOf } from '../plugins/auth.js';
 import {
   BEARER_SECURITY,
   COMMON_POST_ERRORS,
@@ -154,9 +153,8 @@ export const webhookRoutes =
         },
       },
       async (request) => {
-        const { id } = merchantOf(request);
-        const by = merchantActor(id, await merchants.apiKeyIdOf(apiKeyOf(request)));
-        return toMessage(await webhooks.resend(id, request.params.messageId, by));
+        const by = await actorOf(request, merchants);
+        return toMessage(await webhooks.resend(merchantOf(request).id, request.params.messageId, by));
       },
     );
 
@@ -192,9 +190,8 @@ export const webhookRoutes =
         },
       },
       async (request) => {
-        const { id } = merchantOf(request);
-        const by = merchantActor(id, await merchants.apiKeyIdOf(apiKeyOf(request)));
-        return webhooks.recover(id, Date.parse(request.body.since), by);
+        const by = await actorOf(request, merchants);
+        return webhooks.recover(merchantOf(request).id, Date.parse(request.body.since), by);
       },
     );
 

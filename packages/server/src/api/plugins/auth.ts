@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { type Actor, merchantActor } from '../../audit/index.js';
 import { UnauthorizedError } from '../../errors.js';
 import { API_KEY_PREFIXES, type RefusedKey } from '../../merchants/index.js';
 import type { Merchant } from '../../merchants/types.js';
@@ -62,6 +63,14 @@ function shownPrefix(key: string): string | undefined {
 /** The API key of a request the hook let through: it is the header's, already checked. */
 export function apiKeyOf(request: FastifyRequest): string {
   return BEARER.exec(request.headers.authorization ?? '')?.[1] ?? '';
+}
+
+/** Who acts through a merchant route, for the audit trail: the merchant and which of its keys. */
+export async function actorOf(
+  request: FastifyRequest,
+  keys: { apiKeyIdOf(apiKey: string): Promise<string | undefined> },
+): Promise<Actor> {
+  return merchantActor(merchantOf(request).id, await keys.apiKeyIdOf(apiKeyOf(request)));
 }
 
 /** The authenticated merchant of a route declared with `config: { auth: 'merchant' }`. */
