@@ -4,7 +4,17 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import {
+  afterAll,
+  afterEach,
+  beforeAll,
+  beforeEach,
+  describe,
+  expect,
+  it,
+  type MockInstance,
+  vi,
+} from 'vitest';
 import { createDb } from '../db/index.js';
 import { Merchants } from '../merchants/index.js';
 import { runNode } from '../test-support/child.js';
@@ -763,9 +773,7 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
         { waitForStop: async () => 'SIGTERM' },
       );
       expect(served.code, served.stderr).toBe(0);
-      const ports = listen.mock.calls.map(([first]) =>
-        typeof first === 'object' && first !== null ? (first as net.ListenOptions).port : first,
-      );
+      const ports = listenedPorts(listen);
       // Each once: when it serves there.
       expect(ports.filter((listened) => listened === port)).toEqual([port]);
       expect(ports.filter((listened) => listened === metricsPort)).toEqual([metricsPort]);
@@ -794,9 +802,7 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
         code: 1,
         stderr: expect.stringContaining(`error: METRICS_PORT: 127.0.0.1:${metricsPort} is in use`),
       });
-      const ports = listen.mock.calls.map(([first]) =>
-        typeof first === 'object' && first !== null ? (first as net.ListenOptions).port : first,
-      );
+      const ports = listenedPorts(listen);
       expect(ports).not.toContain(port);
     } finally {
       listen.mockRestore();
@@ -937,6 +943,13 @@ describe.each(engines())('wallet-checkout CLI on %s', (engine) => {
     30_000,
   );
 });
+
+/** The ports `net.Server.prototype.listen` was called with, in order, from its spy. */
+function listenedPorts(listen: MockInstance<net.Server['listen']>): unknown[] {
+  return listen.mock.calls.map(([first]) =>
+    typeof first === 'object' && first !== null ? (first as net.ListenOptions).port : first,
+  );
+}
 
 describe('wallet-checkout CLI without a database', () => {
   const cli = (...argv: string[]) => runCli({ DATABASE_URL: 'sqlite:/nonexistent/never-opened.db' }, argv);
