@@ -1,5 +1,6 @@
 import type { Transaction } from 'kysely';
 import type { Database, Db } from './index.js';
+import { isDatabaseUnavailable } from './unavailable.js';
 
 /**
  * Group commit: writes submitted while a commit is under way are gathered and committed together in the
@@ -7,7 +8,8 @@ import type { Database, Db } from './index.js';
  * 0.2 ms, so one commit per request tops out near 5,000 a second; a batch pays it once for all.
  *
  * `write` receives the whole batch and returns, for each item, an error to reject it with (or undefined).
- * If the batch transaction itself fails, every item is retried alone so one bad item cannot sink the rest.
+ * If the batch transaction itself fails, every item is retried alone so one bad item cannot sink the rest,
+ * unless the database could not be used at all: then the whole batch gets that failure at once.
  */
 export type BatchWriter<T> = (trx: Transaction<Database>, items: T[]) => Promise<(Error | undefined)[]>;
 
@@ -71,7 +73,13 @@ export class GroupCommit<T> {
       try {
         const outcomes = await this.#commit(batch.map((pending) => pending.item));
         for (const [i, pending] of batch.entries()) settle(pending, outcomes[i]);
-      } catch {
+      } catch (error) {
+        // Alone, each would wait out the same failure again: a locked SQLite file or an unanswering
+        // PostgreSQL host, 5 s per try, would keep the batch's last caller waiting minutes for its 503.
+        if (isDatabaseUnavailable(error)) {
+          for (const pending of batch) pending.reject(error);
+          continue;
+        }
         for (const pending of batch) {
           try {
             const [outcome] = await this.#commit([pending.item]);

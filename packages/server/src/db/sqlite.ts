@@ -32,6 +32,8 @@ import { Checkpointer, WalFlush } from './sqlite-wal.js';
 const STATEMENT_CACHE_SIZE = 500;
 
 export interface SqliteOptions {
+  /** How long a statement waits for a lock another program holds before it fails (`SQLITE_BUSY`). */
+  busyTimeoutMs?: number;
   /**
    * Checkpoint the WAL in a worker thread instead of inside the commit that crosses SQLite's mark (see
    * sqlite-wal.ts): for the long-running service. Short-lived commands leave it to SQLite.
@@ -45,7 +47,9 @@ export function openSqlite(file: string, options: SqliteOptions = {}): SqliteAcc
   // (WalFlush), so an acknowledgement sent after a commit survives a crash of the process or of the
   // machine, as with FULL, without the fsync stopping the event loop.
   connection.pragma('synchronous = NORMAL');
-  connection.pragma('busy_timeout = 5000');
+  // SQLite's busy handler would sleep the main thread while another program holds the lock; the driver
+  // tries again on timers instead, so the process goes on answering what does not need that lock.
+  connection.pragma('busy_timeout = 0');
   connection.pragma('foreign_keys = ON');
   // 64 MiB of page cache instead of SQLite's 2 MiB: the webhook deliveries' point reads then find their
   // pages in memory rather than asking the kernel for them.
@@ -60,7 +64,12 @@ export function openSqlite(file: string, options: SqliteOptions = {}): SqliteAcc
     // After a checkpoint the WAL is reused from its start; this trims a file that grew under load.
     connection.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
   }
-  return sqliteAccess(connection, onDisk ? new WalFlush(connection.name) : undefined, checkpointer);
+  return sqliteAccess(
+    connection,
+    onDisk ? new WalFlush(connection.name) : undefined,
+    checkpointer,
+    options.busyTimeoutMs ?? BUSY_TIMEOUT_MS,
+  );
 }
 
 /**
@@ -99,9 +108,22 @@ function openFile(file: string): SQLite.Database {
 /** What the WAL file is trimmed to once it is reused. */
 const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
+/** 5 s: how long a statement waits for a lock held by another program, as SQLite's busy time-out did. */
+const BUSY_TIMEOUT_MS = 5_000;
+
+/** The pauses between tries of a statement that found the database locked: SQLite's own, 100 ms after. */
+const BUSY_DELAYS_MS = [1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100];
+
+/** A statement that found the database locked: since when it has tried, and how often. */
+interface BusyWait {
+  since: number;
+  tries: number;
+}
+
 interface Waiting {
   handle: Handle;
   query: CompiledQuery;
+  busy: BusyWait | undefined;
   resolve(result: Promise<QueryResult<unknown>>): void;
   reject(error: unknown): void;
 }
@@ -140,14 +162,18 @@ class SqliteDriver implements Driver {
   readonly #waiting: Waiting[] = [];
   #destroyed: Promise<void> | undefined;
 
+  readonly #busyTimeoutMs: number;
+
   constructor(
     connection: SQLite.Database,
     wal: WalFlush | undefined,
     checkpointer: Checkpointer | undefined,
+    busyTimeoutMs: number,
   ) {
     this.#connection = connection;
     this.#wal = wal;
     this.#checkpointer = checkpointer;
+    this.#busyTimeoutMs = busyTimeoutMs;
   }
 
   async init(): Promise<void> {}
@@ -158,8 +184,12 @@ class SqliteDriver implements Driver {
 
   async releaseConnection(): Promise<void> {}
 
+  /**
+   * IMMEDIATE: the write lock is taken at the start, so a lock held by another program makes the BEGIN
+   * wait, before the transaction is open and while other statements still run, never a write inside it.
+   */
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin'));
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
@@ -187,14 +217,12 @@ class SqliteDriver implements Driver {
   }
 
   /** Runs the statement now, or, while another handle's transaction is open, once it has ended. */
-  execute(handle: Handle, query: CompiledQuery): Promise<QueryResult<unknown>> {
+  execute(handle: Handle, query: CompiledQuery, busy?: BusyWait): Promise<QueryResult<unknown>> {
     if (this.#owner !== undefined && this.#owner !== handle) {
-      return new Promise((resolve, reject) => this.#waiting.push({ handle, query, resolve, reject }));
+      return new Promise((resolve, reject) => this.#waiting.push({ handle, query, busy, resolve, reject }));
     }
     try {
-      return this.#run(handle, query);
-    } catch (error) {
-      return Promise.reject(error);
+      return this.#try(handle, query, busy);
     } finally {
       if (this.#owner === undefined) this.#drain();
     }
@@ -204,11 +232,28 @@ class SqliteDriver implements Driver {
   #drain(): void {
     while (this.#owner === undefined && this.#waiting.length > 0) {
       const next = this.#waiting.shift() as Waiting;
-      try {
-        next.resolve(this.#run(next.handle, next.query));
-      } catch (error) {
-        next.reject(error);
+      next.resolve(this.#try(next.handle, next.query, next.busy));
+    }
+  }
+
+  /**
+   * Runs the statement; one that found the database locked by another program is tried again after a
+   * pause, through `execute` (another handle's transaction may have begun meanwhile), until the busy
+   * time-out has passed.
+   */
+  #try(handle: Handle, query: CompiledQuery, busy: BusyWait | undefined): Promise<QueryResult<unknown>> {
+    try {
+      return this.#run(handle, query);
+    } catch (error) {
+      const since = busy?.since ?? performance.now();
+      if (!isLocked(error) || performance.now() - since >= this.#busyTimeoutMs) {
+        return Promise.reject(error);
       }
+      const tries = busy?.tries ?? 0;
+      const pause = BUSY_DELAYS_MS[Math.min(tries, BUSY_DELAYS_MS.length - 1)];
+      return new Promise((resolve) => setTimeout(resolve, pause)).then(() =>
+        this.execute(handle, query, { since, tries: tries + 1 }),
+      );
     }
   }
 
@@ -266,6 +311,15 @@ class SqliteDriver implements Driver {
   }
 }
 
+/**
+ * The lock another connection holds; SQLite gives the other kinds of SQLITE_BUSY (a snapshot that went
+ * stale in a transaction, say) at once, as no wait can end them.
+ */
+function isLocked(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return code === 'SQLITE_BUSY' || code === 'SQLITE_BUSY_RECOVERY';
+}
+
 export interface SqliteAccess {
   dialect: Dialect;
   /** Runs SQL outside any transaction: at once, or after the transaction open at the moment. */
@@ -278,8 +332,9 @@ function sqliteAccess(
   connection: SQLite.Database,
   wal: WalFlush | undefined,
   checkpointer: Checkpointer | undefined,
+  busyTimeoutMs: number,
 ): SqliteAccess {
-  const driver = new SqliteDriver(connection, wal, checkpointer);
+  const driver = new SqliteDriver(connection, wal, checkpointer, busyTimeoutMs);
   // Never opens a transaction: it only runs the statements given to `run`.
   const outside = new Handle(driver);
   const dialect: Dialect = {
