@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { type Actor, AuditTrail, operatorActor } from '../audit/index.js';
 import { type Config, ConfigError, loadConfig } from '../config.js';
+import { checkAccess } from '../db/access.js';
 import { createDb, type Db } from '../db/index.js';
 import { migrate } from '../db/migrate.js';
 import { Merchants } from '../merchants/index.js';
@@ -131,12 +132,6 @@ export async function openContext(
   }
   const made = isNew ? notYetThere(file, config.dataDir) : [];
   const note = () => io.stderr(`note: created a new database at ${file}\n`);
-  // Before the database: a bad key ring must stop the command before it creates or migrates anything.
-  const keyRing = loadKeyRing({
-    vaultKeys: config.vaultKeys,
-    dataDir: config.dataDir,
-    warn: (message) => io.stderr(`warning: ${message}\n`),
-  });
   let db: Db;
   try {
     db = createDb(config.databaseUrl);
@@ -146,6 +141,14 @@ export async function openContext(
   }
   let closed = false;
   try {
+    // A database that cannot be reached stops the command before a staging key ring is generated for it;
+    // a bad key ring stops it before the database is migrated.
+    await checkAccess(db);
+    const keyRing = loadKeyRing({
+      vaultKeys: config.vaultKeys,
+      dataDir: config.dataDir,
+      warn: (message) => io.stderr(`warning: ${message}\n`),
+    });
     const migrated = await migrate(
       db,
       options.quiet ? undefined : (warning) => io.stderr(`warning: ${warning}\n`),

@@ -1104,6 +1104,24 @@ describe('wallet-checkout CLI without a database', () => {
     expect(outcome.code).toBe(1);
     expect(outcome.stderr.split('\n')).toEqual([expect.stringMatching(/^error: .*ECONNREFUSED/), '']);
   });
+
+  it('makes no staging key ring when a start cannot reach its database', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wallet-cli-'));
+    try {
+      const outcome = await runCli(
+        { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/x', DATA_DIR: path.join(dir, 'data'), PORT: '0' },
+        ['serve'],
+      );
+      expect(outcome.code).toBe(1);
+      expect(outcome.stderr.split('\n')).toEqual([
+        expect.stringMatching(/^error: DATABASE_URL: cannot use PostgreSQL at 127\.0\.0\.1:1 .*ECONNREFUSED/),
+        '',
+      ]);
+      expect(fs.readdirSync(dir)).toEqual([]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 /** Every command but these works on the service's data, and needs its database to be there. */

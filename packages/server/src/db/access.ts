@@ -2,6 +2,7 @@
  * The first contact with the database, at every start and command (the migration): a database that cannot
  * be reached or used ends it with one line naming DATABASE_URL and which database it names.
  */
+import { sql } from 'kysely';
 import { ConfigError } from '../config.js';
 import { scrub } from '../log.js';
 import type { Db } from './index.js';
@@ -27,4 +28,23 @@ export function accessErrorOf(db: Db, error: unknown): DatabaseAccessError | und
   );
   if (!refused && !isDatabaseUnavailable(error)) return undefined;
   return new DatabaseAccessError(db.where, scrub((error as Error).message));
+}
+
+/** Runs `work` on the database, turning a failure to reach or use it into a DatabaseAccessError. */
+export async function withAccess<T>(db: Db, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw accessErrorOf(db, error) ?? error;
+  }
+}
+
+/**
+ * Reaches the database once: a start or command that cannot use it then stops before it writes anything
+ * else (a staging key ring, a data folder).
+ */
+export function checkAccess(db: Db): Promise<void> {
+  return withAccess(db, async () => {
+    await sql`select 1`.execute(db.kysely);
+  });
 }

@@ -1,5 +1,5 @@
 import { DEFAULT_MIGRATION_TABLE, type Migration, type MigrationResultSet, Migrator, sql } from 'kysely';
-import { accessErrorOf } from './access.js';
+import { withAccess } from './access.js';
 import type { Db, Engine } from './index.js';
 import * as initial from './migrations/001_initial.js';
 import * as orders from './migrations/002_orders.js';
@@ -83,12 +83,8 @@ async function appliedMigrations(db: Db): Promise<string[]> {
  * rollback. A migration this version does not have that sorts before its own last one comes from another
  * line of releases, and is refused.
  */
-export async function migrate(db: Db, warn?: (message: string) => void): Promise<string[]> {
-  try {
-    return await migrateTo(db, warn);
-  } catch (error) {
-    throw accessErrorOf(db, error) ?? error;
-  }
+export function migrate(db: Db, warn?: (message: string) => void): Promise<string[]> {
+  return withAccess(db, () => migrateTo(db, warn));
 }
 
 async function migrateTo(db: Db, warn?: (message: string) => void): Promise<string[]> {
