@@ -9,6 +9,7 @@ import { createDb } from './db/index.js';
 import { TEST_SHOPPER_EMAIL } from './sandbox/seed.js';
 import { engines, type TestDatabase, testDatabase } from './test-support/db.js';
 import { type GatewayProxy, startGatewayProxy } from './test-support/gateway-proxy.js';
+import { startReceiver } from './test-support/receiver.js';
 import { type SandboxGatewayServer, startSandboxGateway } from './test-support/sandbox-gateway.js';
 import { credentialsBody, startTestService, type TestService } from './test-support/service.js';
 import { until } from './test-support/wait.js';
@@ -74,6 +75,18 @@ async function serveUntil(
 }
 
 /**
+ * The handles and requests that keep this process alive, counted by kind (TCPSocketWrap, Timeout…); not
+ * the pipes of the test runner's output, which it opens at its first write.
+ */
+function aliveByKind(): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const kind of process.getActiveResourcesInfo()) {
+    if (kind !== 'PipeWrap') counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/**
  * A clean stop ends with code 0: the service closes its sockets and its database, and the process then
  * exits, neither hanging nor ending with Node's 13 (a top-level await that nothing could settle).
  */
@@ -102,6 +115,34 @@ describe.each(engines())('serve stopped by a signal on %s', (engine) => {
     if (engine === 'sqlite') {
       // SQLite removes the WAL when the last connection closes: the checkpoint worker's, then the main one.
       expect(fs.existsSync(`${database.url.slice('sqlite:'.length)}-wal`)).toBe(false);
+    }
+  });
+
+  it('leaves nothing of its own keeping the process alive once it has stopped', {
+    timeout: 30_000,
+  }, async () => {
+    const receiver = await startReceiver();
+    try {
+      const before = aliveByKind();
+      const service = await startTestService(engine, {}, { database });
+      const shop = await service.merchant({ webhookUrl: receiver.url });
+      // Requests on several connections at once, so that the pool opens more than one.
+      const sessions = await Promise.all([1, 2, 3, 4].map(() => service.session(shop.apiKey)));
+      const answers = await Promise.all(
+        sessions.map((session, i) =>
+          service.call('POST', '/payments/credentials', {
+            apiKey: shop.apiKey,
+            body: credentialsBody(session, { merchantReference: `order-${i}` }),
+          }),
+        ),
+      );
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200]);
+      await receiver.nth(4);
+      await service.close();
+      const left = [...aliveByKind()].filter(([kind, count]) => count > (before.get(kind) ?? 0));
+      expect(left).toEqual([]);
+    } finally {
+      await receiver.close();
     }
   });
 });

@@ -64,10 +64,18 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
   });
   // Without a listener, an idle connection's error (a restarted server, a dropped link) kills the process.
   pool.on('error', (error) => options.onIdleError?.(error));
-  // A connection lost while lent out (the server shut down or ended it mid-query) emits 'error' where
-  // the pool listens only to idle ones: unheard, it would end the process. The query under way fails
-  // with it, and the pool drops the connection once it is given back.
-  pool.on('connect', (client) => client.on('error', () => undefined));
+  /** Connections whose socket has not closed yet. */
+  const open = new Set<pg.Client>();
+  pool.on('connect', (poolClient) => {
+    // pg-pool's clients are pg.Client, whose connection (and its socket) PoolClient's type leaves out.
+    const client = poolClient as pg.PoolClient & pg.Client;
+    open.add(client);
+    client.once('end', () => open.delete(client));
+    // A connection lost while lent out (the server shut down or ended it mid-query) emits 'error' where
+    // the pool listens only to idle ones: unheard, it would end the process. The query under way fails
+    // with it, and the pool drops the connection once it is given back.
+    client.on('error', () => undefined);
+  });
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {
     kysely,
@@ -76,8 +84,33 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
       (await kysely.executeQuery<R>(CompiledQuery.raw(text, [...parameters]))).rows,
     pool,
     where: postgresWhere(databaseUrl),
-    close: () => kysely.destroy(),
+    close: async () => {
+      await kysely.destroy();
+      // pg-pool's end() resolves once it has asked every connection to end, not once their sockets have
+      // closed (after the server's answer to Terminate): they would keep the process alive after the stop
+      // said it had ended, for as long as a busy server takes.
+      await socketsClosed([...open]);
+    },
   };
+}
+
+/**
+ * 2 s: a server ends a session as soon as it reads Terminate; the socket of one that does not answer (gone,
+ * or cut off by the network) is not waited for longer.
+ */
+const PG_END_TIMEOUT_MS = 2_000;
+
+/** Waits for the clients' sockets to close, PG_END_TIMEOUT_MS at most, then destroys those still open. */
+async function socketsClosed(clients: pg.Client[]): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, PG_END_TIMEOUT_MS);
+  });
+  // Not events.once: it rejects on 'error', which a socket reset while it closes may emit first.
+  const ended = clients.map((client) => new Promise((resolve) => client.once('end', resolve)));
+  await Promise.race([Promise.all(ended), late]);
+  clearTimeout(timer);
+  for (const client of clients) client.connection.stream.destroy();
 }
 
 /** `PostgreSQL at db.example.com:5432 (database wallet, user wallet)`: the URL without its password. */
