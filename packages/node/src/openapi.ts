@@ -12,8 +12,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Find credentials requests by merchant reference
-         * @description Newest first; requests past the retention are no longer listed.
+         * List credentials requests, or find them by merchant reference
+         * @description Your credentials requests, newest first (by creation time, then id), as `GET /payments/credentials/{requestId}` answers each: to reconcile, after an outage on your side, what your server recorded with what the service did. Narrow them by `state` or by when they were created. For the next page, pass the last request's `requestId` as `startingAfter`, with the same filters, while `hasMore` is true: requests made meanwhile are newer than the first page and never shift the pages. With `merchantReference`, the answer is every request made with that reference (up to `limit`), newest first, without `hasMore`; it takes none of `state`, `createdSince`, `createdBefore`, `startingAfter`. Requests past the service's retention (30 days by default after their webhook was delivered or given up) are no longer listed.
          */
         get: operations["findCredentialsRequests"];
         put?: never;
@@ -576,8 +576,16 @@ export type $defs = Record<string, never>;
 export interface operations {
     findCredentialsRequests: {
         parameters: {
-            query: {
-                merchantReference: string;
+            query?: {
+                /** @description Your order or invoice number: every request made with it, and no other filter. */
+                merchantReference?: string;
+                state?: "ACKNOWLEDGED" | "DELIVERED" | "FAILED";
+                /** @description Created at or after this time. */
+                createdSince?: string;
+                /** @description Created before this time. */
+                createdBefore?: string;
+                /** @description A `requestId`, usually the last of the previous page: lists the requests after it (older). 404 CREDENTIALS_REQUEST_NOT_FOUND when it is not one of yours. */
+                startingAfter?: string;
                 limit?: number;
             };
             header?: never;
@@ -595,6 +603,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["CredentialsRequest"][];
+                        /** @description Whether more requests match beyond this page: ask again with `startingAfter`. Absent from a `merchantReference` look-up. */
+                        hasMore?: boolean;
                     };
                 };
             };
@@ -610,6 +620,16 @@ export interface operations {
             };
             /** @description `UNAUTHORIZED`: The `Authorization: Bearer <apiKey>` header is missing, malformed, unknown or revoked. */
             401: {
+                headers: {
+                    "Request-Id": components["headers"]["Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `CREDENTIALS_REQUEST_NOT_FOUND`: No earlier credentials request of this merchant matches. */
+            404: {
                 headers: {
                     "Request-Id": components["headers"]["Request-Id"];
                     [name: string]: unknown;

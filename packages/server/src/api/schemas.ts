@@ -22,6 +22,28 @@ export const ListQuery = <T extends TProperties>(properties: T) =>
     { additionalProperties: false },
   );
 
+/** `createdSince` and `createdBefore`: the time window of a list route's query. */
+export const CreatedWindow = {
+  createdSince: Type.Optional(
+    Type.String({ format: 'date-time', description: 'Created at or after this time.' }),
+  ),
+  createdBefore: Type.Optional(
+    Type.String({ format: 'date-time', description: 'Created before this time.' }),
+  ),
+};
+
+/** A query's `CreatedWindow` in ms since the epoch, as the list filters take it; absent bounds stay absent. */
+export function createdWindow(query: { createdSince?: string; createdBefore?: string }): {
+  createdSince?: number;
+  createdBefore?: number;
+} {
+  const { createdSince, createdBefore } = query;
+  return {
+    ...(createdSince === undefined ? {} : { createdSince: Date.parse(createdSince) }),
+    ...(createdBefore === undefined ? {} : { createdBefore: Date.parse(createdBefore) }),
+  };
+}
+
 /** One of `values`, as a union of literals: the document lists them, and the type is their union. */
 export const literals = <T extends string>(values: readonly T[]) =>
   Type.Union(values.map((value) => Type.Literal(value)));

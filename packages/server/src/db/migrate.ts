@@ -25,6 +25,7 @@ import * as shopperNotices from './migrations/021_shopper_notices.js';
 import * as deviceMerchant from './migrations/022_device_merchant.js';
 import * as sessionSelection from './migrations/023_session_selection.js';
 import * as storedCredentials from './migrations/024_stored_credentials.js';
+import * as credentialsRequestsByState from './migrations/025_credentials_requests_by_state.js';
 
 type EngineMigration = { up(db: Parameters<Migration['up']>[0], engine: Engine): Promise<void> };
 
@@ -57,6 +58,7 @@ const MIGRATIONS: Record<string, EngineMigration> = {
   '022_device_merchant': deviceMerchant,
   '023_session_selection': sessionSelection,
   '024_stored_credentials': storedCredentials,
+  '025_credentials_requests_by_state': credentialsRequestsByState,
 };
 
 export class MigrationError extends Error {}

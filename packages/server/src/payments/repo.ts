@@ -98,6 +98,18 @@ export class PaymentsRepo {
     return row && toRequest(row);
   }
 
+  /** The merchant's requests of these ids, in no particular order; other merchants' are left out. */
+  async requestsByIds(merchantId: string, ids: readonly string[]): Promise<CredentialsRequest[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.kysely
+      .selectFrom('credentials_requests')
+      .selectAll()
+      .where('merchant_id', '=', merchantId)
+      .where('id', 'in', [...ids])
+      .execute();
+    return rows.map(toRequest);
+  }
+
   async requestsByReference(
     merchantId: string,
     merchantReference: string,

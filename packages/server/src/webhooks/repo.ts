@@ -75,7 +75,13 @@ export interface MessageWithAttempts extends MessageSummary {
 
 export interface ListFilter {
   subjectId?: string;
+  /** Messages of this event only, e.g. PAYMENT_CREDENTIALS for the credentials requests' list. */
+  eventName?: string;
   state?: MessageState;
+  /** Created at or after this time (ms since the epoch). */
+  createdSince?: number;
+  /** Created before this time (ms since the epoch). */
+  createdBefore?: number;
   /** 1–100; 20 when absent. */
   limit?: number;
   /**
@@ -370,7 +376,14 @@ export class WebhookRepo {
       .selectAll()
       .where('merchant_id', '=', merchantId)
       .$if(filter.subjectId !== undefined, (q) => q.where('subject_id', '=', filter.subjectId as string))
+      .$if(filter.eventName !== undefined, (q) => q.where('event_name', '=', filter.eventName as string))
       .$if(filter.state !== undefined, (q) => q.where('state', '=', filter.state as MessageState))
+      .$if(filter.createdSince !== undefined, (q) =>
+        q.where('created_at', '>=', filter.createdSince as number),
+      )
+      .$if(filter.createdBefore !== undefined, (q) =>
+        q.where('created_at', '<', filter.createdBefore as number),
+      )
       .$if(after !== undefined, (q) => {
         const { created_at: createdAt, id } = after as WebhookMessagesTable;
         // (created_at, id) < (createdAt, id), written so that `created_at <= ?` bounds the range scan of

@@ -2,7 +2,16 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { ORDER_STATES, type Orders, toOrderView } from '../../orders/index.js';
 import { merchantOf } from '../plugins/auth.js';
-import { BEARER_SECURITY, errorResponses, ListQuery, Page, StartingAfter, Timestamp } from '../schemas.js';
+import {
+  BEARER_SECURITY,
+  CreatedWindow,
+  createdWindow,
+  errorResponses,
+  ListQuery,
+  Page,
+  StartingAfter,
+  Timestamp,
+} from '../schemas.js';
 
 const Cents = Type.Integer({ description: 'Integer cents.' });
 const nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
@@ -124,12 +133,7 @@ export const orderGetRoute =
                 description: 'The `orderId` you gave to `createOrder`.',
               }),
             ),
-            createdSince: Type.Optional(
-              Type.String({ format: 'date-time', description: 'Created at or after this time.' }),
-            ),
-            createdBefore: Type.Optional(
-              Type.String({ format: 'date-time', description: 'Created before this time.' }),
-            ),
+            ...CreatedWindow,
             startingAfter: StartingAfter(
               'An `orderId`, usually the last of the previous page: lists the orders after it (older). 404 ORDER_NOT_FOUND when it is not one of yours.',
             ),
@@ -145,8 +149,7 @@ export const orderGetRoute =
         const page = await orders.list(merchantOf(request).id, {
           ...rest,
           limit,
-          ...(createdSince === undefined ? {} : { createdSince: Date.parse(createdSince) }),
-          ...(createdBefore === undefined ? {} : { createdBefore: Date.parse(createdBefore) }),
+          ...createdWindow({ createdSince, createdBefore }),
         });
         return { data: page.data.map(toOrderView), hasMore: page.hasMore };
       },
