@@ -121,6 +121,32 @@ describe.each(engines())('the merchant library against the service on %s', (engi
     expect(latest.map((each) => each.requestId)).toEqual([another.requestId]);
   });
 
+  it('lists the credentials requests made since a time, by state, page after page', async () => {
+    const since = new Date().toISOString();
+    const made: string[] = [];
+    for (const n of [1, 2, 3])
+      made.push((await wallet.payments.requestCredentials(credentialsFor(`lib-list-${n}`))).requestId);
+    await until(async () => {
+      const states = await Promise.all(
+        made.map(async (id) => (await wallet.payments.getCredentialsRequest(id)).state),
+      );
+      return states.every((state) => state === 'DELIVERED');
+    });
+    const listed = async (query: Parameters<typeof wallet.payments.listCredentialsRequests>[0]) => {
+      const ids: string[] = [];
+      for await (const request of wallet.payments.listCredentialsRequests(query)) ids.push(request.requestId);
+      return ids;
+    };
+    // Requests of one millisecond follow their ids: compared as sets, then as the one-page list's order.
+    const all = await listed({ createdSince: since });
+    expect(new Set(all)).toEqual(new Set(made));
+    expect(await listed({ createdSince: since, limit: 1 })).toEqual(all);
+    expect(await listed({ createdSince: since, state: 'DELIVERED' })).toEqual(all);
+    expect(await listed({ createdSince: since, state: 'FAILED' })).toEqual([]);
+    const refused = listed({ state: 'PENDING' as 'FAILED' });
+    await expect(refused).rejects.toMatchObject({ status: 400, errorCode: 'VALIDATION_ERROR' });
+  });
+
   it('throws the service’s refusals with their status, errorCode, message and request id', async () => {
     const refusal = (call: Promise<unknown>) =>
       call.then(

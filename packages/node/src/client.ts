@@ -10,6 +10,7 @@ import type {
   AuditEventListQuery,
   CredentialsRequest,
   CredentialsRequestInput,
+  CredentialsRequestListQuery,
   ExternalResponseAcknowledgement,
   ExternalResponseInput,
   Order,
@@ -162,6 +163,17 @@ export class WalletCheckout {
       });
       return page.data;
     },
+    /**
+     * Every credentials request that matches, page after page, newest first: to reconcile by state or
+     * creation time without knowing the references.
+     *
+     * @example
+     * for await (const failed of wallet.payments.listCredentialsRequests({ state: 'FAILED', createdSince })) {
+     *   console.log(failed.merchantReference, failed.failureReason);
+     * }
+     */
+    listCredentialsRequests: (query: CredentialsRequestListQuery = {}): AsyncGenerator<CredentialsRequest> =>
+      this.#all('/payments/credentials', query, (request) => request.requestId),
   };
 
   readonly orders = {

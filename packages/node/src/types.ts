@@ -37,6 +37,14 @@ export type ExternalResponseInput = RequestOf<'/payments/externalresponse', 'pos
 export type ExternalResponseAcknowledgement = ResponseOf<'/payments/externalresponse', 'post'>;
 /** A credentials request, its state and delivery attempts (never card data). */
 export type CredentialsRequest = ResponseOf<'/payments/credentials/{requestId}', 'get'>;
+/**
+ * Filters of `GET /payments/credentials` as a list; `startingAfter` is managed by
+ * `payments.listCredentialsRequests`'s paging, and `merchantReference` is `findCredentialsRequests`'s.
+ */
+export type CredentialsRequestListQuery = Omit<
+  QueryOf<'/payments/credentials', 'get'>,
+  'startingAfter' | 'merchantReference'
+>;
 
 export type Order = ResponseOf<'/orders/{orderId}', 'get'>;
 export type OrderStatus = Order['status'];
