@@ -165,10 +165,10 @@ export const credentialsLookupRoutes =
           return { data: views.map(toResource) };
         }
         const page = await deps.credentialsLookup.list(merchantId, {
-          ...(state === undefined ? {} : { state }),
-          ...(startingAfter === undefined ? {} : { startingAfter }),
-          ...createdWindow(window),
+          state,
+          startingAfter,
           limit,
+          ...createdWindow(window),
         });
         return { data: page.data.map(toResource), hasMore: page.hasMore };
       },
