@@ -60,7 +60,7 @@ export interface CredentialsRequestView {
 export interface LookupDeps {
   payments: PaymentsRepo;
   webhooks: {
-    get(merchantId: string, messageId: string): Promise<MessageWithAttempts>;
+    getMany(merchantId: string, messageIds: readonly string[]): Promise<MessageWithAttempts[]>;
     listPage(
       merchantId: string,
       filter: ListFilter,
@@ -74,9 +74,9 @@ export class CredentialsLookup {
 
   async byId(merchantId: string, requestId: string): Promise<CredentialsRequestView> {
     const request = await this.deps.payments.findRequest(merchantId, requestId);
-    if (!request)
-      throw new DomainError('CREDENTIALS_REQUEST_NOT_FOUND', `No credentials request ${requestId}.`);
-    return this.#view(request);
+    const [view] = request ? await this.#views(merchantId, [request]) : [];
+    if (!view) throw new DomainError('CREDENTIALS_REQUEST_NOT_FOUND', `No credentials request ${requestId}.`);
+    return view;
   }
 
   async byReference(
@@ -85,7 +85,7 @@ export class CredentialsLookup {
     limit: number,
   ): Promise<CredentialsRequestView[]> {
     const requests = await this.deps.payments.requestsByReference(merchantId, merchantReference, limit);
-    return Promise.all(requests.map((request) => this.#view(request)));
+    return this.#views(merchantId, requests);
   }
 
   /**
@@ -118,14 +118,31 @@ export class CredentialsLookup {
     );
     const byId = new Map(requests.map((request) => [request.id, request]));
     const listed = page.data.flatMap((message) => byId.get(message.subjectId) ?? []);
-    return { data: await Promise.all(listed.map((request) => this.#view(request))), hasMore: page.hasMore };
+    return { data: await this.#views(merchantId, listed), hasMore: page.hasMore };
   }
 
-  async #view(request: CredentialsRequest): Promise<CredentialsRequestView> {
-    const [message, externalResponses] = await Promise.all([
-      this.deps.webhooks.get(request.merchantId, request.webhookMessageId),
-      this.deps.payments.externalResponses(request.merchantId, request.id),
+  /**
+   * The requests with their messages and external responses, in their order: three statements for a
+   * whole page. A request whose message is gone (the retention deletes both at once) is left out.
+   */
+  async #views(merchantId: string, requests: CredentialsRequest[]): Promise<CredentialsRequestView[]> {
+    if (requests.length === 0) return [];
+    const [messages, responses] = await Promise.all([
+      this.deps.webhooks.getMany(
+        merchantId,
+        requests.map((request) => request.webhookMessageId),
+      ),
+      this.deps.payments.externalResponses(
+        merchantId,
+        requests.map((request) => request.id),
+      ),
     ]);
-    return { request, state: credentialsRequestState(message.state), message, externalResponses };
+    const messageById = new Map(messages.map((message) => [message.id, message]));
+    return requests.flatMap((request) => {
+      const message = messageById.get(request.webhookMessageId);
+      if (!message) return [];
+      const externalResponses = responses.filter((response) => response.credentialsRequestId === request.id);
+      return [{ request, state: credentialsRequestState(message.state), message, externalResponses }];
+    });
   }
 }

@@ -179,10 +179,12 @@ export class PaymentsRepo {
       .execute();
   }
 
+  /** The external responses reported for these requests of the merchant's, oldest first. */
   async externalResponses(
     merchantId: string,
-    credentialsRequestId: string,
+    credentialsRequestIds: readonly string[],
   ): Promise<ExternalResponseRecord[]> {
+    if (credentialsRequestIds.length === 0) return [];
     const rows = await this.db.kysely
       .selectFrom('external_responses')
       .select([
@@ -195,7 +197,7 @@ export class PaymentsRepo {
         'created_at',
       ])
       .where('merchant_id', '=', merchantId)
-      .where('credentials_request_id', '=', credentialsRequestId)
+      .where('credentials_request_id', 'in', [...credentialsRequestIds])
       .orderBy('created_at', 'asc')
       .execute();
     return rows.map((row) => ({

@@ -404,36 +404,44 @@ export class WebhookRepo {
 
   /** One message of this merchant with every attempt; another merchant's id is not found. */
   async get(merchantId: string, messageId: string): Promise<MessageWithAttempts> {
-    // One statement, so the message and its attempts come from one snapshot: read apart, a result
+    const [message] = await this.getMany(merchantId, [messageId]);
+    if (!message) throw messageNotFound(messageId);
+    return message;
+  }
+
+  /**
+   * This merchant's messages of these ids (at most a page's), each with every attempt, in no particular
+   * order; other merchants' and missing ones are left out.
+   */
+  async getMany(merchantId: string, messageIds: readonly string[]): Promise<MessageWithAttempts[]> {
+    if (messageIds.length === 0) return [];
+    // One statement, so a message and its attempts come from one snapshot: read apart, a result
     // committed in between showed an attempt that the message's state and count did not have yet.
     const rows = await this.db.kysely
       .selectFrom('webhook_messages as m')
       .leftJoin('webhook_attempts as a', 'a.message_id', 'm.id')
       .selectAll('m')
       .select(['a.id as attempt_id', 'a.attempted_at', 'a.status_code', 'a.latency_ms', 'a.error'])
-      .where('m.id', '=', messageId)
+      .where('m.id', 'in', [...messageIds])
       .where('m.merchant_id', '=', merchantId)
       .orderBy('a.attempted_at')
       .orderBy('a.id')
       .execute();
-    const [first] = rows;
-    if (!first) throw messageNotFound(messageId);
-    return {
-      ...toSummary(first),
-      attempts: rows.flatMap((a) =>
-        a.attempt_id === null || a.attempted_at === null || a.latency_ms === null
-          ? []
-          : [
-              {
-                id: a.attempt_id,
-                attemptedAt: a.attempted_at,
-                statusCode: a.status_code,
-                latencyMs: a.latency_ms,
-                error: a.error,
-              },
-            ],
-      ),
-    };
+    const messages = new Map<string, MessageWithAttempts>();
+    for (const row of rows) {
+      const message = messages.get(row.id) ?? { ...toSummary(row), attempts: [] };
+      messages.set(row.id, message);
+      if (row.attempt_id !== null && row.attempted_at !== null && row.latency_ms !== null) {
+        message.attempts.push({
+          id: row.attempt_id,
+          attemptedAt: row.attempted_at,
+          statusCode: row.status_code,
+          latencyMs: row.latency_ms,
+          error: row.error,
+        });
+      }
+    }
+    return [...messages.values()];
   }
 
   /**

@@ -58,6 +58,11 @@ export class Webhooks {
     return this.#repo.get(merchantId, messageId);
   }
 
+  /** This merchant's messages of these ids with their attempts, in no particular order; others are left out. */
+  getMany(merchantId: string, messageIds: readonly string[]): Promise<MessageWithAttempts[]> {
+    return this.#repo.getMany(merchantId, messageIds);
+  }
+
   /**
    * Sends a DELIVERED or FAILED message again, with a fresh retry schedule and the same webhook-id.
    * @throws DomainError WEBHOOK_MESSAGE_NOT_FOUND; WEBHOOK_NOT_RESENDABLE while the message is PENDING.
