@@ -108,6 +108,9 @@ function openFile(file: string): SQLite.Database {
 /** What the WAL file is trimmed to once it is reused. */
 const WAL_SIZE_LIMIT_BYTES = 64 * 1024 * 1024;
 
+/** Every transaction's start; see `beginTransaction`. */
+const BEGIN = 'begin immediate';
+
 /** 5 s: how long a statement waits for a lock held by another program, as SQLite's busy time-out did. */
 const BUSY_TIMEOUT_MS = 5_000;
 
@@ -189,7 +192,7 @@ class SqliteDriver implements Driver {
    * wait, before the transaction is open and while other statements still run, never a write inside it.
    */
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    await connection.executeQuery(CompiledQuery.raw(BEGIN));
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
@@ -266,7 +269,9 @@ class SqliteDriver implements Driver {
     let result: QueryResult<unknown>;
     const statement = this.#prepare(query.sql);
     // COMMIT itself counts as read-only (SQLite's view): what it ends is known by the writes before it.
-    if (!statement.readonly) this.#unflushed = true;
+    // BEGIN IMMEDIATE does not (it takes the write lock) but writes nothing: a transaction that only
+    // read has nothing to flush.
+    if (!statement.readonly && query.sql !== BEGIN) this.#unflushed = true;
     try {
       const parameters = query.parameters as unknown[];
       if (statement.reader) {
