@@ -1044,6 +1044,10 @@ export interface operations {
             query?: {
                 state?: "PENDING" | "DELIVERED" | "FAILED";
                 subjectId?: string;
+                /** @description Created at or after this time. */
+                createdSince?: string;
+                /** @description Created before this time. */
+                createdBefore?: string;
                 /** @description A message id, usually the last of the previous page: lists the messages after it (older). 404 WEBHOOK_MESSAGE_NOT_FOUND when it is not one of yours. */
                 startingAfter?: string;
                 limit?: number;

@@ -87,6 +87,20 @@ describe.each(engines())('GET /webhooks/messages on %s', (engine) => {
     expect(walked.ids).toEqual(listOrder(failed));
   });
 
+  it('pages through a creation window: createdSince includes its instant, createdBefore excludes it', async () => {
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const [since, before] = [1_700_000_000_010, 1_700_000_000_020];
+    const inside = rows.filter((row) => row.created_at >= since && row.created_at < before);
+    expect(inside).toHaveLength(30);
+    const walked = await walk(`createdSince=${iso(since)}&createdBefore=${iso(before)}&limit=12`);
+    expect(walked.sizes).toEqual([12, 12, 6]);
+    expect(walked.ids).toEqual(listOrder(inside));
+    const failedSince = await walk(`state=FAILED&createdSince=${iso(1_700_000_000_030)}`);
+    expect(failedSince.ids).toEqual(
+      listOrder(rows.filter((row) => row.state === 'FAILED' && row.created_at >= 1_700_000_000_030)),
+    );
+  });
+
   it('takes every documented parameter together', async () => {
     const byId = new Map(rows.map((row) => [row.id, row]));
     const [newest] = listOrder(rows);

@@ -12,6 +12,8 @@ import { actorOf, merchantOf } from '../plugins/auth.js';
 import {
   BEARER_SECURITY,
   COMMON_POST_ERRORS,
+  CreatedWindow,
+  createdWindow,
   errorResponses,
   IdempotencyHeaders,
   ListQuery,
@@ -95,6 +97,7 @@ export const webhookRoutes =
           querystring: ListQuery({
             state: Type.Optional(State),
             subjectId: Type.Optional(Type.String({ maxLength: 64 })),
+            ...CreatedWindow,
             startingAfter: StartingAfter(
               'A message id, usually the last of the previous page: lists the messages after it (older). 404 WEBHOOK_MESSAGE_NOT_FOUND when it is not one of yours.',
             ),
@@ -106,7 +109,11 @@ export const webhookRoutes =
         },
       },
       async (request) => {
-        const page = await webhooks.listPage(merchantOf(request).id, request.query);
+        const { createdSince, createdBefore, ...filter } = request.query;
+        const page = await webhooks.listPage(merchantOf(request).id, {
+          ...filter,
+          ...createdWindow({ createdSince, createdBefore }),
+        });
         return { data: page.data.map(toMessage), hasMore: page.hasMore };
       },
     );
