@@ -73,6 +73,37 @@ describe('SQLite: a lock held by another program', () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(200);
   });
 
+  it('fails a write at once while the lock is still held past the busy time-out, not after its own', async () => {
+    await access.close();
+    open(400);
+    const started = performance.now();
+    const first = access.run('insert into notes (text) values (?)', ['first']).catch(() => performance.now());
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const second = access
+      .run('insert into notes (text) values (?)', ['second'])
+      .catch(() => performance.now());
+    const [firstFailed, secondFailed] = await Promise.all([first, second]);
+    expect(firstFailed).toBeGreaterThanOrEqual(started + 400);
+    // Its own 400 ms would end at 700 ms: the lock has been held since 0 ms.
+    expect(secondFailed).toBeLessThan(started + 550);
+  });
+
+  it('gives each write its whole busy time-out again once a write has taken the lock', async () => {
+    await access.close();
+    open(200);
+    await expect(access.run('insert into notes (text) values (?)', ['before'])).rejects.toMatchObject({
+      code: 'SQLITE_BUSY',
+    });
+    holder.exec('commit');
+    await access.run('insert into notes (text) values (?)', ['between']);
+    holder.exec('begin immediate');
+    const started = performance.now();
+    await expect(access.run('insert into notes (text) values (?)', ['after'])).rejects.toMatchObject({
+      code: 'SQLITE_BUSY',
+    });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(200);
+  });
+
   it('starts a transaction only once the lock is free, answering other statements meanwhile', async () => {
     const db = new Kysely<{ notes: { text: string } }>({ dialect: access.dialect });
     let written = false;

@@ -166,6 +166,12 @@ class SqliteDriver implements Driver {
   #destroyed: Promise<void> | undefined;
 
   readonly #busyTimeoutMs: number;
+  /**
+   * When a statement first found the lock held, undefined once a write has taken it since: every statement
+   * that finds it held counts its busy time-out from then, so one lock held past the time-out does not keep
+   * each statement that comes meanwhile waiting another time-out of its own.
+   */
+  #lockedSince: number | undefined;
 
   constructor(
     connection: SQLite.Database,
@@ -242,16 +248,17 @@ class SqliteDriver implements Driver {
   /**
    * Runs the statement; one that found the database locked by another program is tried again after a
    * pause, through `execute` (another handle's transaction may have begun meanwhile), until the busy
-   * time-out has passed.
+   * time-out has passed since the lock was first found held.
    */
   #try(handle: Handle, query: CompiledQuery, busy: BusyWait | undefined): Promise<QueryResult<unknown>> {
     try {
       return this.#run(handle, query);
     } catch (error) {
-      const since = busy?.since ?? performance.now();
-      if (!isLocked(error) || performance.now() - since >= this.#busyTimeoutMs) {
-        return Promise.reject(error);
-      }
+      if (!isLocked(error)) return Promise.reject(error);
+      const now = performance.now();
+      this.#lockedSince ??= now;
+      const since = Math.min(busy?.since ?? now, this.#lockedSince);
+      if (now - since >= this.#busyTimeoutMs) return Promise.reject(error);
       const tries = busy?.tries ?? 0;
       const pause = BUSY_DELAYS_MS[Math.min(tries, BUSY_DELAYS_MS.length - 1)];
       return new Promise((resolve) => setTimeout(resolve, pause)).then(() =>
@@ -283,6 +290,8 @@ class SqliteDriver implements Driver {
     } finally {
       this.#owner = this.#connection.inTransaction ? handle : undefined;
     }
+    // It ran, so any lock it needed was free.
+    if (!statement.readonly) this.#lockedSince = undefined;
     if (this.#wal && this.#unflushed && this.#owner === undefined) {
       this.#unflushed = false;
       this.#owner = this.#flushing;
