@@ -117,6 +117,18 @@ const BUSY_TIMEOUT_MS = 5_000;
 /** The pauses between tries of a statement that found the database locked: SQLite's own, 100 ms after. */
 const BUSY_DELAYS_MS = [1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100];
 
+/**
+ * 1 s without a statement finding the lock held (ten of the longest pauses): it may have been let go
+ * meanwhile, so the next time it is found held counts as a new hold.
+ */
+const LOCK_SEEN_GAP_MS = 1_000;
+
+/** A hold of the lock by another program, as statements found it: since when, and when last. */
+interface LockSeen {
+  since: number;
+  last: number;
+}
+
 /** A statement that found the database locked: since when it has tried, and how often. */
 interface BusyWait {
   since: number;
@@ -167,11 +179,11 @@ class SqliteDriver implements Driver {
 
   readonly #busyTimeoutMs: number;
   /**
-   * When a statement first found the lock held, undefined once a write has taken it since: every statement
-   * that finds it held counts its busy time-out from then, so one lock held past the time-out does not keep
+   * The hold statements are finding, undefined once a write has taken the lock since: every statement that
+   * finds it held counts its busy time-out from its start, so one lock held past the time-out does not keep
    * each statement that comes meanwhile waiting another time-out of its own.
    */
-  #lockedSince: number | undefined;
+  #lockSeen: LockSeen | undefined;
 
   constructor(
     connection: SQLite.Database,
@@ -256,8 +268,11 @@ class SqliteDriver implements Driver {
     } catch (error) {
       if (!isLocked(error)) return Promise.reject(error);
       const now = performance.now();
-      this.#lockedSince ??= now;
-      const since = Math.min(busy?.since ?? now, this.#lockedSince);
+      if (this.#lockSeen === undefined || now - this.#lockSeen.last > LOCK_SEEN_GAP_MS) {
+        this.#lockSeen = { since: now, last: now };
+      }
+      this.#lockSeen.last = now;
+      const since = Math.min(busy?.since ?? now, this.#lockSeen.since);
       if (now - since >= this.#busyTimeoutMs) return Promise.reject(error);
       const tries = busy?.tries ?? 0;
       const pause = BUSY_DELAYS_MS[Math.min(tries, BUSY_DELAYS_MS.length - 1)];
@@ -291,7 +306,7 @@ class SqliteDriver implements Driver {
       this.#owner = this.#connection.inTransaction ? handle : undefined;
     }
     // It ran, so any lock it needed was free.
-    if (!statement.readonly) this.#lockedSince = undefined;
+    if (!statement.readonly) this.#lockSeen = undefined;
     if (this.#wal && this.#unflushed && this.#owner === undefined) {
       this.#unflushed = false;
       this.#owner = this.#flushing;
