@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../test-support/cli.js';
-import { engines, openTestDb } from '../test-support/db.js';
+import { engines, openTestDb, testDatabase } from '../test-support/db.js';
+import { createDb } from './index.js';
 import { migrate } from './migrate.js';
 
 describe.each(engines())('migrations on %s', (engine) => {
@@ -111,5 +112,23 @@ describe.each(engines())('migrations on %s', (engine) => {
       }
       expect(await migrate(handle.db)).toEqual([]);
     });
+  });
+});
+
+describe.each(engines())('two processes migrating a new database at once on %s', (engine) => {
+  it('migrates it once, each process finding it done or doing it whole', async () => {
+    const database = await testDatabase(engine);
+    const [first, second] = [createDb(database.url), createDb(database.url)];
+    try {
+      const applied = await Promise.all([migrate(first), migrate(second)]);
+      const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(first.kysely);
+      const names = rows.rows.map((row) => row.name).sort();
+      expect(names.length).toBeGreaterThan(20);
+      // Each migration applied by one of them, once.
+      expect(applied.flat().sort()).toEqual(names);
+    } finally {
+      await Promise.all([first.close(), second.close()]);
+      await database.drop();
+    }
   });
 });

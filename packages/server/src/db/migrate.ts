@@ -77,7 +77,8 @@ async function appliedMigrations(db: Db): Promise<string[]> {
 }
 
 /**
- * Applies every pending migration; safe to call from several processes at once (Kysely takes a lock).
+ * Applies every pending migration; safe to call from several processes at once (Kysely takes a lock on
+ * PostgreSQL; on SQLite the whole run is one transaction that begins by taking the write lock).
  *
  * A database a newer version migrated records migrations this version does not have. Every migration
  * only adds (tables, columns that may be empty, indexes), so this version runs on it, and `warn` says so:

@@ -349,6 +349,18 @@ function isLocked(error: unknown): boolean {
   return code === 'SQLITE_BUSY' || code === 'SQLITE_BUSY_RECOVERY';
 }
 
+/**
+ * Kysely's SQLite adapter takes no lock for migrations and runs them outside a transaction, so two
+ * processes starting on a new file both ran the first one, and one failed (`table "merchants" already
+ * exists`). In one transaction, begun IMMEDIATE, the second waits for the first's whole run, then finds
+ * nothing left to do; a migration that fails leaves nothing of itself behind.
+ */
+class MigratingSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
 export interface SqliteAccess {
   dialect: Dialect;
   /** Runs SQL outside any transaction: at once, or after the transaction open at the moment. */
@@ -369,7 +381,7 @@ function sqliteAccess(
   const dialect: Dialect = {
     createDriver: () => driver,
     createQueryCompiler: () => new SqliteQueryCompiler(),
-    createAdapter: () => new SqliteAdapter(),
+    createAdapter: () => new MigratingSqliteAdapter(),
     createIntrospector: (db: Kysely<unknown>): DatabaseIntrospector => new SqliteIntrospector(db),
   };
   return {
