@@ -1,7 +1,10 @@
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../test-support/cli.js';
 import { engines, openTestDb, testDatabase } from '../test-support/db.js';
+import { DatabaseAccessError } from './access.js';
 import { createDb } from './index.js';
 import { migrate } from './migrate.js';
 
@@ -128,6 +131,31 @@ describe.each(engines())('two processes migrating a new database at once on %s',
       expect(applied.flat().sort()).toEqual(names);
     } finally {
       await Promise.all([first.close(), second.close()]);
+      await database.drop();
+    }
+  });
+});
+
+describe('migrations on a SQLite file another program keeps locked', () => {
+  it('stop naming DATABASE_URL and the lock, once the busy time-out has passed', async () => {
+    const database = await testDatabase('sqlite');
+    const file = database.url.slice('sqlite:'.length);
+    const ready = createDb(database.url);
+    await migrate(ready);
+    await ready.close();
+    const holder = new SQLite(file);
+    holder.exec('begin immediate');
+    const db = createDb(database.url, { busyTimeoutMs: 200 });
+    try {
+      const failure = await migrate(db).catch((error: Error) => error);
+      expect(failure).toBeInstanceOf(DatabaseAccessError);
+      expect((failure as Error).message).toBe(
+        `DATABASE_URL: cannot use the SQLite file ${path.resolve(file)}: the migrations failed: database is locked`,
+      );
+    } finally {
+      holder.exec('rollback');
+      holder.close();
+      await db.close();
       await database.drop();
     }
   });

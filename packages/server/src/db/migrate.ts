@@ -128,8 +128,10 @@ async function migrateTo(db: Db, warn?: (message: string) => void): Promise<stri
   });
   const { error, results }: MigrationResultSet = await migrator.migrateToLatest();
   if (error) {
-    const failed = results?.find((result) => result.status === 'Error')?.migrationName ?? 'unknown';
-    throw new MigrationError(`migration ${failed} failed: ${(error as Error).message}`);
+    const failed = results?.find((result) => result.status === 'Error')?.migrationName;
+    const which = failed === undefined ? 'the migrations' : `migration ${failed}`;
+    // The cause tells a database that could not be used (locked, gone) from a migration that is wrong.
+    throw new MigrationError(`${which} failed: ${(error as Error).message}`, { cause: error });
   }
   return (results ?? [])
     .filter((result) => result.status === 'Success')
