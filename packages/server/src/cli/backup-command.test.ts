@@ -108,6 +108,26 @@ describe.each(engines())('wallet-checkout backup on %s', (engine) => {
       expect(fs.statSync(file).mode & 0o777).toBe(0o600);
     });
 
+    it('leaves no file when the audit trail cannot record the copy, so the same --to works next time', async () => {
+      const file = path.join(database.dataDir, 'unrecorded.db');
+      const live = new Database(database.url.slice('sqlite:'.length));
+      live.exec(
+        "create trigger refuse_backup_audit before insert on audit_events when new.action = 'database.backed_up' begin select raise(abort, 'audit trail refused'); end",
+      );
+      try {
+        const refused = await backupProcess(env, file);
+        expect(refused.code).toBe(1);
+        expect(refused.stderr).toContain('audit trail refused');
+        expect(fs.existsSync(file)).toBe(false);
+      } finally {
+        live.exec('drop trigger refuse_backup_audit');
+        live.close();
+      }
+      const copied = await backupProcess(env, file);
+      expect(copied.code, copied.stderr).toBe(0);
+      expect(fs.existsSync(file)).toBe(true);
+    });
+
     it('refuses a file that exists, a folder that does not, and a missing --to', async () => {
       const existing = path.join(database.dataDir, 'existing.db');
       fs.writeFileSync(existing, 'keep me');

@@ -18,8 +18,8 @@ const backup = defineCommand<{ file: string }>({
     'The copy is one snapshot: every acknowledged request in it is whole. Card data and secrets in it stay',
     'encrypted, so keep the vault keys (VAULT_KEYS, or the vault-keys file in the data folder) too, elsewhere.',
     'To restore: stop the service, put the copy where DATABASE_URL points (removing any -wal and -shm files',
-    'beside it), and start it. The copy is readable by its owner only (mode 0600). On PostgreSQL use pg_dump',
-    'instead. With --json: {"file", "bytes", "seconds"}.',
+    'beside it), and start it. The copy is readable by its owner only (mode 0600); a backup that fails leaves',
+    'no file. On PostgreSQL use pg_dump instead. With --json: {"file", "bytes", "seconds"}.',
   ],
   prepare({ values }) {
     const file = path.resolve(requiredOption(values, 'to', 'backup'));
@@ -42,25 +42,29 @@ const backup = defineCommand<{ file: string }>({
     // The copy holds the whole database, so only its owner may read it, whatever the umask: VACUUM INTO
     // writes into an empty file it is given, so the file is made 0600 first and is never readable by others.
     createPrivateFile(file);
+    let bytes: number;
+    let seconds: number;
+    // A backup that fails at any step leaves no file: neither a copy that failed its check nor one the audit
+    // trail does not know of (it holds every shopper's data), and the next try may name the same --to.
     try {
       // VACUUM INTO writes the database as one read transaction sees it: a snapshot, whatever the service
       // commits meanwhile, and compact (free pages are left out).
       await sql`vacuum into ${file}`.execute(db.kysely);
+      seconds = (performance.now() - started) / 1000;
+      const copy = new Database(file, { readonly: true, fileMustExist: true });
+      const check = copy.pragma('quick_check', { simple: true });
+      copy.close();
+      if (check !== 'ok') throw new Error(`the copy in ${file} failed its check: ${String(check)}`);
+      bytes = fs.statSync(file).size;
+      await context.audit.record({
+        actor: context.actor,
+        action: 'database.backed_up',
+        details: { file, bytes },
+      });
     } catch (error) {
       fs.rmSync(file, { force: true });
       throw error;
     }
-    const seconds = (performance.now() - started) / 1000;
-    const copy = new Database(file, { readonly: true, fileMustExist: true });
-    const check = copy.pragma('quick_check', { simple: true });
-    copy.close();
-    if (check !== 'ok') throw new Error(`the copy in ${file} failed its check: ${String(check)}`);
-    const bytes = fs.statSync(file).size;
-    await context.audit.record({
-      actor: context.actor,
-      action: 'database.backed_up',
-      details: { file, bytes },
-    });
     const keys = config.vaultKeys
       ? 'VAULT_KEYS'
       : `the key file ${path.join(config.dataDir, STAGING_KEYS_FILE)}`;
