@@ -15,6 +15,7 @@
  * each other through WakeUps (wake-ups.ts).
  */
 import type { Db } from '../db/index.js';
+import { FailureLog } from '../failure-log.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../log.js';
 import type { DeliveryOutcome } from '../metrics.js';
@@ -137,6 +138,8 @@ export class Dispatcher {
    */
   readonly #sendBeforeLeaseEndMs: number | undefined;
   readonly #log: Logger;
+  /** The database's failures, which repeat on every poll and flush while it cannot be reached. */
+  readonly #failures: FailureLog;
   readonly #delays: Record<RetrySchedule, number[]>;
   readonly #endpoints: DispatcherOptions['endpoints'];
   readonly #pollIntervalMs: number;
@@ -182,6 +185,7 @@ export class Dispatcher {
 
   constructor(options: DispatcherOptions) {
     this.#log = options.log;
+    this.#failures = new FailureLog(options.log);
     this.#delays = options.retryDelaysMs;
     this.#endpoints = options.endpoints;
     // The time-out plus 15 s for building the payload and writing the result (as WEBHOOK_LEASE_MS): a
@@ -256,6 +260,7 @@ export class Dispatcher {
     await this.#handBackLapsed();
     await this.#flush();
     await this.#sender.close();
+    this.#failures.flush();
     return { handedBack, attemptsFinished };
   }
 
@@ -324,7 +329,7 @@ export class Dispatcher {
     try {
       await this.#repo.release(messages, this.#now());
     } catch (error) {
-      this.#log.error({ err: error }, 'could not hand back webhook messages; their leases will run out');
+      this.#failures.failed(error, 'could not hand back webhook messages; their leases will run out');
       return 0;
     }
     await this.#wakeUps.notify();
@@ -382,7 +387,7 @@ export class Dispatcher {
         if (next !== undefined) this.#armRetryTimer(next);
       }
     } catch (error) {
-      this.#log.error({ err: error }, 'could not claim due webhook messages');
+      this.#failures.failed(error, 'could not claim due webhook messages');
     }
   }
 
@@ -622,7 +627,7 @@ export class Dispatcher {
           return this.#writeResults(batch);
         });
       } catch (error) {
-        this.#log.error({ err: error, results: batch.length }, 'could not record webhook attempts');
+        this.#failures.failed(error, 'could not record webhook attempts', { results: batch.length });
         if (!this.#running) {
           // Shutting down: the leases run out and the messages are sent again by another process.
           for (const result of batch) this.#letGo(result.messageId, result.leaseUntil);

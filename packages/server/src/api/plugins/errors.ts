@@ -3,8 +3,9 @@ import type { Duplex } from 'node:stream';
 import type { ErrorObject } from 'ajv';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { causeChain, isDatabaseUnavailable } from '../../db/unavailable.js';
+import { isDatabaseUnavailable } from '../../db/unavailable.js';
 import { DomainError, ERROR_STATUS, type ErrorCode } from '../../errors.js';
+import { FailureLog } from '../../failure-log.js';
 import { scrub, scrubValues } from '../../log.js';
 import { describeValidationError } from '../validation.js';
 import { newRequestId } from './request-id.js';
@@ -44,66 +45,9 @@ function frameworkMessage(code: ErrorCode, error: FastifyError): string {
  */
 const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
-/** While the database stays unreachable, one log line per failure this often rather than one per request. */
-export const REFUSAL_LOG_INTERVAL_MS = 10_000;
-
-/** A failure's kind: the code (else the message) of the error and of each cause, `ETIMEDOUT < …`. */
-function kindOf(error: unknown): string {
-  return Array.from(causeChain(error), (link) => String(link.code ?? link.message)).join(' < ');
-}
-
-interface RefusalLogger {
-  error(details: object, message: string): void;
-}
-
-/**
- * Which answers of an unreachable database are logged: the first of each kind of failure in full, then,
- * at the end of REFUSAL_LOG_INTERVAL_MS, how many more of that kind were answered, so that every one is
- * accounted for. An outage otherwise logs a full error line per request: thousands a second under load.
- */
-export class RefusalLog {
-  readonly #log: RefusalLogger;
-  /** The kinds logged in the current interval, with the refusals of each counted since. */
-  readonly #kinds = new Map<string, { unlogged: number; timer: NodeJS.Timeout }>();
-
-  constructor(log: RefusalLogger) {
-    this.#log = log;
-  }
-
-  refused(error: unknown, log: RefusalLogger): void {
-    const kind = kindOf(error);
-    const counted = this.#kinds.get(kind);
-    if (counted) {
-      counted.unlogged += 1;
-      return;
-    }
-    log.error({ err: error }, 'the database could not be reached; answered 503');
-    const timer = setTimeout(() => this.#summarize(kind), REFUSAL_LOG_INTERVAL_MS);
-    timer.unref();
-    this.#kinds.set(kind, { unlogged: 0, timer });
-  }
-
-  /** Logs the counts not yet logged now, as the service stops. */
-  flush(): void {
-    for (const kind of [...this.#kinds.keys()]) this.#summarize(kind);
-  }
-
-  #summarize(kind: string): void {
-    const counted = this.#kinds.get(kind);
-    if (!counted) return;
-    clearTimeout(counted.timer);
-    this.#kinds.delete(kind);
-    if (counted.unlogged === 0) return;
-    this.#log.error(
-      { failure: kind, refusedUnlogged: counted.unlogged },
-      'the database could not be reached; answered 503 to more requests',
-    );
-  }
-}
-
 declare module 'fastify' {
   interface FastifyInstance {
-    databaseRefusals: RefusalLog;
+    databaseFailures: FailureLog;
   }
 }
 
@@ -152,7 +96,12 @@ function handle(
 export function unexpectedError(error: unknown, request: FastifyRequest, reply: FastifyReply): ErrorBody {
   // The driver's message goes to the log only: it may name hosts, files or SQL.
   if (isDatabaseUnavailable(error)) {
-    request.server.databaseRefusals.refused(error, request.log);
+    request.server.databaseFailures.failed(
+      error,
+      'the database could not be reached; answered 503',
+      {},
+      request.log,
+    );
     reply
       .status(ERROR_STATUS.SERVICE_UNAVAILABLE)
       .header('retry-after', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
@@ -227,10 +176,10 @@ function pathPattern(url: string): RegExp {
  * but not for the request's method, answers 405 with the methods it has in `Allow`.
  */
 export const errorsPlugin = fp(async (app: FastifyInstance) => {
-  const refusals = new RefusalLog(app.log);
-  app.decorate('databaseRefusals', refusals);
+  const failures = new FailureLog(app.log);
+  app.decorate('databaseFailures', failures);
   app.addHook('onClose', (_instance, done) => {
-    refusals.flush();
+    failures.flush();
     done();
   });
   const routes: { path: RegExp; methods: string[] }[] = [];
