@@ -132,6 +132,15 @@ describe('loadConfig', () => {
     );
   });
 
+  it('refuses only NODE_TLS_REJECT_UNAUTHORIZED=0, and only in production', () => {
+    const production = { WALLET_ENV: 'production', VAULT_KEYS: 'k1:AAAA', PUBLIC_URL: 'https://pay.example' };
+    expect(loadConfig({ ...production, NODE_TLS_REJECT_UNAUTHORIZED: '1' }).env).toBe('production');
+    expect(loadConfig({ NODE_TLS_REJECT_UNAUTHORIZED: '0' }).env).toBe('staging');
+    expect(() => loadConfig({ ...production, NODE_TLS_REJECT_UNAUTHORIZED: '0' })).toThrow(
+      /^NODE_TLS_REJECT_UNAUTHORIZED: must not be 0/,
+    );
+  });
+
   it('lets the default lease follow a longer WEBHOOK_TIMEOUT_MS, so the time-out alone can be raised', () => {
     const config = loadConfig({ WEBHOOK_TIMEOUT_MS: '60000' });
     expect(config.webhookTimeoutMs).toBe(60_000);
@@ -246,6 +255,15 @@ describe('loadConfig', () => {
     ],
     [{ WALLET_ENV: 'production' }, 'VAULT_KEYS: is required when WALLET_ENV=production'],
     [{ WALLET_ENV: 'production', VAULT_KEYS: 'k:x' }, 'PUBLIC_URL: must be https when WALLET_ENV=production'],
+    [
+      {
+        WALLET_ENV: 'production',
+        VAULT_KEYS: 'k1:AAAA',
+        PUBLIC_URL: 'https://pay.example',
+        NODE_TLS_REJECT_UNAUTHORIZED: '0',
+      },
+      'NODE_TLS_REJECT_UNAUTHORIZED: must not be 0 when WALLET_ENV=production: Node would then take any certificate on every connection the service makes (webhook receivers, gateways, PostgreSQL, SMTP); trust a private authority with NODE_EXTRA_CA_CERTS instead',
+    ],
     [
       { LOG_LEVEL: 'loud' },
       'LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent, got "loud"',

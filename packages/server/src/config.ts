@@ -403,6 +403,12 @@ export function loadConfig(env: Env = process.env): Config {
   if (walletEnv === 'production' && !publicUrl.startsWith('https://')) {
     throw new ConfigError('PUBLIC_URL', 'must be https when WALLET_ENV=production');
   }
+  if (walletEnv === 'production' && env.NODE_TLS_REJECT_UNAUTHORIZED === '0') {
+    throw new ConfigError(
+      'NODE_TLS_REJECT_UNAUTHORIZED',
+      'must not be 0 when WALLET_ENV=production: Node would then take any certificate on every connection the service makes (webhook receivers, gateways, PostgreSQL, SMTP); trust a private authority with NODE_EXTRA_CA_CERTS instead',
+    );
+  }
   const listenHost = host(env, 'HOST');
   const proxies = trustProxy(env.TRUST_PROXY);
   const webhookLoopback = loopback(env, 'WEBHOOK_LOOPBACK', walletEnv, {

@@ -4,11 +4,14 @@
  * deliveries instead of sleeping.
  */
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 
 export interface ReceivedWebhook {
   headers: http.IncomingHttpHeaders;
+  /** The name the client asked for in TLS (SNI); undefined over plain HTTP. */
+  servername?: string;
   body: string;
   receivedAt: number;
 }
@@ -34,16 +37,23 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(options: { port?: number; path?: string } = {}): Promise<Receiver> {
+/**
+ * `tls`: answer https with this certificate and key (see tls.ts), at `https://<host>:<port>`, `host`
+ * being `localhost` unless given; the server still listens on 127.0.0.1 only.
+ */
+export async function startReceiver(
+  options: { port?: number; path?: string; tls?: { cert: string; key: string }; host?: string } = {},
+): Promise<Receiver> {
   const received: ReceivedWebhook[] = [];
   const waiters: { n: number; resolve(webhook: ReceivedWebhook): void }[] = [];
   let statuses: number[] = [];
-  const server = http.createServer((request, response) => {
+  const handle = (request: http.IncomingMessage, response: http.ServerResponse) => {
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const webhook = {
         headers: request.headers,
+        servername: 'servername' in request.socket ? (request.socket.servername as string) : undefined,
         body: Buffer.concat(chunks).toString('utf8'),
         receivedAt: Date.now(),
       };
@@ -55,7 +65,8 @@ export async function startReceiver(options: { port?: number; path?: string } = 
         waiter.resolve(received[waiter.n - 1] as ReceivedWebhook);
       }
     });
-  });
+  };
+  const server = options.tls ? https.createServer(options.tls, handle) : http.createServer(handle);
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const nth = (n: number) =>
@@ -65,7 +76,9 @@ export async function startReceiver(options: { port?: number; path?: string } = 
       else waiters.push({ n, resolve });
     });
   return {
-    url: `http://127.0.0.1:${port}${options.path ?? '/webhooks'}`,
+    url: options.tls
+      ? `https://${options.host ?? 'localhost'}:${port}${options.path ?? '/webhooks'}`
+      : `http://127.0.0.1:${port}${options.path ?? '/webhooks'}`,
     port,
     received,
     respondWith: (...next) => {
