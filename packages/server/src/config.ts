@@ -5,7 +5,8 @@ import path from 'node:path';
 import { Secret } from './secret.js';
 import { isLoopbackHost, parseNetwork, WebhookDestinations } from './webhooks/url-guard.js';
 
-export type WalletEnv = 'staging' | 'production';
+const WALLET_ENVS = ['staging', 'production'] as const;
+export type WalletEnv = (typeof WALLET_ENVS)[number];
 
 export interface Config {
   port: number;
@@ -58,6 +59,11 @@ export interface Config {
   smtpUrl: Secret<string> | undefined;
   /** The From of those messages, `address` or `Name <address>`; set whenever `smtpUrl` is. */
   smtpFrom: string | undefined;
+  /**
+   * Production: an `smtp://` server must take STARTTLS before the sign-in and the message (a one-time
+   * code signs a shopper in); staging uses it when the server offers it, as a local mail catcher may not.
+   */
+  smtpRequireTls: boolean;
   logLevel: string;
   /**
    * Days a settled webhook message is kept, with its attempts and, for credentials, its request and
@@ -276,13 +282,17 @@ function smtpFrom(raw: string | undefined, withSmtpUrl: boolean): string | undef
 }
 
 /**
- * SMTP_URL and SMTP_FROM alone, checked as `loadConfig` checks them: for `smtp test`, which needs nothing
+ * The SMTP settings alone, checked as `loadConfig` checks them: for `smtp test`, which needs nothing
  * else and runs where the service's other settings (its keys, in production) may not be.
  */
 export function loadSmtpSettings(
   env: Record<string, string | undefined>,
-): Pick<Config, 'smtpUrl' | 'smtpFrom'> {
-  return { smtpUrl: smtpUrl(env.SMTP_URL), smtpFrom: smtpFrom(env.SMTP_FROM, Boolean(env.SMTP_URL)) };
+): Pick<Config, 'smtpUrl' | 'smtpFrom' | 'smtpRequireTls'> {
+  return {
+    smtpUrl: smtpUrl(env.SMTP_URL),
+    smtpFrom: smtpFrom(env.SMTP_FROM, Boolean(env.SMTP_URL)),
+    smtpRequireTls: oneOf(env, 'WALLET_ENV', WALLET_ENVS, 'staging') === 'production',
+  };
 }
 
 /** 100 characters: a name or an e-mail address, never a paragraph. */
@@ -392,7 +402,7 @@ function dataFolder(env: Env, dbUrl: string): string {
 /** Reads the configuration once from the environment; a bad value throws a ConfigError naming it. */
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 4000, 0, 65_535);
-  const walletEnv = oneOf(env, 'WALLET_ENV', ['staging', 'production'] as const, 'staging');
+  const walletEnv = oneOf(env, 'WALLET_ENV', WALLET_ENVS, 'staging');
   const dbUrl = databaseUrl(env.DATABASE_URL || 'sqlite:./data/wallet.db');
   const dataDir = dataFolder(env, dbUrl);
   const vaultKeys = env.VAULT_KEYS || undefined;

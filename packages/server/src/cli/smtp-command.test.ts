@@ -1,8 +1,13 @@
 import fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runNode } from '../test-support/child.js';
 import { json, runCli } from '../test-support/cli.js';
 import { type TestDatabase, testDatabase } from '../test-support/db.js';
 import { startSmtpServer, type TestSmtpServer } from '../test-support/smtp.js';
+import { LOCALHOST_TLS, TEST_CA_FILE } from '../test-support/tls.js';
+
+const MAIN = fileURLToPath(new URL('../main.ts', import.meta.url));
 
 const PASSWORD = 'Sm7p-pa55word';
 
@@ -50,10 +55,35 @@ describe('wallet-checkout smtp test', () => {
     expect(text.stdout).not.toContain(PASSWORD);
     // Before the service ever started: nothing was made in its data folder.
     expect(fs.readdirSync(database.dataDir)).toEqual([]);
-    // Nor does it ask for settings it does not use, such as production's keys.
+  });
+
+  it('in production, neither signs in nor sends to a server that offers no STARTTLS, and asks for no keys', async () => {
+    const before = { signIns: smtp.signIns.length, received: smtp.received.length };
     const production = await smtpTest({ WALLET_ENV: 'production', PUBLIC_URL: 'http://localhost:4000' });
-    expect([production.code, production.stderr]).toEqual([0, '']);
-    expect(smtp.received).toHaveLength(3);
+    expect(production.code).toBe(1);
+    expect(production.stderr).toMatch(new RegExp(`^error: ${server()} did not take the message: .*STARTTLS`));
+    expect(production.stderr).not.toMatch(/VAULT_KEYS|PUBLIC_URL/);
+    expect(smtp.signIns).toHaveLength(before.signIns);
+    expect(smtp.received).toHaveLength(before.received);
+  });
+
+  it('in production, sends over STARTTLS to a server whose certificate the process trusts', async () => {
+    const secured = await startSmtpServer({ user: 'wallet', password: PASSWORD, tls: LOCALHOST_TLS });
+    try {
+      const sent = await runNode([MAIN, 'smtp', 'test', '--to', 'ops@shop.example', '--json'], {
+        env: {
+          ...process.env,
+          ...env,
+          SMTP_URL: secured.url,
+          WALLET_ENV: 'production',
+          NODE_EXTRA_CA_CERTS: TEST_CA_FILE,
+        },
+      });
+      expect(sent.code, sent.stderr).toBe(0);
+      expect(secured.received).toEqual([expect.objectContaining({ user: 'wallet', secure: true })]);
+    } finally {
+      await secured.close();
+    }
   });
 
   it('fails with the server answer, never the password, when the sign-in is refused', async () => {

@@ -8,11 +8,11 @@ import type { Output } from './context.js';
 
 /** Sends the test message with the environment's SMTP settings and says how it went. */
 async function sendTest(output: Output, to: string): Promise<number> {
-  const { smtpUrl, smtpFrom } = loadSmtpSettings(output.io.env);
+  const { smtpUrl, smtpFrom, smtpRequireTls } = loadSmtpSettings(output.io.env);
   if (!smtpUrl || !smtpFrom) {
     throw new ConfigError('SMTP_URL', 'is not set: set SMTP_URL and SMTP_FROM to send e-mail');
   }
-  const sender = new SmtpSender({ url: smtpUrl, from: smtpFrom });
+  const sender = new SmtpSender({ url: smtpUrl, from: smtpFrom, requireTls: smtpRequireTls });
   const started = performance.now();
   try {
     await sender.send({

@@ -26,14 +26,14 @@ export interface Senders {
  * delivers by SMTP only, and without `SMTP_URL` refuses to send (and says so at start).
  */
 export function createSenders(options: {
-  config: Pick<Config, 'env' | 'smtpUrl' | 'smtpFrom'>;
+  config: Pick<Config, 'env' | 'smtpUrl' | 'smtpFrom' | 'smtpRequireTls'>;
   db: Db;
   log: Logger;
 }): Senders {
   const { config, db, log } = options;
   const smtp =
     config.smtpUrl && config.smtpFrom
-      ? new SmtpSender({ url: config.smtpUrl, from: config.smtpFrom })
+      ? new SmtpSender({ url: config.smtpUrl, from: config.smtpFrom, requireTls: config.smtpRequireTls })
       : undefined;
   let closed = false;
   const close = () => {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Secret } from '../secret.js';
 import { startTestService } from '../test-support/service.js';
 import { startSmtpServer, type TestSmtpServer } from '../test-support/smtp.js';
+import { SELF_SIGNED_TLS } from '../test-support/tls.js';
 import { until } from '../test-support/wait.js';
 import { SmtpSender } from './index.js';
 
@@ -14,7 +15,11 @@ describe('SmtpSender', () => {
   afterAll(() => smtp.close());
 
   it('delivers a message to a local SMTP server, signing in with the credentials of SMTP_URL', async () => {
-    const sender = new SmtpSender({ url: new Secret(smtp.url), from: 'Wallet Checkout <codes@pay.example>' });
+    const sender = new SmtpSender({
+      url: new Secret(smtp.url),
+      from: 'Wallet Checkout <codes@pay.example>',
+      requireTls: false,
+    });
     await sender.send({
       to: 'ada@example.com',
       subject: 'Your checkout code',
@@ -32,7 +37,11 @@ describe('SmtpSender', () => {
 
   it('rejects when the server refuses the message', async () => {
     const refusing = await startSmtpServer({ rejectRecipients: true });
-    const sender = new SmtpSender({ url: new Secret(refusing.url), from: 'codes@pay.example' });
+    const sender = new SmtpSender({
+      url: new Secret(refusing.url),
+      from: 'codes@pay.example',
+      requireTls: false,
+    });
     await expect(sender.send({ to: 'ada@example.com', subject: 's', text: 't' })).rejects.toThrow(
       /Mailbox unavailable/,
     );
@@ -48,6 +57,7 @@ describe('SmtpSender', () => {
     const sender = new SmtpSender({
       url: new Secret(`smtp://127.0.0.1:${port}`),
       from: 'codes@pay.example',
+      requireTls: false,
       timeouts: { connectMs: 500, idleMs: 1_000 },
     });
     try {
@@ -62,9 +72,41 @@ describe('SmtpSender', () => {
 
   it('rejects when the password is wrong', async () => {
     const url = smtp.url.replace('p%40ss%20word', 'wrong');
-    const sender = new SmtpSender({ url: new Secret(url), from: 'codes@pay.example' });
+    const sender = new SmtpSender({ url: new Secret(url), from: 'codes@pay.example', requireTls: false });
     await expect(sender.send({ to: 'ada@example.com', subject: 's', text: 't' })).rejects.toThrow(/Invalid/);
     sender.close();
+  });
+
+  it('neither signs in nor sends in clear when TLS is required and the server offers no STARTTLS', async () => {
+    const plain = await startSmtpServer({ user: 'wallet', password: 'pw' });
+    const sender = new SmtpSender({
+      url: new Secret(plain.url),
+      from: 'codes@pay.example',
+      requireTls: true,
+    });
+    await expect(sender.send({ to: 'ada@example.com', subject: 's', text: 't' })).rejects.toThrow(/STARTTLS/);
+    sender.close();
+    await plain.close();
+    expect(plain.signIns).toEqual([]);
+    expect(plain.received).toEqual([]);
+  });
+
+  it('refuses a STARTTLS server whose certificate nobody trusts, before the sign-in', async () => {
+    const untrusted = await startSmtpServer({ user: 'wallet', password: 'pw', tls: SELF_SIGNED_TLS });
+    for (const requireTls of [true, false]) {
+      const sender = new SmtpSender({
+        url: new Secret(untrusted.url),
+        from: 'codes@pay.example',
+        requireTls,
+      });
+      await expect(sender.send({ to: 'ada@example.com', subject: 's', text: 't' })).rejects.toThrow(
+        /self-signed certificate/,
+      );
+      sender.close();
+    }
+    await untrusted.close();
+    expect(untrusted.signIns).toEqual([]);
+    expect(untrusted.received).toEqual([]);
   });
 });
 

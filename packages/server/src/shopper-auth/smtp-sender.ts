@@ -19,13 +19,16 @@ export interface SmtpTimeouts {
  * nodemailer's options for an `smtp://` or `smtps://` URL. Built here rather than passed as `url`:
  * nodemailer then takes the URL's settings alone and drops every other option, the time-outs included.
  */
-function transportOptions(url: URL, timeouts: SmtpTimeouts) {
+function transportOptions(url: URL, timeouts: SmtpTimeouts, requireTls: boolean) {
   const secure = url.protocol === 'smtps:';
   return {
     host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
     // nodemailer's own defaults: 465 for TLS from the start, 587 otherwise.
     port: url.port ? Number(url.port) : secure ? 465 : 587,
     secure,
+    // Without it nodemailer goes on in clear, password and all, with a server that does not offer STARTTLS
+    // (or when something on the way strips the offer). The server's certificate is checked either way.
+    requireTLS: requireTls && !secure,
     ...(url.username
       ? { auth: { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) } }
       : {}),
@@ -45,6 +48,8 @@ export class SmtpSender implements MessageSender {
   constructor(options: {
     url: Secret<string>;
     from: string;
+    /** An `smtp://` server must take STARTTLS before anything is sent (see Config.smtpRequireTls). */
+    requireTls: boolean;
     timeouts?: SmtpTimeouts;
   }) {
     const url = new URL(options.url.reveal());
@@ -53,6 +58,7 @@ export class SmtpSender implements MessageSender {
       transportOptions(
         url,
         options.timeouts ?? { connectMs: CONNECTION_TIMEOUT_MS, idleMs: SOCKET_TIMEOUT_MS },
+        options.requireTls,
       ),
     );
     this.#from = options.from;

@@ -1,6 +1,7 @@
 /**
  * A real SMTP server on 127.0.0.1 (free port) that keeps what it receives, for testing e-mail delivery
- * without leaving the machine. Plain text only (no STARTTLS), with optional password authentication.
+ * without leaving the machine. Plain text unless given a certificate, which it then offers through
+ * STARTTLS; with optional password authentication.
  */
 import { SMTPServer } from 'smtp-server';
 
@@ -8,6 +9,8 @@ export interface ReceivedMail {
   from: string | undefined;
   to: string[];
   user: string | undefined;
+  /** Whether the message came over TLS (after STARTTLS). */
+  secure: boolean;
   /** The raw RFC 5322 message: headers and body. */
   raw: string;
 }
@@ -15,19 +18,29 @@ export interface ReceivedMail {
 export interface TestSmtpServer {
   url: string;
   received: ReceivedMail[];
+  /** Every sign-in the server was asked for, by user name, whether it let the client in or not. */
+  signIns: string[];
   close(): Promise<void>;
 }
 
+/** `tls`: offer STARTTLS with this certificate and key (see tls.ts); the URL then names `localhost`. */
 export async function startSmtpServer(
-  options: { user?: string; password?: string; rejectRecipients?: boolean } = {},
+  options: {
+    user?: string;
+    password?: string;
+    rejectRecipients?: boolean;
+    tls?: { cert: string; key: string };
+  } = {},
 ): Promise<TestSmtpServer> {
   const received: ReceivedMail[] = [];
+  const signIns: string[] = [];
   const server = new SMTPServer({
-    disabledCommands: ['STARTTLS'],
+    ...(options.tls ? { cert: options.tls.cert, key: options.tls.key } : { disabledCommands: ['STARTTLS'] }),
     allowInsecureAuth: true,
     authOptional: options.user === undefined,
     logger: false,
     onAuth(auth, _session, callback) {
+      signIns.push(auth.username ?? '');
       if (auth.username === options.user && auth.password === options.password) {
         callback(null, { user: auth.username });
       } else {
@@ -48,6 +61,7 @@ export async function startSmtpServer(
           from: from ? from.address : undefined,
           to: session.envelope.rcptTo.map((address) => address.address),
           user: typeof session.user === 'string' ? session.user : undefined,
+          secure: session.secure,
           raw: Buffer.concat(chunks).toString('utf8'),
         });
         callback();
@@ -65,8 +79,9 @@ export async function startSmtpServer(
       ? ''
       : `${encodeURIComponent(options.user)}:${encodeURIComponent(options.password ?? '')}@`;
   return {
-    url: `smtp://${credentials}127.0.0.1:${port}`,
+    url: `smtp://${credentials}${options.tls ? 'localhost' : '127.0.0.1'}:${port}`,
     received,
+    signIns,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
