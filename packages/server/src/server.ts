@@ -25,7 +25,7 @@ import { AuditTrail } from './audit/index.js';
 import { Checkout } from './checkout/index.js';
 import { type Config, ConfigError, reachWarnings } from './config.js';
 import { DbClock } from './db/clock.js';
-import { durabilityWarnings } from './db/durability.js';
+import { durabilityWarnings, transportWarnings } from './db/durability.js';
 import { createDb, type Db } from './db/index.js';
 import { migrate } from './db/migrate.js';
 import { GatewayAccounts } from './gateways/index.js';
@@ -132,6 +132,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
   for (const warning of reachWarnings(config)) log.warn(warning);
   const merchants = new Merchants({ db, keyRing, env: config.env, webhookDestinations: destinations });
   if (config.env === 'production') {
+    for (const warning of await transportWarnings(db)) log.warn(warning);
     for (const warning of await merchants.productionWarnings()) log.warn(warning);
   }
   const vault = new CardVault(db, keyRing);
