@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -11,5 +12,13 @@ export default defineConfig({
     isolate: false,
     testTimeout: 20_000,
     hookTimeout: 30_000,
+    // Read by Node only as a process starts, so given to each worker as it is made: the tests' servers
+    // answer https and STARTTLS with certificates of this test authority (see test-support/tls.ts), as
+    // production's certificate checks require.
+    env: {
+      NODE_EXTRA_CA_CERTS: fileURLToPath(
+        new URL('./packages/server/src/test-support/tls/ca.pem', import.meta.url),
+      ),
+    },
   },
 });

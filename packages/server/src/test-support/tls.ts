@@ -1,6 +1,7 @@
 /**
  * Certificates for https in tests, in ./tls, valid until 2126. `ca.pem` is a test certificate authority
- * (its key was thrown away); `localhost.pem` is signed by it for the name `localhost` only; `self-signed.pem`
+ * (its key was thrown away) that every test process trusts (vitest.config.ts gives it to them as
+ * NODE_EXTRA_CA_CERTS); `localhost.pem` is signed by it for the name `localhost` only; `self-signed.pem`
  * names `localhost` too and is signed by nobody a client trusts. Made with OpenSSL 3.0:
  *
  *   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 36500 \

@@ -4,6 +4,7 @@ import { TEST_SHOPPER_EMAIL } from '../../sandbox/seed.js';
 import { engines } from '../../test-support/db.js';
 import { startTestService, type TestService } from '../../test-support/service.js';
 import { startSmtpServer, type TestSmtpServer } from '../../test-support/smtp.js';
+import { LOCALHOST_TLS } from '../../test-support/tls.js';
 
 const PRODUCTION = {
   WALLET_ENV: 'production',
@@ -179,7 +180,8 @@ describe.each(engines())('GET /sandbox/messages on %s', (engine) => {
     let smtp: TestSmtpServer;
     let service: TestService;
     beforeAll(async () => {
-      smtp = await startSmtpServer();
+      // Production signs in and sends only after STARTTLS.
+      smtp = await startSmtpServer({ tls: LOCALHOST_TLS });
       service = await startTestService(engine, {
         ...PRODUCTION,
         SMTP_URL: smtp.url,
@@ -209,6 +211,7 @@ describe.each(engines())('GET /sandbox/messages on %s', (engine) => {
         destination: 'a***a@example.com',
       });
       expect(smtp.received).toHaveLength(1);
+      expect(smtp.received[0]?.secure).toBe(true);
       const code = /(\d{6}) is your one-time code/.exec(smtp.received[0]?.raw ?? '')?.[1];
       expect(code).toMatch(/^\d{6}$/);
       // Without the lines' times and process id, whose digits could hold six-digit codes by chance.
