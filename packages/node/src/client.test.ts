@@ -140,6 +140,13 @@ describe('WalletCheckout against a stand-in for the service', () => {
     ]);
   });
 
+  it('sends a request again after a 408: the service did not get it whole, so did nothing', async () => {
+    const { url, seen } = await standIn(error(408, 'REQUEST_TIMEOUT'), OK);
+    const wallet = new WalletCheckout({ apiKey: API_KEY, baseUrl: url });
+    await wallet.payments.requestCredentials(credentials, { idempotencyKey: 'k-408' });
+    expect(seen.map((request) => request.headers['idempotency-key'])).toEqual(['k-408', 'k-408']);
+  });
+
   it('waits out a 429’s Retry-After before the next attempt', async () => {
     const { url, seen } = await standIn(error(429, 'RATE_LIMITED', { 'retry-after': '1' }), OK);
     const wallet = new WalletCheckout({ apiKey: API_KEY, baseUrl: url });

@@ -87,7 +87,7 @@ const MAX_RETRY_AFTER_MS = 60_000;
 const DEFAULT_TIMEOUT_MS = 10_000;
 const DEFAULT_MAX_RETRIES = 2;
 /** Statuses that say nothing was done, or that the service can answer the same request again. */
-const RETRIED_STATUSES = new Set([429, 500, 502, 503, 504]);
+const RETRIED_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
 const API_KEY = /^sk_(test|live)_\S+$/;
 
 type Query = Record<string, string | number | undefined>;
@@ -292,7 +292,7 @@ export class WalletCheckout {
 
   /**
    * One call, attempted again after a failure without an answer, a 429 (after its `Retry-After`), a
-   * 500, 502, 503 or 504, or a 409 IDEMPOTENCY_REQUEST_IN_PROGRESS, up to `maxRetries` times: every
+   * 408, 500, 502, 503 or 504, or a 409 IDEMPOTENCY_REQUEST_IN_PROGRESS, up to `maxRetries` times: every
    * attempt of a POST carries the same `Idempotency-Key`.
    */
   async #exchange<T>(call: Call): Promise<{ body: T; response: Response }> {

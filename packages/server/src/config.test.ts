@@ -28,6 +28,7 @@ describe('loadConfig', () => {
       trustProxy: false,
       metrics: undefined,
       retentionDays: 30,
+      requestTimeoutMs: 30_000,
     });
     expect(config.dataDir).toMatch(/data$/);
   });
@@ -49,6 +50,7 @@ describe('loadConfig', () => {
       METRICS_PORT: '9464',
       METRICS_HOST: '0.0.0.0',
       RETENTION_DAYS: '90',
+      REQUEST_TIMEOUT_MS: '10000',
       WEBHOOK_ALLOWED_NETWORKS: '10.20.0.0/16, fd00:1::/32,192.168.1.7',
     });
     expect(config).toMatchObject({
@@ -66,6 +68,7 @@ describe('loadConfig', () => {
       trustProxy: ['10.0.0.0/8', '192.168.1.7', '::1'],
       metrics: { host: '0.0.0.0', port: 9464 },
       retentionDays: 90,
+      requestTimeoutMs: 10_000,
       webhookAllowedNetworks: ['10.20.0.0/16', 'fd00:1::/32', '192.168.1.7'],
       webhookLoopback: false,
     });

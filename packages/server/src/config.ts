@@ -6,6 +6,13 @@ import { Secret } from './secret.js';
 import { isLoopbackHost, parseNetwork, WebhookDestinations } from './webhooks/url-guard.js';
 
 const WALLET_ENVS = ['staging', 'production'] as const;
+
+/**
+ * 30 s for a client to send a whole request: a body is 64 KiB at most, which a slow phone sends in a
+ * few seconds. Without a limit a client that sends a byte now and then keeps its connection, and its
+ * place among the in-flight requests a stop waits for, for ever.
+ */
+export const REQUEST_TIMEOUT_MS = 30_000;
 export type WalletEnv = (typeof WALLET_ENVS)[number];
 
 export interface Config {
@@ -46,6 +53,8 @@ export interface Config {
   sessionTtlSeconds: number;
   /** Largest request body accepted, in bytes. */
   bodyLimitBytes: number;
+  /** How long a client has to send a whole request, headers and body, in ms. */
+  requestTimeoutMs: number;
   /**
    * Which proxies' `X-Forwarded-For` names the client (rate limits count per client): none (`false`),
    * all (`true`), the nearest N hops, or these addresses and CIDR ranges.
@@ -454,6 +463,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookLoopback,
     sessionTtlSeconds: integer(env, 'SESSION_TTL_SECONDS', 30 * 60, 10, 7 * 24 * 3600),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 64 * 1024, 1024, 10 * 1024 * 1024),
+    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', REQUEST_TIMEOUT_MS, 500, 300_000),
     trustProxy: proxies,
     sandboxGatewayUrl: url('SANDBOX_GATEWAY_URL', env.SANDBOX_GATEWAY_URL || 'http://127.0.0.1:4010'),
     demoStorePort: integer(env, 'DEMO_STORE_PORT', 4001, 1, 65_535),

@@ -35,6 +35,7 @@ export const ERROR_STATUS = {
   WEBHOOK_NOT_RESENDABLE: 409,
   ORDER_STATE_CONFLICT: 409,
   TOTAL_CHANGED: 409,
+  REQUEST_TIMEOUT: 408,
   PAYLOAD_TOO_LARGE: 413,
   HEADERS_TOO_LARGE: 431,
   UNSUPPORTED_MEDIA_TYPE: 415,
@@ -100,6 +101,8 @@ export const ERROR_DESCRIPTIONS: Record<ErrorCode, string> = {
     'The order is no longer open for this step (already paid, failed, abandoned or expired, or a payment is under way).',
   TOTAL_CHANGED:
     'The checkout sent the total it showed, and the order now costs another amount (the merchant changed a shipping price or tax rate meanwhile); nothing was charged: quote again and pay.',
+  REQUEST_TIMEOUT:
+    'The request did not arrive whole in time (30 s by default, `REQUEST_TIMEOUT_MS`): the connection sent its headers or body too slowly, or stopped sending; the connection closes. Send the request again.',
   PAYLOAD_TOO_LARGE: 'The body is larger than the service accepts.',
   HEADERS_TOO_LARGE:
     "The request's headers are larger than the service accepts (Node's limit, 16 KiB by default); the connection closes.",

@@ -358,6 +358,7 @@ export async function createApp(services: Services, inFlight?: InFlight): Promis
     log: services.log,
     publicUrl: config.publicUrl,
     bodyLimitBytes: config.bodyLimitBytes,
+    requestTimeoutMs: config.requestTimeoutMs,
     trustProxy: config.trustProxy,
     merchants: services.merchants,
     idempotency: services.idempotency,

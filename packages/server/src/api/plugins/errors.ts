@@ -144,11 +144,12 @@ export function clientError(error: Error & { code?: string }, socket: Duplex): v
     socket.destroy();
     return;
   }
-  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
-  const code: ErrorCode = tooLarge ? 'HEADERS_TOO_LARGE' : 'VALIDATION_ERROR';
-  const message = tooLarge
-    ? 'The request headers are larger than the service accepts.'
-    : `The request is not valid HTTP/1.1 (${error.code ?? 'parse error'}).`;
+  const [code, message]: [ErrorCode, string] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? ['HEADERS_TOO_LARGE', 'The request headers are larger than the service accepts.']
+      : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? ['REQUEST_TIMEOUT', 'The request did not arrive whole in time; send it again.']
+        : ['VALIDATION_ERROR', `The request is not valid HTTP/1.1 (${error.code ?? 'parse error'}).`];
   const body = JSON.stringify({ errorCode: code, errorMessage: message } satisfies ErrorBody);
   const status = ERROR_STATUS[code];
   socket.end(

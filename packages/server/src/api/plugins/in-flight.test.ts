@@ -24,7 +24,7 @@ describe.each(engines())('requests in flight, on %s', (engine) => {
       held.push(response);
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    service = await startTestService(engine, { BODY_LIMIT_BYTES: '1024' });
+    service = await startTestService(engine, { BODY_LIMIT_BYTES: '1024', REQUEST_TIMEOUT_MS: '1000' });
     const port = (receiver.address() as AddressInfo).port;
     shop = await service.merchant({ webhookUrl: `http://127.0.0.1:${port}/hooks` });
   });
@@ -87,6 +87,43 @@ describe.each(engines())('requests in flight, on %s', (engine) => {
       errorCode: 'VALIDATION_ERROR',
       errorMessage: 'The request is not valid HTTP/1.1 (HPE_INVALID_CHUNK_SIZE).',
     });
+    await until(async () => service.inFlight.count === 0);
+  });
+
+  it('answers 408 with the error body to a client too slow to send its request, and counts it no more', async () => {
+    const { port } = new URL(service.url);
+    const started = Date.now();
+    const answers = await Promise.all(
+      [
+        // Headers, then half the body it announced, then nothing.
+        'POST /payments/credentials HTTP/1.1\r\nHost: x\r\n' +
+          `Authorization: Bearer ${shop.apiKey}\r\nContent-Type: application/json\r\n` +
+          'Content-Length: 40\r\n\r\n{"amount":',
+        // Headers that never end.
+        'GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: 1',
+      ].map(
+        (sent) =>
+          new Promise<string>((resolve) => {
+            const socket = net.connect(Number(port), '127.0.0.1');
+            let answer = '';
+            socket.setEncoding('utf8').on('data', (chunk: string) => {
+              answer += chunk;
+            });
+            socket.on('close', () => resolve(answer));
+            socket.write(sent);
+          }),
+      ),
+    );
+    // REQUEST_TIMEOUT_MS is 1 s here, and Node looks for late requests every tenth of it: not its own
+    // 30 s between looks, nor never.
+    expect(Date.now() - started).toBeLessThan(5_000);
+    for (const answer of answers) {
+      expect(answer).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\nRequest-Id: req_\w+\r\n/);
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({
+        errorCode: 'REQUEST_TIMEOUT',
+        errorMessage: 'The request did not arrive whole in time; send it again.',
+      });
+    }
     await until(async () => service.inFlight.count === 0);
   });
 
