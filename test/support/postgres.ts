@@ -1,7 +1,8 @@
 /**
  * A throw-away PostgreSQL cluster for the test suite, started from the machine's PostgreSQL binaries
- * when no server is named in TEST_POSTGRES_URL. It lives in a temporary folder, listens on a free
- * loopback port, runs with fsync off (its data is thrown away) and is stopped when the suite ends.
+ * when no server is named in TEST_POSTGRES_URL (and by tests that need a server of their own). It lives
+ * in a temporary folder, listens on a free loopback port, runs with fsync off (its data is thrown away)
+ * and is stopped when the suite ends.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -14,7 +15,8 @@ export interface Cluster {
   stop(): Promise<void>;
 }
 
-function findBinDir(): string | undefined {
+/** The newest PostgreSQL's programs on this machine (Debian's layout), if any. */
+export function findBinDir(): string | undefined {
   const root = '/usr/lib/postgresql';
   if (!fs.existsSync(root)) return undefined;
   const versions = fs
@@ -54,7 +56,10 @@ async function waitUntilReady(binDir: string, port: number, deadline: number): P
   }
 }
 
-export async function startCluster(): Promise<Cluster | undefined> {
+/** `tls`: the server also takes TLS connections, with this certificate and key. */
+export async function startCluster(
+  options: { tls?: { cert: string; key: string } } = {},
+): Promise<Cluster | undefined> {
   const binDir = findBinDir();
   if (!binDir) return undefined;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'wallet-pg-'));
@@ -68,6 +73,18 @@ export async function startCluster(): Promise<Cluster | undefined> {
     '--no-sync',
   ]);
   execFileSync(initCommand, initArgs, { stdio: 'ignore' });
+  const tls: string[] = [];
+  if (options.tls) {
+    // PostgreSQL reads its key only when it is its own user's and nobody else's.
+    for (const [name, content] of [
+      ['server.crt', options.tls.cert],
+      ['server.key', options.tls.key],
+    ] as const) {
+      fs.writeFileSync(path.join(dir, name), content, { mode: 0o600 });
+      if (process.getuid?.() === 0) execFileSync('chown', ['postgres', path.join(dir, name)]);
+    }
+    tls.push('-c', 'ssl=on');
+  }
   const port = await freePort();
   const [command, args] = asPostgresUser(path.join(binDir, 'postgres'), [
     '-D',
@@ -86,6 +103,7 @@ export async function startCluster(): Promise<Cluster | undefined> {
     'full_page_writes=off',
     '-c',
     'max_connections=300',
+    ...tls,
   ]);
   const child = spawn(command, args, { stdio: 'ignore' });
   await waitUntilReady(binDir, port, Date.now() + 30_000);
