@@ -65,6 +65,23 @@ describe.each(engines())('queries and transactions on %s', (engine) => {
     expect(await ids()).toEqual([]);
   });
 
+  it('throws the error that failed a transaction the database had already ended, not its ROLLBACK’s', async () => {
+    const { kysely } = handle.db;
+    // SQLite rolls a transaction back itself on a full disk or a disk I/O error, then fails the
+    // statement; the raw ROLLBACK stands in for that, the thrown error for the statement's.
+    const failed = kysely.transaction().execute(async (trx) => {
+      await trx.insertInto('shoppers').values(shopper('shp_gone')).execute();
+      await sql`rollback`.execute(trx);
+      throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_WRITE' });
+    });
+    await expect(failed).rejects.toMatchObject({ message: 'disk I/O error', code: 'SQLITE_IOERR_WRITE' });
+    expect(await ids()).toEqual([]);
+    await kysely
+      .transaction()
+      .execute((trx) => trx.insertInto('shoppers').values(shopper('shp_next')).execute());
+    expect(await ids()).toEqual(['shp_next']);
+  });
+
   it('runs a prepared read with each call’s own arguments', async () => {
     const { db } = handle;
     await db.kysely

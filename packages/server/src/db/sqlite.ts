@@ -218,6 +218,10 @@ class SqliteDriver implements Driver {
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    // SQLite ends a transaction itself on some errors (a full disk, a disk I/O error): its ROLLBACK
+    // would then fail with "no transaction is active", an error Kysely throws in place of the one that
+    // says what went wrong (and so a 500 in place of the 503 an unreachable database answers).
+    if (this.#owner !== connection) return;
     await connection.executeQuery(CompiledQuery.raw('rollback'));
   }
 
