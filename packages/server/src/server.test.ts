@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from './config.js';
+import { FAILURE_LOG_INTERVAL_MS } from './failure-log.js';
 import { createLogger } from './log.js';
-import { startService } from './server.js';
+import { checkpointFailureLogger, startService } from './server.js';
 import { runCli } from './test-support/cli.js';
 import { engines, type TestDatabase, testDatabase } from './test-support/db.js';
 import { startTestService } from './test-support/service.js';
@@ -101,5 +102,31 @@ describe('a staging start without VAULT_KEYS', () => {
     expect(await keyRingWarnings()).toEqual([
       `VAULT_KEYS is not set: using the staging key ring in ${file}. Never do this in production.`,
     ]);
+  });
+});
+
+describe('the WAL checkpoint failing on every try (a full disk), on fake timers', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('is logged once in full, then counted every 10 s, not once per try', () => {
+    const lines: Array<{ details: Record<string, unknown>; message: string }> = [];
+    const failed = checkpointFailureLogger({
+      error: (details: object, message: string) =>
+        lines.push({ details: details as Record<string, unknown>, message }),
+    });
+    // 100 tries: what 10 s of checkpoints every 100 ms make.
+    for (let i = 0; i < 100; i++) failed(new Error('WAL checkpoint failed: disk I/O error'));
+    expect(lines.map((line) => line.message)).toEqual(['the WAL checkpoint failed; it is retried']);
+    expect(lines[0]?.details.err).toBeInstanceOf(Error);
+    vi.advanceTimersByTime(FAILURE_LOG_INTERVAL_MS);
+    expect(lines.at(-1)).toEqual({
+      details: { failure: 'WAL checkpoint failed: disk I/O error', repeated: 99 },
+      message: 'the WAL checkpoint failed; it is retried: more of the same',
+    });
   });
 });

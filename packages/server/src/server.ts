@@ -28,6 +28,7 @@ import { DbClock } from './db/clock.js';
 import { durabilityWarnings, transportWarnings } from './db/durability.js';
 import { createDb, type Db } from './db/index.js';
 import { migrate } from './db/migrate.js';
+import { type ErrorLogger, FailureLog } from './failure-log.js';
 import { GatewayAccounts } from './gateways/index.js';
 import { HttpDrain } from './http-drain.js';
 import { IdempotencyStore } from './idempotency/store.js';
@@ -66,6 +67,16 @@ import {
 
 /** How often the SQLite WAL is copied back into the database file, off the event loop. */
 const WAL_CHECKPOINT_INTERVAL_MS = 100;
+
+/**
+ * Logs the failures of the WAL checkpoint, which is tried every WAL_CHECKPOINT_INTERVAL_MS: while it
+ * fails (a full disk, a disk I/O error) each kind of failure once per 10 s with a count, not ten lines a
+ * second filling the log on a disk that is already full.
+ */
+export function checkpointFailureLogger(log: ErrorLogger): (error: Error) => void {
+  const failures = new FailureLog(log);
+  return (error) => failures.failed(error, 'the WAL checkpoint failed; it is retried');
+}
 
 export interface Services {
   config: Config;
@@ -112,7 +123,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
       log.warn({ err: error }, 'an idle database connection failed; it will be replaced'),
     backgroundCheckpoints: {
       intervalMs: WAL_CHECKPOINT_INTERVAL_MS,
-      onError: (error) => log.error({ err: error }, 'the WAL checkpoint failed; it is retried'),
+      onError: checkpointFailureLogger(log),
     },
   });
   await migrate(db, (warning) => log.warn(warning));
