@@ -127,6 +127,18 @@ describe('staging key file', () => {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
+  it('that cannot be read stops the load with a DATA_DIR error naming it, and is left as it was', () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wallet-keys-'));
+    const file = path.join(dataDir, STAGING_KEYS_FILE);
+    fs.mkdirSync(file, { mode: 0o755 });
+    fs.chmodSync(file, 0o755);
+    const load = () => loadKeyRing({ vaultKeys: undefined, dataDir, warn: () => {} });
+    expect(load).toThrow(ConfigError);
+    expect(load).toThrow(`DATA_DIR: cannot read the staging key ring ${file}: it is not a file`);
+    expect(fs.statSync(file).mode & 0o777).toBe(0o755);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
   it('is made private to its owner, with a warning, when others could read it', () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wallet-keys-'));
     const file = path.join(dataDir, STAGING_KEYS_FILE);

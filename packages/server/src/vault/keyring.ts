@@ -254,14 +254,23 @@ function writeKeyFile(file: string, content: string, mode: 'create' | 'replace')
   }
 }
 
-/** Reads the staging key file, first making it private to its owner if it was not. */
+/**
+ * Reads the staging key file, first making it private to its owner if it was not. A file that cannot be
+ * read is a DATA_DIR error naming it: Node's own (`EISDIR: illegal operation on a directory, read`)
+ * names neither the file nor the setting.
+ */
 function readKeyFile(file: string, warn: (message: string) => void): string {
-  const { mode } = fs.statSync(file);
-  if ((mode & 0o077) !== 0) {
-    fs.chmodSync(file, 0o600);
-    warn(`${file} was readable by other users (mode ${(mode & 0o777).toString(8)}): made it 0600.`);
+  try {
+    const stat = fs.statSync(file);
+    if (!stat.isFile()) throw new Error('it is not a file');
+    if ((stat.mode & 0o077) !== 0) {
+      fs.chmodSync(file, 0o600);
+      warn(`${file} was readable by other users (mode ${(stat.mode & 0o777).toString(8)}): made it 0600.`);
+    }
+    return fs.readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    throw new ConfigError('DATA_DIR', `cannot read the staging key ring ${file}: ${reasonOf(error)}`);
   }
-  return fs.readFileSync(file, 'utf8').trim();
 }
 
 /**
