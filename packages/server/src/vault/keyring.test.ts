@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ConfigError } from '../config.js';
 import { runNode } from '../test-support/child.js';
 import { legacyEnvelope } from '../test-support/legacy-envelope.js';
@@ -198,6 +198,25 @@ describe('staging key file', () => {
     const fromEnv = parseKeyRing(entry('env'));
     expect(() => fromEnv.decrypt(rotated.encrypt('x'))).toThrow(/not in the key ring/);
     fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('is read again after a rotation also once the wall clock was set back an hour', () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'wallet-keys-'));
+    const running = loadKeyRing({ vaultKeys: undefined, dataDir, warn: () => {} });
+    const stranger = new KeyRing([{ id: 'k-other', key: randomBytes(32) }]);
+    vi.useFakeTimers({ toFake: ['Date', 'performance'] });
+    try {
+      // A reload now, for a key in no file; then the clock goes back an hour, a second passes, a rotation.
+      expect(() => running.decrypt(stranger.encrypt('x'))).toThrow(/not in the key ring/);
+      vi.setSystemTime(Date.now() - 3_600_000);
+      vi.advanceTimersByTime(1_000);
+      const rotated = addStagingKey(dataDir);
+      expect(running.decrypt(rotated.encrypt('x'))).toBe('x');
+      expect(running.primaryKeyId).toBe(rotated.primaryKeyId);
+    } finally {
+      vi.useRealTimers();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('is never used when VAULT_KEYS is set', () => {

@@ -54,7 +54,8 @@ export class KeyRing {
   /** HMAC keys, the primary key's first. */
   #hmacKeys!: Buffer[];
   readonly #reload: (() => KeyRingKey[]) | undefined;
-  #reloadedAt = 0;
+  /** performance.now() of the last reload; none yet, so the first may come at once. */
+  #reloadedAt = Number.NEGATIVE_INFINITY;
 
   /**
    * `options.reload` reads the keys again from where they came from: a ring that meets a ciphertext under
@@ -80,8 +81,9 @@ export class KeyRing {
   /** The key named `keyId`, reading the keys again once if the ring can and has not just done so. */
   #key(keyId: string): Buffer | undefined {
     const key = this.#keys.get(keyId);
-    if (key || !this.#reload || Date.now() - this.#reloadedAt < RELOAD_INTERVAL_MS) return key;
-    this.#reloadedAt = Date.now();
+    // The monotonic clock: a wall clock set back an hour would otherwise stop reloads for an hour.
+    if (key || !this.#reload || performance.now() - this.#reloadedAt < RELOAD_INTERVAL_MS) return key;
+    this.#reloadedAt = performance.now();
     try {
       this.#use(this.#reload());
     } catch {

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDb, type Engine } from '../db/index.js';
 import { migrate } from '../db/migrate.js';
 import { createLogger } from '../log.js';
@@ -195,6 +195,28 @@ describe.each(engines())('webhook delivery worker on %s', (engine) => {
     ]);
     expect(service.logs.join('')).toContain('the webhook delivery worker stopped; restarting it');
     expect(service.logs.join('')).not.toContain(VISA_PAN);
+  });
+
+  it('restarts a dead worker within its second also when the wall clock was set back an hour', async () => {
+    const worker = service.services.deliveryWorkers[0];
+    const first = worker?.thread;
+    const before = receiver.held.length;
+    const arrived = receiver.nth(before + 1);
+    await requestCredentials('order-worker-clock');
+    const held = await arrived;
+
+    const again = receiver.nth(before + 2);
+    const now = Date.now();
+    const setBack = vi.spyOn(Date, 'now').mockImplementation(() => now - 3_600_000);
+    try {
+      await first?.terminate();
+      const resent = await again;
+      resent.response.end('ok');
+      expect(worker?.thread).not.toBe(first);
+      expect(resent.headers['webhook-id']).toBe(held.headers['webhook-id']);
+    } finally {
+      setBack.mockRestore();
+    }
   });
 });
 

@@ -227,7 +227,8 @@ export class WorkerSender implements AttemptSender {
   }
 
   #spawn(): void {
-    this.#startedAt = Date.now();
+    // The monotonic clock: a wall clock set back an hour would otherwise hold the next restart an hour.
+    this.#startedAt = performance.now();
     let worker: Worker;
     try {
       const script = workerScript();
@@ -273,7 +274,7 @@ export class WorkerSender implements AttemptSender {
 
   /** Starts another worker, no sooner than RESTART_INTERVAL_MS after the last one started. */
   #restart(): void {
-    const wait = Math.max(this.#startedAt + RESTART_INTERVAL_MS - Date.now(), 0);
+    const wait = Math.max(this.#startedAt + RESTART_INTERVAL_MS - performance.now(), 0);
     this.#restartTimer = setTimeout(() => {
       if (this.#running) this.#spawn();
     }, wait);
