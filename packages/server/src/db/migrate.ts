@@ -90,6 +90,32 @@ export function migrate(db: Db, warn?: (message: string) => void): Promise<strin
   return withAccess(db, () => migrateTo(db, warn));
 }
 
+/**
+ * Applies the migrations up to `last` only, as the version whose last migration it was left the database:
+ * for tests of an upgrade, which write what that version wrote and then `migrate` the rest.
+ */
+export async function migrateUpTo(db: Db, last: string): Promise<string[]> {
+  if (!(last in MIGRATIONS)) throw new MigrationError(`there is no migration ${last}`);
+  const migrator = new Migrator({
+    db: db.kysely,
+    provider: {
+      async getMigrations() {
+        const entries = Object.entries(MIGRATIONS).map(([name, migration]): [string, Migration] => [
+          name,
+          { up: (kysely) => migration.up(kysely, db.engine) },
+        ]);
+        return Object.fromEntries(entries);
+      },
+    },
+  });
+  const { error, results }: MigrationResultSet = await migrator.migrateTo(last);
+  if (error)
+    throw new MigrationError(`migrating up to ${last} failed: ${(error as Error).message}`, { cause: error });
+  return (results ?? [])
+    .filter((result) => result.status === 'Success')
+    .map((result) => result.migrationName);
+}
+
 async function migrateTo(db: Db, warn?: (message: string) => void): Promise<string[]> {
   const known = Object.keys(MIGRATIONS).sort();
   const last = known.at(-1) as string;
