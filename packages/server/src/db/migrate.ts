@@ -90,6 +90,14 @@ export function migrate(db: Db, warn?: (message: string) => void): Promise<strin
   return withAccess(db, () => migrateTo(db, warn));
 }
 
+/** This version's migrations, as Kysely runs them on `db`'s engine. */
+function ownMigrations(db: Db): [string, Migration][] {
+  return Object.entries(MIGRATIONS).map(([name, migration]) => [
+    name,
+    { up: (kysely) => migration.up(kysely, db.engine) },
+  ]);
+}
+
 /**
  * Applies the migrations up to `last` only, as the version whose last migration it was left the database:
  * for tests of an upgrade, which write what that version wrote and then `migrate` the rest.
@@ -98,15 +106,7 @@ export async function migrateUpTo(db: Db, last: string): Promise<string[]> {
   if (!(last in MIGRATIONS)) throw new MigrationError(`there is no migration ${last}`);
   const migrator = new Migrator({
     db: db.kysely,
-    provider: {
-      async getMigrations() {
-        const entries = Object.entries(MIGRATIONS).map(([name, migration]): [string, Migration] => [
-          name,
-          { up: (kysely) => migration.up(kysely, db.engine) },
-        ]);
-        return Object.fromEntries(entries);
-      },
-    },
+    provider: { getMigrations: async () => Object.fromEntries(ownMigrations(db)) },
   });
   const { error, results }: MigrationResultSet = await migrator.migrateTo(last);
   if (error)
@@ -135,10 +135,7 @@ async function migrateTo(db: Db, warn?: (message: string) => void): Promise<stri
     db: db.kysely,
     provider: {
       async getMigrations() {
-        const entries = Object.entries(MIGRATIONS).map(([name, migration]): [string, Migration] => [
-          name,
-          { up: (kysely) => migration.up(kysely, db.engine) },
-        ]);
+        const entries = ownMigrations(db);
         // Already applied by the newer version: listed so that Kysely finds none missing, never run.
         const newer = unknown.map((name): [string, Migration] => [
           name,

@@ -100,7 +100,11 @@ describe.each(engines())(
       database = await testDatabase(engine);
       receiver = await startReceiver();
       await writeRelease(database, receiver.url);
-      service = await startTestService(engine, {}, { database });
+      // The release's messages have had three attempts, as many as the test service's usual schedule
+      // allows: a longer one, and the default time-out, so that a loaded machine's slow first attempt is
+      // retried rather than ending the message.
+      const env = { CREDENTIALS_RETRY_DELAYS_MS: Array(10).fill(50).join(','), WEBHOOK_TIMEOUT_MS: '15000' };
+      service = await startTestService(engine, env, { database });
     });
     afterAll(async () => {
       await service?.close();
