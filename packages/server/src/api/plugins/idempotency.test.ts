@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -20,6 +21,7 @@ describe.each(engines())('Idempotency-Key on %s', (engine) => {
   let app: FastifyInstance;
   let url: string;
   let runs = 0;
+  let credentialsRuns = 0;
   let release: () => void = () => undefined;
 
   beforeAll(async () => {
@@ -46,11 +48,47 @@ describe.each(engines())('Idempotency-Key on %s', (engine) => {
       if (limited === 1) throw new RateLimitedError(7, 'Too many tests; retry in 7 s.');
       return { attempt: limited };
     });
+    app.post('/payments/credentials', { config: { idempotent: 'credentials' } }, async () => {
+      credentialsRuns++;
+      return { run: credentialsRuns };
+    });
     url = await app.listen({ host: '127.0.0.1', port: 0 });
   });
   afterAll(async () => {
     await app.close();
     await handle.close();
+  });
+
+  it('replays an answer a version from before 2026-11-22 saved, under its fingerprint of method, path and body', async () => {
+    // As those versions saved it, within the 24 hours before an upgrade.
+    const fingerprint = createHash('sha256')
+      .update('POST /payments/credentials\n{"amount":2599,"paymentId":"p1"}')
+      .digest('base64url');
+    const answer = '{"code":200,"message":"OK","requestId":"crq_old"}';
+    await store.saveAlone({
+      merchantId: 'mch_idem',
+      key: 'old-release-1',
+      fingerprint,
+      status: 200,
+      body: answer,
+    });
+    const send = (body: unknown) =>
+      request(`${url}/payments/credentials`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': 'old-release-1' },
+        body: JSON.stringify(body),
+      });
+
+    const again = await send({ paymentId: 'p1', amount: 2599 });
+    expect([again.statusCode, again.headers['idempotent-replayed'], await again.body.text()]).toEqual([
+      200,
+      'true',
+      answer,
+    ]);
+    const other = await send({ paymentId: 'p1', amount: 2600 });
+    expect(other.statusCode).toBe(409);
+    expect(((await other.body.json()) as { errorCode: string }).errorCode).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect(credentialsRuns).toBe(0);
   });
 
   it('keeps no 429: the same key, sent again once the limit allows, is carried out', async () => {

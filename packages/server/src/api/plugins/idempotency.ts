@@ -50,6 +50,23 @@ function fingerprintOf(operation: string, request: FastifyRequest): string {
     .digest('base64url');
 }
 
+/**
+ * The fingerprint as versions from before 2026-11-22 saved it: the method and the path as sent, and the
+ * body. Their keys stay for 24 hours, so a retry that reaches the next version after an upgrade (or a
+ * process of it beside them during a rolling one) must still find its first answer, not a 409 that
+ * tells the merchant to send it again under a new key.
+ */
+function legacyFingerprintOf(request: FastifyRequest): string {
+  return createHash('sha256')
+    .update(`${request.method} ${request.url.split('?')[0]}\n${canonical(request.body)}`)
+    .digest('base64url');
+}
+
+/** Whether the saved answer is this request's: the same operation, parameters and body. */
+function sameRequest(stored: StoredResponse, fingerprint: string, request: FastifyRequest): boolean {
+  return stored.fingerprint === fingerprint || stored.fingerprint === legacyFingerprintOf(request);
+}
+
 const IN_PROGRESS = 'IDEMPOTENCY_REQUEST_IN_PROGRESS';
 
 /**
@@ -65,9 +82,14 @@ export function isKeptStatus(status: number): boolean {
  * Sets the reply's status and headers for the saved first answer, or for the refusal of a key that was
  * used with a different request, and returns the body to send.
  */
-function storedAnswer(reply: FastifyReply, stored: StoredResponse, fingerprint: string): string {
+function storedAnswer(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  stored: StoredResponse,
+  fingerprint: string,
+): string {
   reply.type('application/json; charset=utf-8');
-  if (stored.fingerprint === fingerprint) {
+  if (sameRequest(stored, fingerprint, request)) {
     reply.status(stored.status).header('idempotent-replayed', 'true');
     return stored.body;
   }
@@ -113,7 +135,7 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, options: { stor
     if (inFlight.has(slot)) {
       // The request holding the key may itself be a repeat of one that finished: then so is this one.
       const stored = await options.store.find(merchantId, key);
-      if (stored) return reply.send(storedAnswer(reply, stored, fingerprint));
+      if (stored) return reply.send(storedAnswer(request, reply, stored, fingerprint));
       throw new DomainError(IN_PROGRESS, 'A request with this Idempotency-Key is still in progress.');
     }
     inFlight.add(slot);
@@ -131,7 +153,7 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, options: { stor
     const stored = await options.store.find(merchantId, key);
     if (!stored) return;
     context.recorded = true;
-    return reply.send(storedAnswer(reply, stored, fingerprint));
+    return reply.send(storedAnswer(request, reply, stored, fingerprint));
   });
 
   // The key is free again once the answer is saved, here, whether or not the client is still there to
@@ -144,7 +166,7 @@ export const idempotencyPlugin = fp(async (app: FastifyInstance, options: { stor
       // finished, so its answer is this one's too, and every client that sent the key gets the same.
       const answerSavedElsewhere = async () => {
         const stored = await options.store.find(context.merchantId, context.key);
-        return stored && storedAnswer(reply, stored, context.fingerprint);
+        return stored && storedAnswer(request, reply, stored, context.fingerprint);
       };
       if (reply.statusCode === 409 && String(payload).includes(`"${IN_PROGRESS}"`)) {
         const answer = await answerSavedElsewhere();
