@@ -131,11 +131,13 @@ export class DomainError extends Error {
   /** Seconds until asking again may succeed; the API sends it as `Retry-After`. */
   readonly retryAfterSeconds?: number;
 
+  /** `options.cause`: what failed underneath (a mail server's refusal), for the log only. */
   constructor(
     readonly errorCode: ErrorCode,
     message: string,
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
     this.name = 'DomainError';
   }
 

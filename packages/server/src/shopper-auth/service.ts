@@ -234,8 +234,9 @@ export class ShopperAuth {
         await this.#limits.giveBack(dailyKey(normalized));
       }
       if (error instanceof DomainError) throw error;
-      this.#log.warn({ err: error }, 'a one-time code could not be sent');
-      throw new DomainError('MESSAGE_NOT_SENT', 'The code could not be sent; try again in a moment.');
+      throw new DomainError('MESSAGE_NOT_SENT', 'The code could not be sent; try again in a moment.', {
+        cause: error,
+      });
     }
     return { status: 'sent', destination: maskEmail(to) };
   }

@@ -71,6 +71,13 @@ function handle(
   reply: FastifyReply,
 ) {
   if (error instanceof DomainError) {
+    // The service failed, not the request: logged with the request id the answer carries, and the cause.
+    if (error.status >= 500) {
+      request.log[error.status === 503 ? 'warn' : 'error'](
+        { err: error.cause ?? error, errorCode: error.errorCode },
+        `answered ${error.status} ${error.errorCode}`,
+      );
+    }
     if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
     return sendError(reply, error.errorCode, error.message);
   }

@@ -172,6 +172,19 @@ describe.each(engines())('GET /sandbox/messages on %s', (engine) => {
           '5',
           'MESSAGE_NOT_SENT',
         ]);
+        // Logged with the answer's request id and the server's refusal, as every 5xx is.
+        const logged = service.logs
+          .flatMap((chunk) => chunk.split('\n'))
+          .filter((line) => line.includes('answered 503 MESSAGE_NOT_SENT'))
+          .map((line) => JSON.parse(line));
+        expect(logged).toEqual([
+          expect.objectContaining({
+            level: 40,
+            requestId: sent.headers['request-id'],
+            errorCode: 'MESSAGE_NOT_SENT',
+            err: expect.objectContaining({ message: expect.stringMatching(/Mailbox unavailable/) }),
+          }),
+        ]);
       });
     });
   });
