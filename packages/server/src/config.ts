@@ -6,14 +6,14 @@ import { Secret } from './secret.js';
 import { isLoopbackHost, parseNetwork, WebhookDestinations } from './webhooks/url-guard.js';
 
 const WALLET_ENVS = ['staging', 'production'] as const;
+export type WalletEnv = (typeof WALLET_ENVS)[number];
 
 /**
- * 30 s for a client to send a whole request: a body is 64 KiB at most, which a slow phone sends in a
- * few seconds. Without a limit a client that sends a byte now and then keeps its connection, and its
- * place among the in-flight requests a stop waits for, for ever.
+ * 30 s for a client to send a whole request: a body is 64 KiB at most by default, which a slow phone
+ * sends in a few seconds. Without a limit a client that sends a byte now and then keeps its connection,
+ * and its place among the in-flight requests a stop waits for, for ever.
  */
 export const REQUEST_TIMEOUT_MS = 30_000;
-export type WalletEnv = (typeof WALLET_ENVS)[number];
 
 export interface Config {
   port: number;

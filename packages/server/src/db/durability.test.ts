@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
 import { startTestService } from '../test-support/service.js';
-import { connectionPath, durabilityWarnings, transportWarning, transportWarnings } from './durability.js';
+import { durabilityWarnings } from './durability.js';
 import { createDb } from './index.js';
 
 /** The database's URL with a setting for every connection made with it (libpq's `options`). */
@@ -43,24 +43,11 @@ describe.each(engines())('durability settings on %s', (engine) => {
   const starts = (warnings: string[]) => warnings.map((warning) => warning.split(':')[0]);
 
   if (engine === 'sqlite') {
-    it('has nothing to warn about: the service flushes SQLite itself, on this machine', async () => {
+    it('has nothing to warn about: the service flushes SQLite itself', async () => {
       expect(await warningsFor(database.url)).toEqual([]);
-      const db = createDb(database.url);
-      expect(await transportWarnings(db)).toEqual([]);
-      await db.close();
     });
     return;
   }
-
-  it('says nothing of TLS for a connection that stays on this machine, as the server sees it', async () => {
-    const db = createDb(database.url);
-    try {
-      expect(await connectionPath(db)).toEqual({ ssl: false, clientAddress: '127.0.0.1' });
-      expect(await transportWarnings(db)).toEqual([]);
-    } finally {
-      await db.close();
-    }
-  });
 
   it('warns when commits are reported before they are on disk, naming what to set', async () => {
     const off = await warningsFor(withSetting(database.url, 'synchronous_commit=off'));
@@ -82,24 +69,6 @@ describe.each(engines())('durability settings on %s', (engine) => {
       expect(starts(warnings.map((line) => line.msg))[0]).toBe('PostgreSQL runs with synchronous_commit=off');
     } finally {
       await service.close();
-    }
-  });
-});
-
-describe('transportWarning, given how the connection reaches the server', () => {
-  it('warns of a connection from another address without TLS, naming what to add', () => {
-    for (const clientAddress of ['10.0.4.7', '192.168.1.20', '2001:db8::5']) {
-      expect(transportWarning({ ssl: false, clientAddress })).toMatch(
-        /^PostgreSQL is reached over the network without TLS: .*add sslmode=verify-full to DATABASE_URL$/,
-      );
-    }
-  });
-
-  it('says nothing over TLS, over a Unix socket, or over loopback', () => {
-    expect(transportWarning({ ssl: true, clientAddress: '10.0.4.7' })).toBeUndefined();
-    expect(transportWarning({ ssl: false, clientAddress: null })).toBeUndefined();
-    for (const clientAddress of ['127.0.0.1', '::1', '::ffff:127.0.0.1']) {
-      expect(transportWarning({ ssl: false, clientAddress })).toBeUndefined();
     }
   });
 });
