@@ -38,11 +38,11 @@ export interface Receiver {
 }
 
 /**
- * `tls`: answer https with this certificate and key (see tls.ts), at `https://<host>:<port>`, `host`
- * being `localhost` unless given; the server still listens on 127.0.0.1 only.
+ * `tls`: answer https with this certificate and key (see tls.ts), at `https://localhost:<port>`, the name
+ * its certificates are for; the server still listens on 127.0.0.1 only.
  */
 export async function startReceiver(
-  options: { port?: number; path?: string; tls?: { cert: string; key: string }; host?: string } = {},
+  options: { port?: number; path?: string; tls?: { cert: string; key: string } } = {},
 ): Promise<Receiver> {
   const received: ReceivedWebhook[] = [];
   const waiters: { n: number; resolve(webhook: ReceivedWebhook): void }[] = [];
@@ -77,7 +77,7 @@ export async function startReceiver(
     });
   return {
     url: options.tls
-      ? `https://${options.host ?? 'localhost'}:${port}${options.path ?? '/webhooks'}`
+      ? `https://localhost:${port}${options.path ?? '/webhooks'}`
       : `http://127.0.0.1:${port}${options.path ?? '/webhooks'}`,
     port,
     received,
