@@ -256,12 +256,7 @@ export class Checkout {
       );
     }
     const device = await shopperAuth.recognizeDevice(deviceToken, merchant.id);
-    if (!device) {
-      throw new DomainError(
-        'DEVICE_NOT_RECOGNIZED',
-        'This device is not remembered at this shop (any more); sign in with a one-time code.',
-      );
-    }
+    if (!device) throw notRecognized();
     const { shopperId, expiresAt: deviceExpiresAt } = device;
     if (email !== undefined && (await wallet.findShopperByEmail(email))?.id !== shopperId) {
       await shopperAuth.forgetDevice(deviceToken, {
@@ -276,7 +271,13 @@ export class Checkout {
       );
     }
     const shopper = await wallet.getShopper(shopperId);
-    const grant = await shopperAuth.signIn(orderId, { id: shopperId, email: shopper.email });
+    const grant = await shopperAuth.signIn(
+      orderId,
+      { id: shopperId, email: shopper.email },
+      { deviceToken, merchantId: merchant.id },
+    );
+    // Forgotten meanwhile ("forget every device", the wallet deleted): as if it had been before.
+    if (!grant) throw notRecognized();
     return { ...grant, deviceExpiresAt };
   }
 
@@ -465,4 +466,11 @@ export class Checkout {
   settleStalledPayments(before?: number): Promise<number> {
     return this.#payments.settleStalled(before);
   }
+}
+
+function notRecognized(): DomainError {
+  return new DomainError(
+    'DEVICE_NOT_RECOGNIZED',
+    'This device is not remembered at this shop (any more); sign in with a one-time code.',
+  );
 }

@@ -257,15 +257,23 @@ export function listSandboxMessages(db: Q, recipient: string, limit: number): Pr
  * codes, sends and sandbox copies of the messages for its email. Says how many rows.
  */
 export async function deleteSignIns(db: Q, input: { email: string; shopperId: string }): Promise<number> {
+  // The devices first: a device's sign-in holds its row until its token is written (ShopperAuth.signIn),
+  // so once they are gone no token of theirs is still to come, and the tokens' delete gets them all.
+  const devices = await db
+    .deleteFrom('remembered_devices')
+    .where('shopper_id', '=', input.shopperId)
+    .executeTakeFirst();
   const results = await Promise.all([
     db.deleteFrom('shopper_tokens').where('shopper_id', '=', input.shopperId).executeTakeFirst(),
-    db.deleteFrom('remembered_devices').where('shopper_id', '=', input.shopperId).executeTakeFirst(),
     db.deleteFrom('shopper_notices').where('shopper_id', '=', input.shopperId).executeTakeFirst(),
     db.deleteFrom('one_time_codes').where('email_normalized', '=', input.email).executeTakeFirst(),
     db.deleteFrom('one_time_code_sends').where('email_normalized', '=', input.email).executeTakeFirst(),
     db.deleteFrom('sandbox_messages').where('recipient_normalized', '=', input.email).executeTakeFirst(),
   ]);
-  return results.reduce((total, result) => total + Number(result.numDeletedRows), 0);
+  return results.reduce(
+    (total, result) => total + Number(result.numDeletedRows),
+    Number(devices.numDeletedRows),
+  );
 }
 
 /**

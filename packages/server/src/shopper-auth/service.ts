@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import type { Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { type Actor, type AuditDetails, recordAudit, shopperActor } from '../audit/index.js';
 import type { WalletEnv } from '../config.js';
 import type { Database, Db } from '../db/index.js';
@@ -309,10 +309,28 @@ export class ShopperAuth {
     return this.#grant(orderId, address, shopper?.id ?? null, 'code');
   }
 
-  /** A shopper token for `orderId`, for a shopper a remembered device signed in: no code is asked. */
-  signIn(orderId: string, shopper: { id: string; email: string }): Promise<ShopperTokenGrant> {
+  /**
+   * A shopper token for `orderId`, for the shopper the remembered device `deviceToken` signs in at
+   * `merchantId`'s checkout: no code is asked. The device is looked at again in the token's transaction,
+   * whose write holds its row until the token is written, so that "forget every device" or a wallet's
+   * deletion running meanwhile either refuses this sign-in or ends it with the others; undefined when the
+   * device no longer signs this shopper in there.
+   */
+  signIn(
+    orderId: string,
+    shopper: { id: string; email: string },
+    device: { deviceToken: string; merchantId: string },
+  ): Promise<ShopperTokenGrant | undefined> {
     checkOrderId(orderId);
-    return this.#grant(orderId, shopper.email, shopper.id, 'device');
+    return this.#db.kysely.transaction().execute(async (trx) => {
+      const row = await repo.useLiveDevice(trx, {
+        tokenHash: hashToken(device.deviceToken),
+        merchantId: device.merchantId,
+        now: this.#now(),
+      });
+      if (row?.shopper_id !== shopper.id) return undefined;
+      return this.#grant(orderId, shopper.email, shopper.id, 'device', trx);
+    });
   }
 
   /**
@@ -468,11 +486,12 @@ export class ShopperAuth {
     email: string,
     shopperId: string | null,
     proof: SignInProof,
+    executor: Kysely<Database> = this.#db.kysely,
   ): Promise<ShopperTokenGrant> {
     const shopperToken = newShopperToken();
     const now = this.#now();
     const expiresAt = now + SHOPPER_TOKEN_TTL_MS;
-    await repo.insertToken(this.#db.kysely, {
+    await repo.insertToken(executor, {
       token_hash: hashToken(shopperToken),
       order_id: orderId,
       email,

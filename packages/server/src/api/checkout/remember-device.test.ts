@@ -358,6 +358,42 @@ describe.each(engines())('checkout page API: "Remember me on this device" on %s'
     });
   });
 
+  it('ends a sign-in by the device that raced with the link forgetting every device', async () => {
+    await signIn(true);
+    const { deviceToken } = await signIn(true);
+    const { link } = await service.deviceEmail(TEST_SHOPPER_EMAIL);
+    const forgetAll = () =>
+      service.call('POST', link.pathname, {
+        rawBody: new URLSearchParams({ token: link.searchParams.get('token') as string }).toString(),
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
+    // The shopper forgets every device while the device's sign-in is between recognizing the device and
+    // writing its token (it reads the shopper there).
+    const { wallet } = service.services;
+    const getShopper = wallet.getShopper;
+    let forgot: Awaited<ReturnType<typeof forgetAll>> | undefined;
+    wallet.getShopper = async (id) => {
+      wallet.getShopper = getShopper;
+      forgot = await forgetAll();
+      return getShopper.call(wallet, id);
+    };
+    let resumed: Awaited<ReturnType<typeof resume>>;
+    try {
+      resumed = await resume(deviceToken);
+    } finally {
+      wallet.getShopper = getShopper;
+    }
+    expect(forgot?.text).toContain('forgot you');
+    // Refused, or its checkout ended with the others: no sign-in by the device outlives the link.
+    if (resumed.status === 200) {
+      const headers = { authorization: `Bearer ${resumed.json.shopperToken}` };
+      expect((await service.call('GET', '/checkout/api/wallet', { headers })).status).toBe(401);
+    } else {
+      expect([resumed.status, resumed.json.errorCode]).toEqual([401, 'DEVICE_NOT_RECOGNIZED']);
+    }
+    expect((await resume(deviceToken)).status).toBe(401);
+  });
+
   it('deletes the wallet for a sign-in with a code, not a remembered device, and forgets its devices', async () => {
     const { deviceToken, shopperToken } = await signIn(true);
     const byDevice = { authorization: `Bearer ${(await resume(deviceToken)).json.shopperToken}` };
