@@ -72,17 +72,22 @@ const WAL_CHECKPOINT_INTERVAL_MS = 100;
 /**
  * Logs the failures of the WAL checkpoint, which is tried every WAL_CHECKPOINT_INTERVAL_MS: while it
  * fails (a full disk, a disk I/O error) each kind of failure once per 10 s with a count, not ten lines a
- * second filling the log on a disk that is already full.
+ * second filling the log on a disk that is already full. `flush` logs the counts still open, at a stop.
  */
-export function checkpointFailureLogger(log: ErrorLogger): (error: Error) => void {
+export function checkpointFailureLogger(log: ErrorLogger): { failed(error: Error): void; flush(): void } {
   const failures = new FailureLog(log);
-  return (error) => failures.failed(error, 'the WAL checkpoint failed; it is retried');
+  return {
+    failed: (error) => failures.failed(error, 'the WAL checkpoint failed; it is retried'),
+    flush: () => failures.flush(),
+  };
 }
 
 export interface Services {
   config: Config;
   log: Logger;
   db: Db;
+  /** The WAL checkpoint's failures, counted between their log lines (SQLite). */
+  checkpointFailures: { flush(): void };
   /** The database's time, in which webhook leases and due times are kept. */
   clock: DbClock;
   /** Rate-limit counters shared by every process. */
@@ -119,12 +124,13 @@ export interface Services {
 }
 
 export async function createServices(config: Config, log: Logger): Promise<Services> {
+  const checkpointFailures = checkpointFailureLogger(log);
   const db = createDb(config.databaseUrl, {
     onIdleError: (error) =>
       log.warn({ err: error }, 'an idle database connection failed; it will be replaced'),
     backgroundCheckpoints: {
       intervalMs: WAL_CHECKPOINT_INTERVAL_MS,
-      onError: checkpointFailureLogger(log),
+      onError: (error) => checkpointFailures.failed(error),
     },
   });
   await migrate(db, (warning) => log.warn(warning));
@@ -304,6 +310,7 @@ export async function createServices(config: Config, log: Logger): Promise<Servi
     config,
     log,
     db,
+    checkpointFailures,
     clock,
     rateLimits,
     keyRing,
@@ -494,6 +501,7 @@ export async function startService(
     services.clock.stop();
     services.senders.close();
     await services.db.close();
+    services.checkpointFailures.flush();
     if (!started) return;
     log.info(
       {
