@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run } from '../cli/run.js';
+import { json, runCli } from '../test-support/cli.js';
 import { engines, type TestDatabase, testDatabase } from '../test-support/db.js';
 import { type Receiver, startReceiver, verifiedBody } from '../test-support/receiver.js';
 import { startServiceProcess } from '../test-support/service-process.js';
@@ -21,23 +21,11 @@ describe.each(engines())('webhook delivery over https on %s', (engine) => {
   let service: { child: ChildProcess; url: string };
 
   async function merchant(webhookUrl: string): Promise<{ apiKey: string; webhookSecret: string }> {
-    let out = '';
-    const code = await run(
-      [
-        'merchant',
-        'create',
-        '--name',
-        'TLS Shop',
-        '--webhook-url',
-        webhookUrl,
-        '--approve-credentials',
-        'PAN',
-        '--json',
-      ],
-      { stdout: (text) => (out += text), stderr: () => {}, env },
-    );
-    expect(code).toBe(0);
-    return JSON.parse(out);
+    const args = ['merchant', 'create', '--name', 'TLS Shop', '--webhook-url', webhookUrl];
+    return json(await runCli(env, [...args, '--approve-credentials', 'PAN', '--json'])) as {
+      apiKey: string;
+      webhookSecret: string;
+    };
   }
 
   async function call(method: 'GET' | 'POST', path: string, apiKey: string, body?: unknown) {
@@ -82,7 +70,11 @@ describe.each(engines())('webhook delivery over https on %s', (engine) => {
     selfSigned = await startReceiver({ tls: SELF_SIGNED_TLS });
   });
   afterAll(async () => {
-    service?.child.kill('SIGTERM');
+    if (service) {
+      const exited = new Promise((resolve) => service.child.once('exit', resolve));
+      service.child.kill('SIGTERM');
+      await exited;
+    }
     await trusted?.close();
     await selfSigned?.close();
     await database?.drop();
